@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+import pytest
+
+from mmspubench.eval.cli import build_parser, main
+
+
+def test_help_lists_every_contract_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("build", "synth", "eval", "report", "push", "submit", "space"):
+        assert command in build_parser()._subparsers._group_actions[0].choices, command  # type: ignore[union-attr]
+        assert command in out
