@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import pytest
+from mmspubench.eval.parse import parse_answer
+
+OPTIONS = ["a red car", "a blue bus", "a green bike", "a yellow taxi"]
+
+# (generated text, options, expected letter or None)
+CASES: list[tuple[str, list[str], str | None]] = [
+    ("B", OPTIONS, "B"),
+    ("(B)", OPTIONS, "B"),
+    ("B.", OPTIONS, "B"),
+    ("B)", OPTIONS, "B"),
+    ("B:", OPTIONS, "B"),
+    ("  C \n", OPTIONS, "C"),
+    ("Answer: B", OPTIONS, "B"),
+    ("answer: (D)", OPTIONS, "D"),
+    ("The answer is A.", OPTIONS, "A"),
+    ("Answer:C", OPTIONS, "C"),
+    ("a blue bus", OPTIONS, "B"),
+    ("A Blue Bus.", OPTIONS, "B"),
+    ("Answer: a green bike", OPTIONS, "C"),
+    ("B. a blue bus", OPTIONS, "B"),
+    ("(D) a yellow taxi", OPTIONS, "D"),
+    # Not parsed: never guessed.
+    ("", OPTIONS, None),
+    ("b", OPTIONS, None),
+    ("E", OPTIONS, None),
+    ("B or C", OPTIONS, None),
+    ("B. because it is blue", OPTIONS, None),
+    ("B. a red car", OPTIONS, None),  # letter and text disagree: only B names nothing
+    ("I think it is B", OPTIONS, None),
+    ("a blue", OPTIONS, None),
+    ("BC", OPTIONS, None),
+    # Ambiguous: two letters named.
+    ("B", ["cat", "dog", "B", "cow"], None),
+    ("dog", ["cat", "dog", "Dog", "cow"], None),
+    # A letter form followed by its own text that is itself a letter.
+    ("A. B", ["B", "cat", "dog", "cow"], "A"),
+]
+
+
+@pytest.mark.parametrize(("text", "options", "expected"), CASES)
+def test_parse_answer(text: str, options: list[str], expected: str | None) -> None:
+    assert parse_answer(text, options) == expected
