@@ -1,0 +1,128 @@
+"""CGLA view: the conditional generation likelihood (CGL) of the class name under each attribute.
+
+Input is one per-sample record in the ``samples.jsonl`` format of DESIGN.md ("Result files"):
+``class_name``, ``conditions`` (``attribute``, ``kind``, ``prompt``, ``continuation``, ``cgl``),
+``cgla_min`` and ``cgla_acc``. The same record comes from a results run or from a live run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from mmspubench.dataset_builder.errors import MMSpuBenchError, record_error
+
+CORE, SPURIOUS, WINNER = "core", "spurious", "winning spurious (sets CGLA_min)"
+BEST_CORE = "best core"
+COLOR_MAP: dict[str, str] = {CORE: "#2563eb", BEST_CORE: "#1e3a8a", SPURIOUS: "#f59e0b", WINNER: "#dc2626"}
+"""Core conditions in blue, spurious in amber; the pair that sets CGLA_min in the dark shades."""
+CGL_COLUMNS: tuple[str, ...] = ("condition", "attribute", "kind", "cgl", "role")
+
+
+def _conditions(sample: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    conditions = sample.get("conditions")
+    if not conditions:
+        raise MMSpuBenchError(f"item {sample.get('id')!r} has no CGLA conditions (was the run made with --metrics cgla?)")
+    for cond in conditions:
+        cgl = cond.get("cgl")
+        if not isinstance(cgl, (int, float)) or not math.isfinite(cgl):
+            raise MMSpuBenchError(f"item {sample.get('id')!r}: condition {cond.get('attribute')!r} has no finite cgl")
+        if cond.get("kind") not in (CORE, SPURIOUS):
+            raise MMSpuBenchError(f"item {sample.get('id')!r}: condition kind {cond.get('kind')!r} is not core/spurious")
+    kinds = {c["kind"] for c in conditions}
+    if kinds != {CORE, SPURIOUS}:
+        raise MMSpuBenchError(f"item {sample.get('id')!r} needs at least one core and one spurious condition")
+    return list(conditions)
+
+
+def cgl_frame(sample: Mapping[str, Any]) -> pd.DataFrame:
+    """One bar per condition: ``condition`` label, ``attribute``, ``kind``, ``cgl`` and colour ``role``.
+
+    The winning spurious attribute is the spurious condition with the highest CGL (it gives the
+    minimum of CGLA over spurious attributes); the best core is the core condition with the highest CGL.
+    """
+    conditions = _conditions(sample)
+    best_core = max((c for c in conditions if c["kind"] == CORE), key=lambda c: c["cgl"])
+    winner = max((c for c in conditions if c["kind"] == SPURIOUS), key=lambda c: c["cgl"])
+    rows = []
+    for i, cond in enumerate(conditions):
+        role = cond["kind"]
+        if cond is winner:
+            role = WINNER
+        elif cond is best_core:
+            role = BEST_CORE
+        # The index keeps x labels unique when an attribute text appears twice.
+        label = f"{i + 1}. {cond['kind']}: {cond['attribute']}"
+        rows.append((label, cond["attribute"], cond["kind"], float(cond["cgl"]), role))
+    return pd.DataFrame(rows, columns=list(CGL_COLUMNS))
+
+
+def cgla_summary(sample: Mapping[str, Any]) -> dict[str, Any]:
+    """CGLA_min, CGLA_acc, the winning spurious attribute and the core reference of one record."""
+    frame = cgl_frame(sample)
+    winner = frame[frame["role"] == WINNER].iloc[0]
+    best_core = frame[frame["kind"] == CORE].sort_values("cgl", ascending=False).iloc[0]
+    recorded = sample.get("cgla_min")
+    cgla_min = float(recorded) if isinstance(recorded, (int, float)) else float(best_core["cgl"] - winner["cgl"])
+    return {
+        "id": sample.get("id"),
+        "class_name": sample.get("class_name"),
+        "cgla_min": cgla_min,
+        "cgla_acc": int(cgla_min > 0),
+        "winning_spurious": str(winner["attribute"]),
+        "winning_spurious_cgl": float(winner["cgl"]),
+        "best_core": str(best_core["attribute"]),
+        "best_core_cgl": float(best_core["cgl"]),
+    }
+
+
+def cgla_markdown(sample: Mapping[str, Any]) -> str:
+    """A sentence-level reading of the chart."""
+    s = cgla_summary(sample)
+    verdict = (
+        "the core attribute is the better condition (CGLA_acc = 1)"
+        if s["cgla_acc"]
+        else "a spurious attribute is at least as good a condition (CGLA_acc = 0)"
+    )
+    return (
+        f"**CGLA_min = {s['cgla_min']:.4f}**: {verdict}.\n\n"
+        f"Class name scored: `{s['class_name']}` · best core: *{s['best_core']}* "
+        f"(CGL {s['best_core_cgl']:.4f}) · winning spurious: **{s['winning_spurious']}** "
+        f"(CGL {s['winning_spurious_cgl']:.4f})"
+    )
+
+
+def prompts_markdown(sample: Mapping[str, Any]) -> str:
+    """The exact prompt and continuation of every condition, in code blocks."""
+    parts = []
+    for cond in _conditions(sample):
+        prompt = str(cond.get("prompt", ""))
+        continuation = str(cond.get("continuation", ""))
+        parts.append(
+            f"#### {cond['kind']}: {cond['attribute']} (CGL {float(cond['cgl']):.4f})\n\n"
+            f"Prompt:\n\n```text\n{prompt}\n```\n\nContinuation scored:\n\n```text\n{continuation}\n```\n"
+        )
+    return "\n".join(parts)
+
+
+def read_samples(path: Path) -> dict[str, dict[str, Any]]:
+    """The records of a ``samples.jsonl`` file, by item id (a later line for an id wins)."""
+    if not path.is_file():
+        raise MMSpuBenchError(f"{path}: no such samples file")
+    records: dict[str, dict[str, Any]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise record_error(str(path), None, None, f"line {number} is not JSON: {err.msg}") from None
+            if not isinstance(record, dict) or "id" not in record:
+                raise record_error(str(path), None, "id", f"line {number} is not an object with an id")
+            records[str(record["id"])] = record
+    return records

@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.space.leaderboard import (
+    TYPE_COLUMNS,
+    leaderboard_frame,
+    load_entries,
+    model_link,
+    type_comparison_frame,
+    view_frame,
+)
+
+from .fixtures import results_json, write_run
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path) -> Path:
+    full = dict(zip(TYPE_COLUMNS, [50.0, 40.0, 60.0, 30.0, 70.0, 20.0, 80.0, 10.0, 90.0], strict=True))
+    write_run(tmp_path, "org-a", results_json("org/model-a", full, 52.0, 40.0, 100))
+    write_run(tmp_path, "nested/local", results_json("./local-model", {"BG": 70.0, "TN": 80.0}, 75.0, 60.0, 10))
+    write_run(tmp_path, "org-b", results_json("org/model-b", {abbrev: 25.0 for abbrev in TYPE_COLUMNS}, 25.0, 10.0, 100))
+    return tmp_path
+
+
+def test_rows_and_average(results_dir: Path) -> None:
+    frame = leaderboard_frame(load_entries(results_dir))
+    assert list(frame["Run"]) == ["nested/local", "org-a", "org-b"]
+    # Average = mean of the types present: (70+80)/2 and (50+...+90)/9
+    assert list(frame["Average"]) == [75.0, 50.0, 25.0]
+    assert frame.loc[0, "Model"] == "./local-model"
+    assert frame.loc[1, "Model"] == "[org/model-a](https://huggingface.co/org/model-a)"
+    assert math.isnan(frame.loc[0, "CO"])
+    assert list(frame["n"]) == [10, 100, 100]
+    assert frame.loc[1, "Date"] == "2026-11-30"
+
+
+def test_sort_search_and_columns(results_dir: Path) -> None:
+    frame = leaderboard_frame(load_entries(results_dir))
+    by_co = view_frame(frame, sort_by="CO", ascending=True)
+    assert list(by_co["Model"].str.contains("model-b")) == [True, False, False]
+    assert "local" in by_co.loc[2, "Model"]  # missing figure last either way
+    by_cgla = view_frame(frame, sort_by="CGLA_acc", ascending=False)
+    assert [float(x) for x in by_cgla["CGLA_acc"]] == [60.0, 40.0, 10.0]
+    found = view_frame(frame, query="MODEL-A")
+    assert len(found) == 1 and "model-a" in found.loc[0, "Model"]
+    narrow = view_frame(frame, columns=["BG", "n"])
+    assert list(narrow.columns) == ["Model", "BG", "n"]
+    with pytest.raises(MMSpuBenchError, match="unknown leaderboard column 'XYZ'"):
+        view_frame(frame, columns=["XYZ"])
+    with pytest.raises(MMSpuBenchError, match="cannot sort by 'nope'"):
+        view_frame(frame, sort_by="nope")
+
+
+def test_type_comparison_long_format(results_dir: Path) -> None:
+    long = type_comparison_frame(leaderboard_frame(load_entries(results_dir)))
+    assert len(long) == 2 + 9 + 9
+    assert set(long["model"]) == {"./local-model", "org/model-a", "org/model-b"}
+    row = long[(long["model"] == "org/model-a") & (long["type"] == "Sha.")]
+    assert float(row["accuracy"].iloc[0]) == 90.0
+
+
+def test_model_link() -> None:
+    assert model_link("a/b") == "[a/b](https://huggingface.co/a/b)"
+    assert model_link("/abs/path") == "/abs/path"
+    assert model_link("bundled") == "bundled"
+
+
+def test_missing_or_bad_results(tmp_path: Path) -> None:
+    with pytest.raises(MMSpuBenchError, match="does not exist"):
+        load_entries(tmp_path / "nope")
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "results.json").write_text("[")
+    with pytest.raises(MMSpuBenchError, match="cannot read results"):
+        load_entries(tmp_path)
