@@ -1,0 +1,174 @@
+"""Raw release -> Hub-layout folder: ``data/test-*.parquet`` (images embedded), ``README.md``, ``eval.yaml``.
+
+Every record and every image is validated before anything is written. The Parquet shards are
+written by a ``datasets.GeneratorBasedBuilder`` subclass run directly; its generator yields one
+example at a time holding only the image's path, and the Parquet writer embeds the file bytes
+batch by batch, so peak memory does not grow with the number of items. The whole folder is built
+beside ``--out`` and renamed into place at the end, so a failure leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import datasets
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.images import MAX_IMAGE_PIXELS, check_image, resolve_image
+from mmspubench.dataset_builder.raw import (
+    RawRecord,
+    UnknownKeyPolicy,
+    check_release,
+    read_annotation,
+    validate_entry,
+)
+from mmspubench.dataset_builder.schema import FEATURES
+
+BUILDER_NAME = "mm_spubench"
+SPLIT = "test"
+DATA_DIR = "data"
+DEFAULT_MAX_SHARD_BYTES = 500 * 2**20
+WRITER_BATCH_SIZE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    """How strictly to read the raw release and how to shard the output."""
+
+    max_image_pixels: int = MAX_IMAGE_PIXELS
+    """Images with more pixels are refused as decompression bombs."""
+    unknown_keys: UnknownKeyPolicy = "error"
+    """``error``: a raw key outside ``raw.KEY_TABLE`` stops the build; ``ignore``: it is dropped."""
+    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES
+    """A new Parquet shard starts once the current one holds this many bytes (checked per row group)."""
+    writer_batch_size: int = WRITER_BATCH_SIZE
+    """Rows per Parquet row group; bounds the image bytes held in memory at once."""
+
+
+def validate_release(source: Path, options: BuildOptions = BuildOptions()) -> list[RawRecord]:
+    """Read and check every record and image of the raw release; raise on the first problem."""
+    check_release(source)
+    records: list[RawRecord] = []
+    for entry in read_annotation(source, unknown_keys=options.unknown_keys):
+        image_path = resolve_image(source, entry.file, entry.id, entry.fields.get("image"))
+        record = validate_entry(entry, image_path)
+        check_image(image_path, entry.file, entry.id, max_pixels=options.max_image_pixels)
+        records.append(record)
+    if not records:
+        raise MMSpuBenchError(f"{source / 'annotation.json'}: no records; expected at least one")
+    return records
+
+
+def record_to_example(record: RawRecord) -> dict[str, Any]:
+    """The ``FEATURES`` example of a record; the image is given by path and embedded on write."""
+    return {
+        "id": record.id,
+        "image": {"path": str(record.image_path), "bytes": None},
+        "question": record.question,
+        "options": list(record.options),
+        "answer": record.answer,
+        "class_name": record.class_name,
+        "core_attributes": list(record.core_attributes),
+        "spurious_attributes": list(record.spurious_attributes),
+        "spurious_types": list(record.spurious_types),
+        "source": record.source,
+    }
+
+
+class MMSpuBenchBuilder(datasets.GeneratorBasedBuilder):
+    """Writes the validated records of one raw release as the ``test`` split."""
+
+    VERSION = datasets.Version("1.0.0")
+
+    def __init__(self, records: Sequence[RawRecord], **kwargs: Any) -> None:
+        self._records = records
+        super().__init__(dataset_name=BUILDER_NAME, **kwargs)
+
+    def _info(self) -> datasets.DatasetInfo:
+        return datasets.DatasetInfo(features=FEATURES)
+
+    def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
+        return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={})]
+
+    def _generate_examples(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        for record in self._records:
+            yield record.id, record_to_example(record)
+
+
+def build_repo(
+    source: Path, out: Path, *, overwrite: bool = False, options: BuildOptions = BuildOptions()
+) -> Path:
+    """Build the Hub-layout folder for the raw release ``source`` at ``out``; return ``out``."""
+    from mmspubench.dataset_builder.card import render_card
+    from mmspubench.dataset_builder.eval_yaml import render_eval_yaml
+
+    out = Path(out)
+    if (out.exists() or out.is_symlink()) and not overwrite:
+        raise MMSpuBenchError(f"{out}: --out already exists; pass --overwrite to replace it")
+    records = validate_release(Path(source), options)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        repo = work / "repo"
+        shards, split_info = _write_shards(records, work, repo, options)
+        download_size = sum(p.stat().st_size for p in shards)
+        (repo / "README.md").write_text(render_card(records, split_info, download_size), encoding="utf-8")
+        (repo / "eval.yaml").write_text(render_eval_yaml(), encoding="utf-8")
+        _replace(repo, out, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def _write_shards(
+    records: Sequence[RawRecord], work: Path, repo: Path, options: BuildOptions
+) -> tuple[list[Path], datasets.SplitInfo]:
+    builder = MMSpuBenchBuilder(records, cache_dir=str(work / "cache"), writer_batch_size=options.writer_batch_size)
+    prepared = work / "prepared"
+    try:
+        builder.download_and_prepare(
+            output_dir=str(prepared),
+            file_format="parquet",
+            max_shard_size=options.max_shard_bytes,
+            download_mode=datasets.DownloadMode.FORCE_REDOWNLOAD,
+        )
+    except datasets.exceptions.DatasetGenerationError as err:
+        cause = err.__cause__ or err
+        raise MMSpuBenchError(f"writing Parquet failed: {type(cause).__name__}: {cause}") from None
+    written = sorted(prepared.glob(f"{BUILDER_NAME}-{SPLIT}*.parquet"), key=_shard_index)
+    if not written:
+        raise MMSpuBenchError(f"{prepared}: the builder wrote no Parquet shard")
+    (repo / DATA_DIR).mkdir(parents=True)
+    shards = []
+    for index, path in enumerate(written):
+        target = repo / DATA_DIR / f"{SPLIT}-{index:05d}-of-{len(written):05d}.parquet"
+        path.rename(target)
+        shards.append(target)
+    written_info = builder.info.splits[SPLIT]
+    split_info = datasets.SplitInfo(name=SPLIT, num_bytes=written_info.num_bytes, num_examples=written_info.num_examples)
+    return shards, split_info
+
+
+def _shard_index(path: Path) -> int:
+    match = re.search(r"-(\d{5})-of-\d{5}\.parquet$", path.name)
+    return int(match.group(1)) if match else 0
+
+
+def _replace(repo: Path, out: Path, work: Path) -> None:
+    """Move the finished folder to ``out``; an existing ``out`` is swapped out, then deleted."""
+    if out.exists() or out.is_symlink():
+        old = work / "old"
+        os.replace(out, old)
+        try:
+            os.replace(repo, out)
+        except OSError:
+            os.replace(old, out)
+            raise
+    else:
+        os.replace(repo, out)

@@ -1,0 +1,326 @@
+"""Read a raw release's ``annotation.json`` into validated, typed records.
+
+The raw release's exact JSON keys are not fixed, so every raw key goes through one declared
+table (``KEY_TABLE``) that lists the accepted spellings of each schema field. Anything the table
+does not know is rejected with a message naming the file, the record and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from mmspubench.dataset_builder.errors import MMSpuBenchError, record_error
+from mmspubench.dataset_builder.schema import (
+    ANSWER_LETTERS,
+    MAX_ATTRIBUTES,
+    MAX_TYPES,
+    MIN_ATTRIBUTES,
+    MIN_TYPES,
+    NUM_OPTIONS,
+    SOURCES,
+    SPURIOUS_TYPES,
+)
+
+ANNOTATION_FILE = "annotation.json"
+IMAGES_DIR = Path("data") / "images"
+
+UnknownKeyPolicy = Literal["error", "ignore"]
+
+KEY_TABLE: dict[str, tuple[str, ...]] = {
+    "id": ("id", "qid", "question_id", "sample_id"),
+    "image": ("image", "image_path", "image_file", "img", "file_name", "filename"),
+    "question": ("question", "query"),
+    "options": ("options", "choices", "option"),
+    "answer": ("answer", "correct_answer", "answer_letter", "gt_answer"),
+    "class_name": ("class_name", "class", "classname", "class_label", "gt_class", "ground_truth", "category"),
+    "core_attributes": ("core_attributes", "core_attribute", "core_attrs", "core"),
+    "spurious_attributes": ("spurious_attributes", "spurious_attribute", "spurious_attrs", "spurious"),
+    "spurious_types": ("spurious_types", "spurious_type", "types", "type", "bias_types", "bias_type"),
+    "source": ("source", "source_dataset", "dataset", "origin"),
+}
+"""Schema field (or ``image``, the optional image path) -> accepted raw keys.
+
+Raw keys are compared after lower-casing and turning spaces and hyphens into underscores, so
+``"Core Attributes"`` and ``"core-attributes"`` both mean ``core_attributes``.
+"""
+
+REQUIRED_RAW_FIELDS: tuple[str, ...] = tuple(f for f in KEY_TABLE if f != "image")
+"""Fields every raw record must carry; the image is found by id when ``image`` is absent."""
+
+_OPTION_PREFIX = re.compile(r"^\s*\(?([A-Da-d])\s*[.):]\s*")
+_ANSWER_FORM = re.compile(r"^\s*\(?([A-Da-d])\s*[.):]?\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class RawRecord:
+    """One validated record of the raw release, in schema terms."""
+
+    id: str
+    """Stable, unique item id."""
+    image_path: Path
+    """Absolute path of the image file inside the release."""
+    question: str
+    """The question text, stripped of outer whitespace."""
+    options: tuple[str, str, str, str]
+    """The four option texts, without any ``"A. "`` prefix."""
+    answer: str
+    """The correct option letter, one of ``A``-``D``."""
+    class_name: str
+    """Ground-truth class label text."""
+    core_attributes: tuple[str, ...]
+    """One to five core attribute texts."""
+    spurious_attributes: tuple[str, ...]
+    """One to five spurious attribute texts."""
+    spurious_types: tuple[str, ...]
+    """One or two canonical spurious-type names (``schema.TYPE_NAMES``)."""
+    source: str
+    """Canonical source dataset name (``schema.SOURCES``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawEntry:
+    """One raw record as read from the file, fields mapped but values not yet validated."""
+
+    id: str
+    """The record id as text."""
+    fields: dict[str, Any]
+    """Schema field -> raw value."""
+    file: str
+    """The file the record came from, for error messages."""
+
+
+def _norm_key(key: str) -> str:
+    return re.sub(r"[\s\-]+", "_", key.strip().lower())
+
+
+_KEY_LOOKUP: dict[str, str] = {_norm_key(raw): field for field, raws in KEY_TABLE.items() for raw in raws}
+
+
+def _norm_name(text: str) -> str:
+    text = text.strip().lower().replace("&", " and ")
+    return re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+
+
+def _type_aliases() -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for t in SPURIOUS_TYPES:
+        for variant in (t.name, t.abbrev, t.title, t.title.replace(" and ", " "), t.title.replace(" and ", "/")):
+            aliases[_norm_name(variant)] = t.name
+    # Obvious short forms seen in annotation tools and the paper's prose.
+    extra = {
+        "texture": "texture_noise",
+        "co_occurring_object": "co_occurring_objects",
+        "cooccurring_objects": "co_occurring_objects",
+        "co_occurrence": "co_occurring_objects",
+        "size": "relative_size",
+        "color": "colorization",
+        "colour": "colorization",
+        "colorisation": "colorization",
+        "lighting": "lighting_shadows",
+        "lighting_shadow": "lighting_shadows",
+        "perspective": "perspective_angle",
+        "shape_distortion": "shape",
+    }
+    aliases.update(extra)
+    return aliases
+
+
+TYPE_ALIASES: dict[str, str] = _type_aliases()
+"""Normalised spelling (canonical name, abbreviation, title, short form) -> canonical type name."""
+
+SOURCE_ALIASES: dict[str, str] = {
+    **{re.sub(r"[^a-z0-9]", "", s.lower()): s for s in SOURCES},
+    "imagenetrendition": "ImageNet-R",
+    "imagenetrenditions": "ImageNet-R",
+    "imagenetcorruption": "ImageNet-C",
+    "imagenetadversarial": "ImageNet-A",
+    "synth": "synthetic",
+}
+"""Normalised source spelling -> canonical source name."""
+
+
+def read_annotation(release: Path, *, unknown_keys: UnknownKeyPolicy = "error") -> Iterator[RawEntry]:
+    """Yield the raw entries of ``release/annotation.json`` (a list, or a dict keyed by id)."""
+    path = release / ANNOTATION_FILE
+    file = str(path)
+    if not path.is_file():
+        raise record_error(file, None, None, "annotation file not found (expected RAW/annotation.json)")
+    try:
+        with path.open(encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise record_error(file, None, None, f"not valid JSON: {err}") from None
+    if isinstance(data, dict):
+        items: Iterator[tuple[str | None, Any]] = iter(data.items())
+    elif isinstance(data, list):
+        items = ((None, item) for item in data)
+    else:
+        raise record_error(file, None, None, f"top level is {type(data).__name__}; expected a list of records or a dict keyed by id")
+    seen: set[str] = set()
+    for position, (key, item) in enumerate(items):
+        entry = _map_entry(file, position, key, item, unknown_keys)
+        if entry.id in seen:
+            raise record_error(file, entry.id, "id", "duplicate id; ids must be unique")
+        seen.add(entry.id)
+        yield entry
+
+
+def _map_entry(file: str, position: int, key: str | None, item: Any, unknown_keys: UnknownKeyPolicy) -> RawEntry:
+    label = key if key is not None else f"#{position}"
+    if not isinstance(item, Mapping):
+        raise record_error(file, label, None, f"record is {type(item).__name__}; expected a JSON object")
+    fields: dict[str, Any] = {}
+    raw_key_of: dict[str, str] = {}
+    for raw_key, value in item.items():
+        field = _KEY_LOOKUP.get(_norm_key(str(raw_key)))
+        if field is None:
+            if unknown_keys == "ignore":
+                continue
+            known = ", ".join(KEY_TABLE)
+            raise record_error(file, label, str(raw_key), f"unknown key; expected one of the fields {known} (or a listed variant)")
+        if field in fields:
+            raise record_error(file, label, str(raw_key), f"maps to {field!r} like key {raw_key_of[field]!r}; give it once")
+        fields[field] = value
+        raw_key_of[field] = str(raw_key)
+    record_id = _entry_id(file, label, key, fields)
+    fields["id"] = record_id
+    return RawEntry(id=record_id, fields=fields, file=file)
+
+
+def _entry_id(file: str, label: str, key: str | None, fields: dict[str, Any]) -> str:
+    value = fields.get("id", key)
+    if value is None:
+        raise record_error(file, label, "id", "missing required field")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise record_error(file, label, "id", f"value {value!r} is not a string or integer")
+    text = str(value).strip()
+    if not text:
+        raise record_error(file, label, "id", "empty id")
+    if key is not None and text != key:
+        raise record_error(file, key, "id", f"value {text!r} differs from the record's key {key!r}")
+    return text
+
+
+def validate_entry(entry: RawEntry, image_path: Path) -> RawRecord:
+    """Check every field of ``entry`` and return the typed record (the image is checked elsewhere)."""
+    f, rid, fields = entry.file, entry.id, entry.fields
+    for name in REQUIRED_RAW_FIELDS:
+        if name not in fields or fields[name] is None:
+            raise record_error(f, rid, name, f"missing required field (accepted keys: {', '.join(KEY_TABLE[name])})")
+    options = parse_options(f, rid, fields["options"])
+    return RawRecord(
+        id=rid,
+        image_path=image_path,
+        question=_text(f, rid, "question", fields["question"]),
+        options=options,
+        answer=parse_answer(f, rid, fields["answer"]),
+        class_name=_text(f, rid, "class_name", fields["class_name"]),
+        core_attributes=parse_attributes(f, rid, "core_attributes", fields["core_attributes"]),
+        spurious_attributes=parse_attributes(f, rid, "spurious_attributes", fields["spurious_attributes"]),
+        spurious_types=parse_types(f, rid, fields["spurious_types"]),
+        source=parse_source(f, rid, fields["source"]),
+    )
+
+
+def _text(file: str, rid: str, field: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise record_error(file, rid, field, f"value {value!r} is not a string")
+    if not value.strip():
+        raise record_error(file, rid, field, "empty text; expected a non-empty string")
+    return value.strip()
+
+
+def parse_options(file: str, rid: str, value: Any) -> tuple[str, str, str, str]:
+    """Four option texts from a list (``"A. text"`` or ``"text"``) or a dict keyed ``A``-``D``."""
+    if isinstance(value, Mapping):
+        keys = sorted(str(k).strip().upper() for k in value)
+        if keys != list(ANSWER_LETTERS):
+            raise record_error(file, rid, "options", f"keys {sorted(map(str, value))} are not exactly A, B, C, D")
+        by_letter = {str(k).strip().upper(): v for k, v in value.items()}
+        value = [by_letter[letter] for letter in ANSWER_LETTERS]
+    if not isinstance(value, list):
+        raise record_error(file, rid, "options", f"value {value!r} is not a list of {NUM_OPTIONS} strings")
+    if len(value) != NUM_OPTIONS:
+        raise record_error(file, rid, "options", f"{len(value)} options; expected exactly {NUM_OPTIONS}")
+    texts: list[str] = []
+    for letter, option in zip(ANSWER_LETTERS, value, strict=True):
+        if not isinstance(option, str):
+            raise record_error(file, rid, "options", f"option {letter} {option!r} is not a string")
+        texts.append(_strip_option_prefix(file, rid, letter, option))
+    folded = [" ".join(t.casefold().split()) for t in texts]
+    if len(set(folded)) != NUM_OPTIONS:
+        dupes = sorted({t for t in folded if folded.count(t) > 1})
+        raise record_error(file, rid, "options", f"duplicate options {dupes}; the four options must differ")
+    return (texts[0], texts[1], texts[2], texts[3])
+
+
+def _strip_option_prefix(file: str, rid: str, letter: str, option: str) -> str:
+    match = _OPTION_PREFIX.match(option)
+    if match is not None:
+        if match.group(1).upper() != letter:
+            raise record_error(file, rid, "options", f"option {option!r} in position {letter} carries prefix {match.group(1)!r}")
+        option = option[match.end():]
+    if not option.strip():
+        raise record_error(file, rid, "options", f"option {letter} is empty")
+    return option.strip()
+
+
+def parse_answer(file: str, rid: str, value: Any) -> str:
+    """The answer letter, from ``"A"``, ``"a"``, ``"(A)"``, ``"A."`` or ``"A)"``."""
+    match = _ANSWER_FORM.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise record_error(file, rid, "answer", f"value {value!r} is not one of the letters A, B, C, D")
+    return match.group(1).upper()
+
+
+def parse_attributes(file: str, rid: str, field: str, value: Any) -> tuple[str, ...]:
+    """One to five non-empty attribute strings."""
+    if not isinstance(value, list):
+        raise record_error(file, rid, field, f"value {value!r} is not a list of strings")
+    if not MIN_ATTRIBUTES <= len(value) <= MAX_ATTRIBUTES:
+        raise record_error(file, rid, field, f"{len(value)} attributes; expected {MIN_ATTRIBUTES} to {MAX_ATTRIBUTES}")
+    for item in value:
+        if not isinstance(item, str):
+            raise record_error(file, rid, field, f"attribute {item!r} is not a string")
+        if not item.strip():
+            raise record_error(file, rid, field, "empty attribute text")
+    return tuple(item.strip() for item in value)
+
+
+def parse_types(file: str, rid: str, value: Any) -> tuple[str, ...]:
+    """One or two canonical type names from names, abbreviations or titles (list or comma-joined string)."""
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[,;]", value) if part.strip()]
+    if not isinstance(value, list):
+        raise record_error(file, rid, "spurious_types", f"value {value!r} is not a list of type names")
+    if not MIN_TYPES <= len(value) <= MAX_TYPES:
+        raise record_error(file, rid, "spurious_types", f"{len(value)} types; expected {MIN_TYPES} or {MAX_TYPES}")
+    names: list[str] = []
+    for item in value:
+        canonical = TYPE_ALIASES.get(_norm_name(item)) if isinstance(item, str) else None
+        if canonical is None:
+            known = ", ".join(f"{t.name} ({t.abbrev})" for t in SPURIOUS_TYPES)
+            raise record_error(file, rid, "spurious_types", f"unknown type {item!r}; expected one of {known}")
+        if canonical in names:
+            raise record_error(file, rid, "spurious_types", f"type {canonical!r} given twice")
+        names.append(canonical)
+    return tuple(names)
+
+
+def parse_source(file: str, rid: str, value: Any) -> str:
+    """The canonical source dataset name."""
+    canonical = SOURCE_ALIASES.get(re.sub(r"[^a-z0-9]", "", value.lower())) if isinstance(value, str) else None
+    if canonical is None:
+        raise record_error(file, rid, "source", f"unknown source {value!r}; expected one of {', '.join(SOURCES)}")
+    return canonical
+
+
+def check_release(release: Path) -> None:
+    """Fail early when ``release`` is not a folder."""
+    if not release.is_dir():
+        raise MMSpuBenchError(f"{release}: raw release folder not found (expected a folder holding {ANNOTATION_FILE})")
