@@ -1,10 +1,81 @@
-"""Subcommands of this part (registered by ``mmspubench.eval.cli``)."""
+"""Subcommands of this part (registered by ``mmspubench.eval.cli``): ``space`` and ``submit``.
+
+Nothing heavy is imported at module level: gradio, datasets and huggingface_hub load inside the
+handlers, so ``mmspubench --help`` stays instant.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+SPACE_EPILOG = """examples:
+  mmspubench space                                   # bundled synthetic release, http://127.0.0.1:7860
+  mmspubench space --dataset repo --results runs     # a built dataset folder and a folder of runs
+"""
+SUBMIT_EPILOG = """examples:
+  mmspubench submit runs/m/results.json --model-repo org/model --dry-run out   # writes out/.eval_results/
+  mmspubench submit runs/m/results.json --model-repo org/model                 # opens a pull request
 
-def register(sub: "argparse._SubParsersAction[Any]") -> None:
-    """Add this part's subcommands to the ``mmspubench`` parser."""
+The published dataset revision is --dataset-revision, else $MMSPUBENCH_PUBLISHED_REVISION, else
+the current commit of --dataset-id on the Hub.
+"""
+
+
+def _run_space(args: argparse.Namespace) -> int:
+    from mmspubench.space.layout import SpaceConfig, build_app
+
+    config = SpaceConfig(dataset=args.dataset, results=args.results)
+    demo = build_app(config)
+    demo.launch(server_name=args.host, server_port=args.port, show_error=False)
+    return 0
+
+
+def _run_submit(args: argparse.Namespace) -> int:
+    from mmspubench.space.submit import open_pull_request, validate_submission, write_dry_run
+
+    submission = validate_submission(
+        Path(args.results_json), args.model_repo, dataset_id=args.dataset_id, revision=args.dataset_revision
+    )
+    if args.dry_run is not None:
+        path = write_dry_run(submission, Path(args.dry_run))
+        print(f"validated {submission.n} samples; wrote {path} (dry run, nothing sent)")
+        print(submission.yaml_text, end="")
+        return 0
+    url = open_pull_request(submission, token=args.token)
+    print(f"validated {submission.n} samples; opened {url}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add ``space`` and ``submit`` to the ``mmspubench`` parser."""
+    from mmspubench.space.submit import PUBLISHED_DATASET_ID
+
+    space = sub.add_parser(
+        "space",
+        help="launch the Gradio app locally",
+        description="Launch the MM-SpuBench Space (explorer, CGLA view, live runs, leaderboard, submission).",
+        epilog=SPACE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    space.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    space.add_argument("--port", type=int, default=7860, help="port (default: 7860)")
+    space.add_argument("--dataset", default=None, help="Hub id or local folder (default: bundled synthetic release)")
+    space.add_argument("--results", default=None, help="folder (or Hub dataset) of runs for the leaderboard")
+    space.set_defaults(func=_run_space)
+
+    submit = sub.add_parser(
+        "submit",
+        help="validate a run and open a PR adding .eval_results/mm-spubench.yaml to a model repo",
+        description="Validate results.json + samples.jsonl, recompute every figure, write the Hub entries.",
+        epilog=SUBMIT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    submit.add_argument("results_json", metavar="RESULTS_JSON", help="results.json of a run (samples.jsonl beside it)")
+    submit.add_argument("--model-repo", required=True, help="Hub model repo to open the pull request on")
+    submit.add_argument("--dry-run", metavar="DIR", default=None, help="write the files under DIR instead of sending")
+    submit.add_argument("--dataset-id", default=PUBLISHED_DATASET_ID, help=f"published dataset (default: {PUBLISHED_DATASET_ID})")
+    submit.add_argument("--dataset-revision", default=None, help="published dataset revision (commit sha)")
+    submit.add_argument("--token", default=None, help="Hub token (default: the logged-in token)")
+    submit.set_defaults(func=_run_submit)

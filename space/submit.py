@@ -1,0 +1,294 @@
+"""Result submission: validate a run, recompute its figures, write ``.eval_results/mm-spubench.yaml``.
+
+Nothing submitted is taken on faith. A run is accepted only when
+
+- results.json and the samples.jsonl beside it parse, every sample's CGLs and option scores are
+  finite log-probabilities and every id appears once;
+- the run covers the whole published split (no ``--limit``) of the published dataset id, at the
+  published revision (see ``published_revision``);
+- every figure of results.json's ``accuracy`` and ``cgla`` sections is finite, in range, and equal
+  to the figure recomputed from the samples with ``mmspubench.eval.results.recompute``.
+
+The entries are written with huggingface_hub's ``EvalResultEntry`` and
+``eval_result_entries_to_yaml``; the task ids are the ones the dataset's ``eval.yaml`` declares.
+This module does not import gradio: the CLI and the Space's Submit tab both call it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.eval_yaml import TASKS
+from mmspubench.eval.records import RunConfig, SampleResult
+
+if TYPE_CHECKING:
+    from huggingface_hub import EvalResultEntry
+
+PUBLISHED_DATASET_ID = "mmbench/MM-SpuBench"
+"""The Hub id of the published benchmark; results on any other dataset are refused."""
+REVISION_ENV = "MMSPUBENCH_PUBLISHED_REVISION"
+"""Environment variable naming the published dataset revision (commit sha) when the Hub is not asked."""
+YAML_PATH = ".eval_results/mm-spubench.yaml"
+"""Path of the entries file in the model repo."""
+TOLERANCE = 1e-9
+"""Largest difference, relative to max(1, |value|), between a submitted and a recomputed figure."""
+PERCENT_KEYS = ("overall", "by_type", "ci95", "acc")
+"""Keys of the ``accuracy``/``cgla`` sections whose numbers are percentages in [0, 100]."""
+TASK_FIGURES: dict[str, tuple[str, str]] = {"mcq_accuracy": ("accuracy", "overall"), "cgla_accuracy": ("cgla", "acc")}
+"""Where each eval.yaml task's value lives in results.json."""
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A validated run, ready to be written or sent as a pull request."""
+
+    model_repo: str
+    """Model repo the pull request goes to."""
+    dataset_id: str
+    """Published dataset id the run used."""
+    dataset_revision: str
+    """Published dataset revision the run used."""
+    entries: tuple[EvalResultEntry, ...]
+    """One entry per task of eval.yaml that the run computed."""
+    yaml_text: str
+    """Content of ``.eval_results/mm-spubench.yaml``."""
+    n: int
+    """Number of items in the run."""
+
+
+def published_revision(dataset_id: str = PUBLISHED_DATASET_ID, explicit: str | None = None) -> str:
+    """The dataset revision a submission must match.
+
+    In order: ``explicit`` (``submit --dataset-revision``), the ``MMSPUBENCH_PUBLISHED_REVISION``
+    environment variable (set on the Space), else the current commit of ``dataset_id`` on the Hub.
+    """
+    if explicit:
+        return explicit
+    if os.environ.get(REVISION_ENV):
+        return os.environ[REVISION_ENV]
+    from huggingface_hub import HfApi
+    from huggingface_hub.constants import is_offline_mode
+
+    hint = f"pass --dataset-revision SHA or set {REVISION_ENV}"
+    if is_offline_mode():
+        raise MMSpuBenchError(f"cannot look up the published revision of {dataset_id!r}: Hub offline mode; {hint}")
+    try:
+        sha = HfApi().dataset_info(dataset_id).sha
+    except Exception as err:  # any network or Hub failure becomes the same actionable line
+        raise MMSpuBenchError(
+            f"cannot look up the published revision of {dataset_id!r} on the Hub ({type(err).__name__}); {hint}"
+        ) from None
+    if not sha:
+        raise MMSpuBenchError(f"the Hub reported no revision for {dataset_id!r}; pass --dataset-revision SHA")
+    return sha
+
+
+def _walk_numbers(obj: Any, path: str) -> list[tuple[str, Any]]:
+    """Every leaf of a JSON value with its dotted path."""
+    if isinstance(obj, Mapping):
+        return [leaf for key, value in obj.items() for leaf in _walk_numbers(value, f"{path}.{key}")]
+    if isinstance(obj, list):
+        return [leaf for i, value in enumerate(obj) for leaf in _walk_numbers(value, f"{path}[{i}]")]
+    return [(path, obj)]
+
+
+def check_ranges(results: Mapping[str, Any], where: str) -> None:
+    """Refuse NaN/infinite values anywhere in the aggregates, and percentages outside [0, 100]."""
+    for section in ("accuracy", "cgla"):
+        for path, value in _walk_numbers(results.get(section), section):
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                continue
+            if not math.isfinite(value):
+                raise MMSpuBenchError(f"{where}: field {path!r}: value {value!r} is not a finite number")
+            key = path.split(".")[1].split("[")[0] if "." in path else ""
+            if key in PERCENT_KEYS and not 0.0 <= value <= 100.0:
+                raise MMSpuBenchError(f"{where}: field {path!r}: value {value!r} is outside [0, 100] (a percentage)")
+            if key.startswith("n") and value < 0:
+                raise MMSpuBenchError(f"{where}: field {path!r}: count {value!r} is negative")
+
+
+def check_samples(samples: tuple[SampleResult, ...], where: str) -> None:
+    """Each id once; CGLs and option scores finite log-probabilities (<= 0)."""
+    seen: set[str] = set()
+    for sample in samples:
+        if sample.id in seen:
+            raise MMSpuBenchError(f"{where}: record {sample.id!r}: field 'id': appears more than once")
+        seen.add(sample.id)
+        scores = [("cgl", c.cgl) for c in sample.conditions] + [("option_scores", s) for s in sample.option_scores or ()]
+        if sample.cgla_min is not None:
+            scores.append(("cgla_min", sample.cgla_min))
+        for field, value in scores:
+            # Log-probabilities are <= 0; the small slack absorbs float rounding of a sum of logs.
+            if not math.isfinite(value) or (field != "cgla_min" and value > 1e-6):
+                raise MMSpuBenchError(
+                    f"{where}: record {sample.id!r}: field {field!r}: value {value!r} is not a finite log-probability"
+                )
+
+
+def compare_aggregates(submitted: Any, recomputed: Any, path: str, where: str) -> None:
+    """Refuse the first figure where the submitted aggregates differ from the recomputed ones."""
+    if isinstance(recomputed, Mapping) and isinstance(submitted, Mapping):
+        for key in sorted(set(recomputed) | set(submitted)):
+            if key not in submitted or key not in recomputed:
+                side = "missing from" if key not in submitted else "not computed from the samples, but in"
+                raise MMSpuBenchError(f"{where}: field '{path}.{key}' is {side} results.json")
+            compare_aggregates(submitted[key], recomputed[key], f"{path}.{key}", where)
+        return
+    if isinstance(recomputed, list) and isinstance(submitted, list) and len(recomputed) == len(submitted):
+        for i, (a, b) in enumerate(zip(submitted, recomputed, strict=True)):
+            compare_aggregates(a, b, f"{path}[{i}]", where)
+        return
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (submitted, recomputed))
+    if numbers and abs(submitted - recomputed) <= TOLERANCE * max(1.0, abs(recomputed)):
+        return
+    if not numbers and submitted == recomputed:
+        return
+    raise MMSpuBenchError(
+        f"{where}: field {path!r}: submitted value {submitted!r} disagrees with {recomputed!r} recomputed "
+        "from samples.jsonl; refusing the submission"
+    )
+
+
+def _load(results_path: Path) -> tuple[dict[str, Any], tuple[SampleResult, ...], RunConfig]:
+    from mmspubench.eval.results import SAMPLES_NAME, read_results, read_samples
+
+    results = read_results(results_path)
+    samples_path = results_path.parent / SAMPLES_NAME
+    if not samples_path.is_file():
+        raise MMSpuBenchError(f"{samples_path}: missing; submit needs the samples.jsonl beside results.json")
+    samples, complete = read_samples(samples_path)
+    if complete != samples_path.stat().st_size:
+        raise MMSpuBenchError(f"{samples_path}: the last line is incomplete (the run was interrupted)")
+    try:
+        config = RunConfig.from_json(results["config"])
+    except (KeyError, ValueError, TypeError) as err:
+        raise MMSpuBenchError(f"{results_path}: field 'config' is malformed ({err})") from None
+    return results, tuple(samples), config
+
+
+def _check_identity(
+    results: Mapping[str, Any], config: RunConfig, model_repo: str, dataset_id: str, revision: str, where: str
+) -> None:
+    dataset = results.get("dataset") or {}
+    if dataset.get("id") != dataset_id:
+        raise MMSpuBenchError(
+            f"{where}: field 'dataset.id': {dataset.get('id')!r} is not the published dataset {dataset_id!r}"
+        )
+    if dataset.get("revision") != revision:
+        raise MMSpuBenchError(
+            f"{where}: field 'dataset.revision': {dataset.get('revision')!r} is not the published revision {revision!r}"
+        )
+    if dataset.get("split") != "test" or config.limit is not None:
+        raise MMSpuBenchError(f"{where}: only full runs on the test split can be submitted (no --limit)")
+    model_id = str((results.get("model") or {}).get("id", ""))
+    is_hub_id = model_id.count("/") == 1 and not model_id.startswith((".", "/", "~")) and not Path(model_id).exists()
+    if is_hub_id and model_id != model_repo:
+        raise MMSpuBenchError(f"{where}: field 'model.id': the run evaluated {model_id!r}, not {model_repo!r}")
+
+
+def _entries(
+    results: Mapping[str, Any], config: RunConfig, dataset_id: str, revision: str
+) -> tuple[EvalResultEntry, ...]:
+    from huggingface_hub import EvalResultEntry
+
+    prompts = config.prompts.get("version", "?") if isinstance(config.prompts, Mapping) else "?"
+    notes = (
+        f"answer_mode={config.answer_mode}; core_reduction={config.core_reduction}; prompts v{prompts}; "
+        f"n={results['dataset']['n']}; mm-spubench {results.get('package_version', '?')}"
+    )
+    entries = []
+    for task in TASKS:
+        section, key = TASK_FIGURES[task.id]
+        block = results.get(section)
+        if block is None:
+            continue
+        entries.append(
+            EvalResultEntry(
+                dataset_id=dataset_id,
+                task_id=task.id,
+                value=round(float(block[key]), 4),
+                dataset_revision=revision,
+                date=str(results.get("created_at")) if results.get("created_at") else None,
+                source_url=f"https://huggingface.co/datasets/{dataset_id}",
+                source_name="MM-SpuBench (mmspubench eval)",
+                notes=notes,
+            )
+        )
+    if not entries:
+        raise MMSpuBenchError("the run computed neither accuracy nor CGLA; nothing to submit")
+    return tuple(entries)
+
+
+def validate_submission(
+    results_path: Path,
+    model_repo: str,
+    dataset_id: str = PUBLISHED_DATASET_ID,
+    revision: str | None = None,
+) -> Submission:
+    """Validate the run of ``results_path`` for ``model_repo`` and build its entries and YAML."""
+    from huggingface_hub import eval_result_entries_to_yaml
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+    from mmspubench.eval.results import recompute
+
+    try:
+        validate_repo_id(model_repo)
+    except HFValidationError as err:
+        raise MMSpuBenchError(f"--model-repo {model_repo!r} is not a valid repo id ({err})") from None
+    where = str(results_path)
+    results, samples, config = _load(results_path)
+    published = published_revision(dataset_id, revision)
+    _check_identity(results, config, model_repo, dataset_id, published, where)
+    check_ranges(results, where)
+    check_samples(samples, f"{results_path.parent}/samples.jsonl")
+    n = (results.get("dataset") or {}).get("n")
+    if n != len(samples):
+        raise MMSpuBenchError(f"{where}: field 'dataset.n': {n!r} but samples.jsonl holds {len(samples)} records")
+    recomputed = recompute(samples, config)
+    for section in ("accuracy", "cgla"):
+        compare_aggregates(results.get(section), recomputed[section], section, where)
+    entries = _entries(results, config, dataset_id, published)
+    text = yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False, allow_unicode=True)
+    return Submission(model_repo, dataset_id, published, entries, text, len(samples))
+
+
+def write_dry_run(submission: Submission, out_dir: Path) -> Path:
+    """Write the file the pull request would add under ``out_dir``; returns its path."""
+    target = out_dir / YAML_PATH
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".mm-spubench.", suffix=".tmp", dir=target.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(submission.yaml_text)
+    os.replace(tmp, target)
+    return target
+
+
+def open_pull_request(submission: Submission, token: str | None = None) -> str:
+    """Open a pull request adding the entries file to the model repo; returns the PR's URL."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    operation = CommitOperationAdd(path_in_repo=YAML_PATH, path_or_fileobj=submission.yaml_text.encode("utf-8"))
+    try:
+        info = HfApi(token=token).create_commit(
+            repo_id=submission.model_repo,
+            repo_type="model",
+            operations=[operation],
+            commit_message="Add MM-SpuBench evaluation results",
+            commit_description=(
+                f"Adds `{YAML_PATH}` with MM-SpuBench results on {submission.dataset_id}@"
+                f"{submission.dataset_revision[:12]} ({submission.n} items), validated and recomputed "
+                "from the per-sample records by `mmspubench submit`."
+            ),
+            create_pr=True,
+        )
+    except (HfHubHTTPError, OSError, ValueError) as err:
+        raise MMSpuBenchError(f"could not open a pull request on {submission.model_repo!r}: {err}") from None
+    return str(info.pr_url or info.commit_url)

@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from huggingface_hub import parse_eval_result_entries
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.schema import TYPE_NAMES
+from mmspubench.eval import metrics
+from mmspubench.eval.cli import main
+from mmspubench.eval.prompts import prompt_spec
+from mmspubench.eval.records import Condition, RunConfig, SampleResult
+from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
+from mmspubench.space.submit import YAML_PATH, validate_submission
+
+REVISION = "0123456789abcdef0123456789abcdef01234567"
+DATASET = "mmbench/MM-SpuBench"
+
+
+def _sample(i: int) -> SampleResult:
+    types = (TYPE_NAMES[i % 9],) if i % 4 else (TYPE_NAMES[i % 9], TYPE_NAMES[(i + 3) % 9])
+    core = (-2.0 - 0.1 * i, -3.0)
+    spurious = (-2.5 + 0.05 * i, -4.0)
+    conditions = tuple(Condition(f"core {j}", "core", "p", " cls", c) for j, c in enumerate(core)) + tuple(
+        Condition(f"spu {j}", "spurious", "p", " cls", s) for j, s in enumerate(spurious)
+    )
+    value = metrics.cgla_min(core, spurious, "best")
+    prediction = "AB"[i % 2] if i % 5 else None
+    return SampleResult(
+        id=f"{i:06d}", types=types, answer="A", prediction=prediction, correct=prediction == "A",
+        raw_output=prediction or "?", option_scores=None, class_name="cls", conditions=conditions,
+        cgla_min=value, cgla_acc=metrics.cgla_acc(value),
+    )
+
+
+def make_run(root: Path, model_id: str = "org/model", revision: str = REVISION, **config_kw: Any) -> Path:
+    """A consistent run folder built with the eval part's own writers; returns results.json."""
+    samples = [_sample(i) for i in range(20)]
+    config = RunConfig(model=model_id, dataset=DATASET, prompts=prompt_spec(), **config_kw)
+    results = build_results(
+        config, {"id": model_id, "revision": None, "dtype": "float32", "adapter": "hf"},
+        {"id": DATASET, "revision": revision}, samples, [s.id for s in samples], {"total_seconds": 1.0},
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(root / "results.json", results)
+    write_samples_atomic(root / "samples.jsonl", samples)
+    return root / "results.json"
+
+
+def test_dry_run_yaml_parses_with_huggingface_hub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results_path = make_run(tmp_path / "run")
+    out = tmp_path / "out"
+    status = main(["submit", str(results_path), "--model-repo", "org/model", "--dry-run", str(out),
+                   "--dataset-revision", REVISION])
+    assert status == 0
+    written = out / YAML_PATH
+    entries = parse_eval_result_entries(yaml.safe_load(written.read_text()))
+    results = json.loads(results_path.read_text())
+    by_task = {e.task_id: e for e in entries}
+    assert set(by_task) == {"mcq_accuracy", "cgla_accuracy"}
+    assert by_task["mcq_accuracy"].value == round(results["accuracy"]["overall"], 4)
+    assert by_task["cgla_accuracy"].value == round(results["cgla"]["acc"], 4)
+    for entry in entries:
+        assert entry.dataset_id == DATASET
+        assert entry.dataset_revision == REVISION
+        assert entry.source_url == f"https://huggingface.co/datasets/{DATASET}"
+        assert entry.date == results["created_at"]
+    assert "wrote" in capsys.readouterr().out
+    assert [p.name for p in out.rglob("*") if p.is_file()] == ["mm-spubench.yaml"]
+
+
+def test_revision_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
+    submission = validate_submission(make_run(tmp_path / "run"), "org/model")
+    assert submission.dataset_revision == REVISION and submission.n == 20
+
+
+def _edit(results_path: Path, edit: Any) -> None:
+    results = json.loads(results_path.read_text())
+    edit(results)
+    results_path.write_text(json.dumps(results))  # json.dumps writes NaN as NaN, as a forger would
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda r: r["accuracy"].update(overall=r["accuracy"]["overall"] + 5.0), "field 'accuracy.overall': submitted"),
+        (lambda r: r["cgla"]["by_type"].update(BG=r["cgla"]["by_type"]["BG"] - 1.0), "'cgla.by_type.BG'"),
+        (lambda r: r["accuracy"]["ci95"]["overall"].__setitem__(0, 1.0), r"accuracy.ci95.overall\[0\]"),
+        (lambda r: r["cgla"].update(mean_cgla_min=float("nan")), "not a finite number"),
+        (lambda r: r["accuracy"]["by_type"].update(TN=140.0), r"outside \[0, 100\]"),
+        (lambda r: r["accuracy"].pop("unparsed"), "'accuracy.unparsed' is missing"),
+        (lambda r: r["dataset"].update(revision="f" * 40), "is not the published revision"),
+        (lambda r: r["dataset"].update(id="./local-folder"), "is not the published dataset"),
+        (lambda r: r["dataset"].update(n=19), "samples.jsonl holds 20 records"),
+        (lambda r: r["config"].update(limit=20), "only full runs"),
+    ],
+)
+def test_edited_results_are_refused(tmp_path: Path, edit: Any, message: str) -> None:
+    results_path = make_run(tmp_path / "run")
+    _edit(results_path, edit)
+    with pytest.raises(MMSpuBenchError, match=message):
+        validate_submission(results_path, "org/model", revision=REVISION)
+
+
+def test_cli_refuses_edited_aggregates_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results_path = make_run(tmp_path / "run")
+    _edit(results_path, lambda r: r["accuracy"]["by_type"].update(BG=99.0))
+    out = tmp_path / "out"
+    status = main(["submit", str(results_path), "--model-repo", "org/model", "--dry-run", str(out),
+                   "--dataset-revision", REVISION])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and "accuracy.by_type.BG" in err and "recomputed" in err
+    assert not out.exists()
+
+
+def _edit_samples(results_path: Path, edit: Any) -> None:
+    path = results_path.parent / "samples.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    edit(lines)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda s: s[0].update(correct=not s[0]["correct"]), "disagrees"),
+        (lambda s: s[3]["conditions"][0].update(cgl=float("nan")), "not a finite log-probability"),
+        (lambda s: s[3]["conditions"][0].update(cgl=2.0), "not a finite log-probability"),
+        (lambda s: s[4].update(cgla_min=5.0), "does not follow from its conditions"),
+        (lambda s: s.append(dict(s[0])), "appears more than once"),
+    ],
+)
+def test_edited_samples_are_refused(tmp_path: Path, edit: Any, message: str) -> None:
+    results_path = make_run(tmp_path / "run")
+    _edit_samples(results_path, edit)
+    with pytest.raises(MMSpuBenchError, match=message):
+        validate_submission(results_path, "org/model", revision=REVISION)
+
+
+def test_other_refusals(tmp_path: Path) -> None:
+    results_path = make_run(tmp_path / "run")
+    with pytest.raises(MMSpuBenchError, match="the run evaluated 'org/model', not 'org/other'"):
+        validate_submission(results_path, "org/other", revision=REVISION)
+    with pytest.raises(MMSpuBenchError, match="not a valid repo id"):
+        validate_submission(results_path, "bad repo id!", revision=REVISION)
+    (results_path.parent / "samples.jsonl").unlink()
+    with pytest.raises(MMSpuBenchError, match="missing; submit needs the samples"):
+        validate_submission(results_path, "org/model", revision=REVISION)
+
+
+def test_revision_unknown_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MMSPUBENCH_PUBLISHED_REVISION", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(MMSpuBenchError, match="pass --dataset-revision"):
+        validate_submission(make_run(tmp_path / "run"), "org/model")
