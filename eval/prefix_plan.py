@@ -1,0 +1,135 @@
+"""Plan of a shared-prefix scoring call: which requests share a cached prefix, and the batches to run.
+
+Pure Python, no torch: the fast scorer (``mmspubench.eval.fast_scoring``) executes a plan, and the
+benchmark reads its token counts. A request is known here only by its full token ids
+(context + continuation), the number of context tokens, a key of its image and the index of its
+last image token.
+
+Rules that keep the reuse exact:
+
+* Requests share a prefix only if they have the same image and the same tokens up to and including
+  their last image token, so every image token lies inside the prefix and the image is encoded
+  once, in the prefix pass; the suffix pass is plain text.
+* The prefix is the longest common prefix of the group's token ids, cut so that it never reaches
+  past any member's context: the first scored token of each request comes after it.
+* A row (one request) feeds ``ids[prefix_len : len(ids) - 1]``: the logits that predict token
+  ``j`` come from position ``j - 1``, so the last token is never fed; the logits of the prefix's
+  last position are kept from the prefix pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class TokenView:
+    """What planning needs to know about one encoded request."""
+
+    ids: tuple[int, ...]
+    """Token ids of context + continuation."""
+    n_context: int
+    """Number of leading ids that belong to the context (the rest are scored)."""
+    image_key: Hashable
+    """Equal for requests whose image (as given to the model) is the same."""
+    last_image_index: int
+    """Index of the last image token in ``ids`` (-1 when there is none)."""
+    batch_key: Hashable
+    """Equal for requests whose image tensors can be stacked in one prefix pass (their shapes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Requests scored against one cached prefix."""
+
+    members: tuple[int, ...]
+    """Indices of the requests (into the call's request list)."""
+    prefix_len: int
+    """Number of shared leading tokens run once."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One prefix pass over several groups, then suffix passes over their rows."""
+
+    groups: tuple[int, ...]
+    """Indices into ``Plan.groups``; their prefixes have equal length and stackable images."""
+    row_batches: tuple[tuple[int, ...], ...]
+    """Request indices of each suffix pass (rows whose feed is empty are in none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Groups, chunks and the token counts of a call."""
+
+    groups: tuple[Group, ...]
+    """Every group; each request is in exactly one."""
+    chunks: tuple[Chunk, ...]
+    """Execution order."""
+    group_of: tuple[int, ...]
+    """Group index of each request."""
+    processed_tokens: int
+    """Tokens the language model runs, padding included (prefix passes + suffix passes)."""
+
+
+def common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two id sequences."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def feed_len(view: TokenView, prefix_len: int) -> int:
+    """Tokens a request feeds after the prefix: all but the last of its remaining ids."""
+    return max(0, len(view.ids) - 1 - prefix_len)
+
+
+def group_requests(views: Sequence[TokenView]) -> tuple[list[Group], list[int]]:
+    """Group requests by image and image-bearing head; each group's prefix is cut as documented."""
+    buckets: dict[tuple[Hashable, tuple[int, ...]], list[int]] = {}
+    for index, view in enumerate(views):
+        if not 0 <= view.n_context < len(view.ids):
+            raise ValueError(f"request {index}: {view.n_context} context tokens of {len(view.ids)}")
+        if view.last_image_index >= view.n_context:
+            raise ValueError(f"request {index}: an image token lies in the continuation")
+        head = view.ids[: view.last_image_index + 1]
+        buckets.setdefault((view.image_key, head), []).append(index)
+    groups: list[Group] = []
+    group_of = [0] * len(views)
+    for members in buckets.values():
+        first = views[members[0]].ids
+        shared = len(first)
+        for index in members[1:]:
+            shared = min(shared, common_prefix_len(first, views[index].ids))
+        prefix_len = min(shared, *(views[i].n_context for i in members))
+        for index in members:
+            group_of[index] = len(groups)
+        groups.append(Group(members=tuple(members), prefix_len=prefix_len))
+    return groups, group_of
+
+
+def make_plan(views: Sequence[TokenView], *, prefix_batch: int, row_batch: int) -> Plan:
+    """Plan a call: groups, chunks of at most ``prefix_batch`` prefixes, suffix passes of ``row_batch`` rows."""
+    if prefix_batch < 1 or row_batch < 1:
+        raise ValueError(f"batch sizes must be >= 1, got {prefix_batch} and {row_batch}")
+    groups, group_of = group_requests(views)
+    by_shape: dict[tuple[int, Hashable], list[int]] = {}
+    for g, group in enumerate(groups):
+        by_shape.setdefault((group.prefix_len, views[group.members[0]].batch_key), []).append(g)
+    chunks: list[Chunk] = []
+    processed = 0
+    for (prefix_len, _), same in by_shape.items():
+        for start in range(0, len(same), prefix_batch):
+            chunk_groups = tuple(same[start : start + prefix_batch])
+            processed += prefix_len * len(chunk_groups)
+            rows = [i for g in chunk_groups for i in groups[g].members if feed_len(views[i], prefix_len) > 0]
+            # Similar lengths side by side keep the padding of each suffix pass small.
+            rows.sort(key=lambda i: feed_len(views[i], prefix_len))
+            batches = tuple(tuple(rows[k : k + row_batch]) for k in range(0, len(rows), row_batch))
+            for batch in batches:
+                processed += len(batch) * max(feed_len(views[i], prefix_len) for i in batch)
+            chunks.append(Chunk(groups=chunk_groups, row_batches=batches))
+    return Plan(groups=tuple(groups), chunks=tuple(chunks), group_of=tuple(group_of), processed_tokens=processed)
