@@ -1,0 +1,431 @@
+"""Train a tiny LLaVA-architecture model from scratch on the synthetic training mode (CPU, seeded).
+
+The model is a positive control for the benchmark: trained where the class co-occurs with a
+planted spurious value (``correlation`` close to 1) it should answer from the cue, and its twin
+trained with the correlation removed should not. Both learn the two things eval asks of them,
+rendered exactly as eval renders them (``mmspubench.eval.prompts``):
+
+- the multiple-choice prompt, in ``generate`` mode (the letter, then end of turn) and in
+  ``logprob`` mode (the letter after ``Answer:``);
+- the CGLA prompt g(t) for every core and every spurious attribute, continued by the class name.
+
+The loss is the cross-entropy of the continuation tokens only. Continuation tokens are found the
+way the scorer finds them: the tokens of context + continuation after the tokens of the context,
+with the prefix property checked.
+
+Command (the shipped weights were made with it; see their model cards)::
+
+    python -m mmspubench.eval.train_tiny --out eval/assets/tiny-llava-biased --correlation 0.95
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.eval import prompts
+from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
+
+if TYPE_CHECKING:
+    import torch
+    from mmspubench.eval.adapter import TransformersVLM
+    from PIL.Image import Image
+    from transformers import LlavaForConditionalGeneration, LlavaProcessor
+
+
+class TrainItem(Protocol):
+    """The fields of a synthetic item that training reads."""
+
+    @property
+    def image(self) -> Image: ...
+    @property
+    def question(self) -> str: ...
+    @property
+    def options(self) -> Sequence[str]: ...
+    @property
+    def answer(self) -> str: ...
+    @property
+    def class_name(self) -> str: ...
+    @property
+    def core_attributes(self) -> Sequence[str]: ...
+    @property
+    def spurious_attributes(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Architecture:
+    """Sizes of the tiny LLaVA (CLIP vision tower + projector + Llama language model)."""
+
+    image_size: int = 64
+    """Side of the square input image in pixels."""
+    patch_size: int = 8
+    """Vision patch side; (image_size / patch_size)**2 image tokens per image."""
+    vision_hidden: int = 64
+    """Hidden size of the vision tower."""
+    vision_layers: int = 2
+    """Transformer layers of the vision tower."""
+    text_hidden: int = 128
+    """Hidden size of the language model."""
+    text_layers: int = 2
+    """Transformer layers of the language model."""
+    heads: int = 4
+    """Attention heads of the language model (the vision tower uses half as many)."""
+    vocab_size: int = 800
+    """Target vocabulary size of the byte-level BPE tokenizer trained on the prompts."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainConfig:
+    """Everything that determines a trained model; written into its model card."""
+
+    out: str
+    """Folder the model is written to (replaced atomically at the end)."""
+    correlation: float | None
+    """Probability that the planted spurious value is the class's home value; ``None``: balanced."""
+    n_items: int = 2000
+    """Synthetic training items (each gives 2 multiple-choice and one example per attribute)."""
+    seed: int = 0
+    """Seed of the data, the initial weights and the example order."""
+    steps: int = 1500
+    """Optimiser steps."""
+    batch_size: int = 32
+    """Examples per step."""
+    lr: float = 3e-3
+    """Peak learning rate of AdamW (linear warm-up, cosine decay)."""
+    warmup: int = 100
+    """Warm-up steps."""
+    weight_decay: float = 0.01
+    """AdamW weight decay."""
+    threads: int = 2
+    """Torch CPU threads."""
+    log_every: int = 50
+    """Steps between two log lines."""
+    arch: Architecture = field(default_factory=Architecture)
+    """Model sizes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One training sequence: an item's image, a rendered context and the continuation learned."""
+
+    item: int
+    """Index of the item (and of its image) in the training set."""
+    kind: str
+    """``mcq-generate``, ``mcq-logprob``, ``cgla-core`` or ``cgla-spurious``."""
+    context: str
+    """Exact prompt text given to the processor with the image (chat template applied)."""
+    continuation: str
+    """Text whose tokens carry the loss."""
+    end_of_turn: bool = False
+    """Whether the end-of-turn token follows the continuation (and carries loss too)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """An example as token ids, with where its continuation starts."""
+
+    item: int
+    """Index of the item's pixel values."""
+    ids: tuple[int, ...]
+    """Token ids of context + continuation (image tokens expanded)."""
+    start: int
+    """Index of the first continuation token in ``ids``."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainSummary:
+    """What a training run reports (also written to ``training.json`` next to the weights)."""
+
+    config: dict[str, Any]
+    """The ``TrainConfig`` as a dict."""
+    n_examples: int
+    """Training sequences made from the items."""
+    n_parameters: int
+    """Parameters of the model."""
+    losses: tuple[float, ...]
+    """Mean continuation loss (nats per token) over each ``log_every`` window."""
+    seconds: float
+    """Wall time of the optimisation."""
+
+
+# ---------------------------------------------------------------- chat template and rendering
+
+IMAGE_TOKEN = "<image>"
+END_OF_TURN = "<|im_end|>"
+"""End of a chat turn: learned after the letter in ``generate`` mode, so that generation stops."""
+
+
+def examples_for(index: int, item: TrainItem, render: Callable[[ChatPrompt], str]) -> list[Example]:
+    """The training sequences of one item: both multiple-choice modes and every CGLA condition.
+
+    ``render`` is the eval adapter's (chat template, generation prompt, assistant prefix).
+    """
+    out = [
+        Example(index, "mcq-generate", render(prompts.mcq_prompt(item.question, item.options, "generate")),
+                item.answer, end_of_turn=True),
+        Example(index, "mcq-logprob", render(prompts.mcq_prompt(item.question, item.options, "logprob")),
+                prompts.MCQ_LETTER_CONTINUATION.format(letter=item.answer)),
+    ]
+    name = prompts.cgla_continuation(item.class_name)
+    out += [Example(index, "cgla-core", render(prompts.cgla_prompt(t)), name) for t in item.core_attributes]
+    out += [Example(index, "cgla-spurious", render(prompts.cgla_prompt(t)), name) for t in item.spurious_attributes]
+    return out
+
+
+# ---------------------------------------------------------------- tokenizer, processor, model
+
+
+def corpus_words(items: Sequence[TrainItem]) -> list[str]:
+    """Words the tokenizer learns whole: the prompt templates' and every text field's of the items."""
+    texts = [json.dumps(prompts.prompt_spec()), "A B C D Answer:"]
+    for item in items:
+        texts += [item.question, *item.options, item.class_name, *item.core_attributes, *item.spurious_attributes]
+    words = {w for text in texts for w in re.findall(r"[A-Za-z]+|[0-9]+|[^\sA-Za-z0-9]", text)}
+    return sorted(words)
+
+
+def build_tokenizer(items: Sequence[TrainItem], vocab_size: int) -> Any:
+    """Byte-level BPE made the way the bundled model's is, but trained on the training texts' words."""
+    from mmspubench.eval.bundled import train_tokenizer
+
+    return train_tokenizer([IMAGE_TOKEN, "<|im_start|>", END_OF_TURN], vocab_size=vocab_size,
+                           words=corpus_words(items))
+
+
+def build_processor(tokenizer: Any, arch: Architecture) -> LlavaProcessor:
+    """LLaVA processor: fixed-size resize, CLIP normalisation, one image token per patch."""
+    from mmspubench.eval.bundled import TINY_CHAT_TEMPLATE
+    from transformers import CLIPImageProcessorPil, LlavaProcessor
+
+    side = {"height": arch.image_size, "width": arch.image_size}
+    images = CLIPImageProcessorPil(size=side, crop_size=side, do_center_crop=False, do_resize=True)
+    return LlavaProcessor(image_processor=images, tokenizer=tokenizer, patch_size=arch.patch_size,
+                          vision_feature_select_strategy="default", num_additional_image_tokens=1,
+                          chat_template=TINY_CHAT_TEMPLATE)
+
+
+def build_model(tokenizer: Any, arch: Architecture, seed: int) -> LlavaForConditionalGeneration:
+    """A randomly initialised tiny LLaVA whose vocabulary is the tokenizer's."""
+    import torch
+    from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
+
+    vision = CLIPVisionConfig(image_size=arch.image_size, patch_size=arch.patch_size,
+                              hidden_size=arch.vision_hidden, intermediate_size=2 * arch.vision_hidden,
+                              num_hidden_layers=arch.vision_layers, num_attention_heads=max(1, arch.heads // 2),
+                              projection_dim=arch.vision_hidden)
+    ids = {name: tokenizer.convert_tokens_to_ids(name) for name in (IMAGE_TOKEN, END_OF_TURN)}
+    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=arch.text_hidden,
+                       intermediate_size=2 * arch.text_hidden, num_hidden_layers=arch.text_layers,
+                       num_attention_heads=arch.heads, num_key_value_heads=arch.heads,
+                       max_position_embeddings=1024, pad_token_id=tokenizer.pad_token_id,
+                       bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    config = LlavaConfig(vision_config=vision, text_config=text, image_token_index=ids[IMAGE_TOKEN],
+                         image_seq_length=(arch.image_size // arch.patch_size) ** 2,
+                         vision_feature_select_strategy="default", vision_feature_layer=-1)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = LlavaForConditionalGeneration(config)
+    # Stop at the end of the assistant turn (what the model learns after the letter) or at EOS.
+    model.generation_config.eos_token_id = [ids[END_OF_TURN], tokenizer.eos_token_id]
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.do_sample = False
+    return model
+
+
+# ---------------------------------------------------------------- encoding and the loss
+
+
+def encode(examples: Sequence[Example], adapter: TransformersVLM, images: Sequence[Image]) -> list[Encoded]:
+    """Token ids of each example, tokenized by the eval adapter exactly as its scorer does.
+
+    The continuation's tokens are those of context + continuation after the context's (prefix
+    checked by ``adapter.encode``); ``end_of_turn`` appends the end-of-turn token after them.
+    """
+    end = adapter.processor.tokenizer.convert_tokens_to_ids(END_OF_TURN)
+    out = []
+    for ex in examples:
+        enc = adapter.encode(ScoreRequest(images[ex.item], ex.context, ex.continuation))
+        ids = [int(t) for t in enc.inputs["input_ids"][0]] + ([end] if ex.end_of_turn else [])
+        out.append(Encoded(ex.item, tuple(ids), enc.n_context))
+    return out
+
+
+def batch_tensors(batch: Sequence[Encoded], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Right-padded ids, attention mask, and a mask of the positions whose next token is scored."""
+    import torch
+
+    width = max(len(e.ids) for e in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    predicts = torch.zeros((len(batch), width), dtype=torch.bool)
+    for row, e in enumerate(batch):
+        ids[row, : len(e.ids)] = torch.tensor(e.ids)
+        attention[row, : len(e.ids)] = 1
+        # Position p predicts token p + 1: the positions start-1 .. len-2 predict the continuation.
+        predicts[row, e.start - 1 : len(e.ids) - 1] = True
+    return ids, attention, predicts
+
+
+def continuation_loss(model: LlavaForConditionalGeneration, batch: Sequence[Encoded], pixels: torch.Tensor,
+                      pad_id: int) -> torch.Tensor:
+    """Mean cross-entropy over the continuation tokens of the batch (the LM head only where needed)."""
+    import torch
+    import torch.nn.functional as F
+
+    ids, attention, predicts = batch_tensors(batch, pad_id)
+    index = torch.tensor([e.item for e in batch])
+    hidden = model.model(input_ids=ids, pixel_values=pixels[index], attention_mask=attention).last_hidden_state
+    targets = ids[:, 1:][predicts[:, :-1]]
+    logits = model.lm_head(hidden[predicts])
+    return F.cross_entropy(logits.float(), targets)
+
+
+def lr_factor(step: int, warmup: int, total: int) -> float:
+    """Linear warm-up to 1, then cosine decay to 0.1 at ``total``."""
+    if step < warmup:
+        return (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    return 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+# ---------------------------------------------------------------- the training run
+
+
+def load_items(n: int, *, seed: int, image_size: int, correlation: float | None) -> list[Any]:
+    """``n`` items of the synthetic generator's training mode."""
+    from mmspubench.dataset_builder import synth
+
+    return list(synth.generate_items(n, seed=seed, image_size=image_size, mode="train", correlation=correlation))
+
+
+def initial_adapter(items: Sequence[TrainItem], arch: Architecture, seed: int, folder: Path) -> TransformersVLM:
+    """The untrained model written to ``folder`` and loaded back through eval's ``load_model``.
+
+    Training then renders and tokenizes with this adapter, so that every sequence it learns from
+    is exactly what eval will give the shipped model.
+    """
+    from mmspubench.eval.loading import load_model
+
+    tokenizer = build_tokenizer(items, arch.vocab_size)
+    build_model(tokenizer, arch, seed).save_pretrained(folder)
+    build_processor(tokenizer, arch).save_pretrained(folder)
+    return load_model(folder, scorer="plain")
+
+
+def prepare(items: Sequence[TrainItem], adapter: TransformersVLM) -> tuple[list[Encoded], torch.Tensor]:
+    """Encoded examples of every item and the stacked pixel values (one row per item)."""
+    if not items:
+        raise MMSpuBenchError("training needs at least one item")
+    images = [item.image.convert("RGB") for item in items]
+    examples = [ex for i, item in enumerate(items) for ex in examples_for(i, item, adapter.render)]
+    pixels = adapter.processor.image_processor(images=images, return_tensors="pt")["pixel_values"]
+    return encode(examples, adapter, images), pixels
+
+
+def optimise(model: LlavaForConditionalGeneration, encoded: Sequence[Encoded], pixels: torch.Tensor,
+             config: TrainConfig, pad_id: int, log: Callable[[str], None]) -> list[float]:
+    """AdamW over shuffled epochs of the examples; the mean loss of each ``log_every`` window."""
+    import torch
+
+    torch.set_num_threads(config.threads)
+    order_rng = torch.Generator().manual_seed(config.seed)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay,
+                                  betas=(0.9, 0.98))
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: lr_factor(s, config.warmup, config.steps))
+    model.train()
+    queue: list[int] = []
+    window: list[float] = []
+    losses: list[float] = []
+    started = time.perf_counter()
+    for step in range(config.steps):
+        while len(queue) < config.batch_size:
+            queue += torch.randperm(len(encoded), generator=order_rng).tolist()
+        batch, queue = [encoded[i] for i in queue[: config.batch_size]], queue[config.batch_size :]
+        loss = continuation_loss(model, batch, pixels, pad_id)
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        schedule.step()
+        window.append(float(loss.detach()))
+        if (step + 1) % config.log_every == 0 or step + 1 == config.steps:
+            losses.append(sum(window) / len(window))
+            window = []
+            log(f"step {step + 1}/{config.steps} loss {losses[-1]:.4f} "
+                f"lr {schedule.get_last_lr()[0]:.2e} {time.perf_counter() - started:.0f}s")
+    model.eval()
+    return losses
+
+
+def train(config: TrainConfig, items: Sequence[TrainItem] | None = None,
+          log: Callable[[str], None] = print) -> TrainSummary:
+    """Build, train and save a tiny LLaVA to ``config.out`` (written beside it, then renamed)."""
+    out = Path(config.out)
+    if items is None:
+        items = load_items(config.n_items, seed=config.seed, image_size=config.arch.image_size,
+                           correlation=config.correlation)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        adapter = initial_adapter(items, config.arch, config.seed, tmp)
+        encoded, pixels = prepare(items, adapter)
+        model = adapter.model
+        n_params = sum(p.numel() for p in model.parameters())
+        log(f"{len(items)} items, {len(encoded)} examples, {n_params} parameters, "
+            f"longest sequence {max(len(e.ids) for e in encoded)} tokens")
+        started = time.perf_counter()
+        losses = optimise(model, encoded, pixels, config, adapter.pad_token_id, log)
+        summary = TrainSummary(asdict(config), len(encoded), n_params, tuple(losses),
+                               time.perf_counter() - started)
+        model.save_pretrained(tmp)
+        (tmp / "training.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return summary
+
+
+def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
+    """Command-line options -> ``TrainConfig``."""
+    defaults = TrainConfig(out="", correlation=None)
+    parser = argparse.ArgumentParser(
+        prog="python -m mmspubench.eval.train_tiny",
+        description="Train a tiny LLaVA on the synthetic training mode (CPU, seeded).",
+        epilog="example: python -m mmspubench.eval.train_tiny --out eval/assets/tiny-llava-biased --correlation 0.95",
+    )
+    parser.add_argument("--out", required=True, help="folder to write the model to")
+    parser.add_argument("--correlation", type=float, default=None,
+                        help="P(planted spurious value = the class's home value); omit for balanced data")
+    for name in ("n_items", "seed", "steps", "batch_size", "warmup", "threads", "log_every"):
+        parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name))
+    parser.add_argument("--lr", type=float, default=defaults.lr)
+    args = parser.parse_args(argv)
+    if args.correlation is not None and not 0.0 <= args.correlation <= 1.0:
+        parser.error(f"--correlation must be in [0, 1], got {args.correlation}")
+    return TrainConfig(out=args.out, correlation=args.correlation, n_items=args.n_items, seed=args.seed,
+                       steps=args.steps, batch_size=args.batch_size, lr=args.lr, warmup=args.warmup,
+                       threads=args.threads, log_every=args.log_every)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m mmspubench.eval.train_tiny``."""
+    config = parse_args(argv)
+    summary = train(config, log=lambda line: print(line, flush=True))
+    print(f"wrote {config.out} ({summary.seconds:.0f}s, final loss {summary.losses[-1]:.4f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

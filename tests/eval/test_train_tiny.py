@@ -1,0 +1,169 @@
+"""The tiny-model trainer: examples as eval renders them, the loss, a few real optimiser steps."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from mmspubench.eval import prompts, train_tiny  # noqa: E402
+from mmspubench.eval.protocol import ScoreRequest  # noqa: E402
+from mmspubench.eval.train_tiny import Architecture, TrainConfig  # noqa: E402
+from PIL import Image  # noqa: E402
+
+TINY = Architecture(image_size=32, patch_size=8, vision_hidden=32, vision_layers=1, text_hidden=32,
+                    text_layers=1, heads=2, vocab_size=400)
+NAMES = ("boat", "cactus", "snowman", "rocket")
+
+
+@dataclass(frozen=True)
+class FakeItem:
+    image: Image.Image
+    question: str
+    options: tuple[str, ...]
+    answer: str
+    class_name: str
+    core_attributes: tuple[str, ...]
+    spurious_attributes: tuple[str, ...]
+
+
+def fake_items(n: int, seed: int = 0) -> list[FakeItem]:
+    rng = random.Random(seed)
+    items = []
+    for _ in range(n):
+        c = rng.randrange(len(NAMES))
+        options = list(NAMES)
+        rng.shuffle(options)
+        items.append(FakeItem(
+            image=Image.new("RGB", (40, 40), (60 * c, 90, 200 - 40 * c)),
+            question="What is the object on the blue water, in the centre?",
+            options=tuple(options),
+            answer="ABCD"[options.index(NAMES[c])],
+            class_name=NAMES[c],
+            core_attributes=(f"{NAMES[c]} part one", "thin dark mast"),
+            spurious_attributes=("blue water background",),
+        ))
+    return items
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[FakeItem], object]:
+    items = fake_items(12)
+    folder = tmp_path_factory.mktemp("init")
+    return items, train_tiny.initial_adapter(items, TINY, seed=0, folder=folder)
+
+
+def test_examples_cover_both_answer_modes_and_every_condition(setup: tuple) -> None:
+    items, adapter = setup
+    item = items[0]
+    examples = train_tiny.examples_for(3, item, adapter.render)
+    kinds = [e.kind for e in examples]
+    assert kinds == ["mcq-generate", "mcq-logprob", "cgla-core", "cgla-core", "cgla-spurious"]
+    assert all(e.item == 3 for e in examples)
+    assert (examples[0].continuation, examples[0].end_of_turn) == (item.answer, True)
+    assert examples[0].context == adapter.render(prompts.mcq_prompt(item.question, item.options, "generate"))
+    assert examples[1].continuation == " " + item.answer
+    assert examples[1].context == adapter.render(prompts.mcq_prompt(item.question, item.options, "logprob"))
+    assert all(e.continuation == " " + item.class_name and not e.end_of_turn for e in examples[1:][1:])
+    assert examples[4].context == adapter.render(prompts.cgla_prompt("blue water background"))
+    assert examples[2].context == adapter.render(prompts.cgla_prompt(item.core_attributes[0]))
+
+
+def test_encode_puts_exactly_the_continuation_after_start(setup: tuple) -> None:
+    items, adapter = setup
+    tokenizer = adapter.processor.tokenizer
+    examples = train_tiny.examples_for(0, items[0], adapter.render)
+    encoded = train_tiny.encode(examples, adapter, [it.image for it in items])
+    for ex, enc in zip(examples, encoded, strict=True):
+        tail = train_tiny.END_OF_TURN if ex.end_of_turn else ""
+        assert tokenizer.decode(list(enc.ids[enc.start :])) == ex.continuation + tail
+        request = ScoreRequest(items[0].image, ex.context, ex.continuation)
+        assert list(enc.ids[: enc.start]) == adapter.encode(request).inputs["input_ids"][0, : enc.start].tolist()
+        n_image = sum(1 for t in enc.ids if t == adapter.processor.image_token_id)
+        assert n_image == (TINY.image_size // TINY.patch_size) ** 2
+
+
+def test_continuation_loss_equals_plain_full_forward(setup: tuple) -> None:
+    items, adapter = setup
+    encoded, pixels = train_tiny.prepare(items[:3], adapter)
+    batch = encoded[:7]
+    with torch.no_grad():
+        got = float(train_tiny.continuation_loss(adapter.model, batch, pixels, adapter.pad_token_id))
+    # Plain computation: one unpadded forward per example, full LM head, log-softmax, sum over
+    # the continuation tokens, then the mean over all continuation tokens of the batch.
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for e in batch:
+            ids = torch.tensor([e.ids])
+            logits = adapter.model(input_ids=ids, pixel_values=pixels[e.item : e.item + 1]).logits[0]
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            for pos in range(e.start, len(e.ids)):
+                total -= float(logp[pos - 1, e.ids[pos]])
+                count += 1
+    assert got == pytest.approx(total / count, abs=1e-5)
+
+
+def test_trained_scores_match_eval_scorer_on_the_same_tokens(setup: tuple) -> None:
+    # The sequences training learns from are the ones eval scores: the adapter's CGL of a
+    # continuation equals minus the summed loss that training computes for it.
+    items, adapter = setup
+    examples = [e for e in train_tiny.examples_for(0, items[0], adapter.render) if not e.end_of_turn]
+    encoded, pixels = train_tiny.prepare(items[:1], adapter)
+    encoded = [e for e in encoded if e.ids[-1] != adapter.processor.tokenizer.convert_tokens_to_ids("<|im_end|>")]
+    scores = adapter.score([ScoreRequest(items[0].image, e.context, e.continuation) for e in examples])
+    for enc, cgl in zip(encoded, scores, strict=True):
+        with torch.no_grad():
+            mean = float(train_tiny.continuation_loss(adapter.model, [enc], pixels, adapter.pad_token_id))
+        assert -mean * (len(enc.ids) - enc.start) == pytest.approx(cgl, abs=1e-4)
+
+
+def test_lr_schedule_warms_up_then_decays_to_a_tenth() -> None:
+    assert train_tiny.lr_factor(0, 10, 100) == pytest.approx(0.1)
+    assert train_tiny.lr_factor(9, 10, 100) == pytest.approx(1.0)
+    assert train_tiny.lr_factor(10, 10, 100) == pytest.approx(1.0)
+    assert train_tiny.lr_factor(55, 10, 100) == pytest.approx(0.55)
+    assert train_tiny.lr_factor(100, 10, 100) == pytest.approx(0.1)
+
+
+def test_a_few_steps_lower_the_loss_save_and_reload(tmp_path: Path) -> None:
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    items = fake_items(16)
+    config = TrainConfig(out=str(tmp_path / "model"), correlation=0.95, steps=12, batch_size=8, lr=1e-2,
+                         warmup=2, threads=1, log_every=4, arch=TINY)
+    summary = train_tiny.train(config, items, log=lambda _: None)
+    assert len(summary.losses) == 3
+    assert summary.losses[-1] < summary.losses[0]
+    folder = tmp_path / "model"
+    assert json.loads((folder / "training.json").read_text())["config"]["steps"] == 12
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    model = AutoModelForImageTextToText.from_pretrained(folder)
+    processor = AutoProcessor.from_pretrained(folder)
+    batch = processor(images=[items[0].image], text=["<image> What is it?"], return_tensors="pt")
+    assert torch.isfinite(model(**batch).logits).all()
+
+
+def test_same_seed_gives_the_same_weights(tmp_path: Path) -> None:
+    items = fake_items(8)
+    weights = []
+    for name in ("a", "b"):
+        config = TrainConfig(out=str(tmp_path / name), correlation=None, steps=3, batch_size=4, warmup=1,
+                             threads=1, log_every=3, arch=TINY)
+        train_tiny.train(config, items, log=lambda _: None)
+        from safetensors.torch import load_file
+
+        weights.append(load_file(str(tmp_path / name / "model.safetensors")))
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_parse_args_rejects_a_correlation_outside_zero_one() -> None:
+    with pytest.raises(SystemExit):
+        train_tiny.parse_args(["--out", "x", "--correlation", "1.5"])
+    config = train_tiny.parse_args(["--out", "x", "--correlation", "0.95", "--steps", "7"])
+    assert (config.correlation, config.steps, config.out) == (0.95, 7, "x")
