@@ -1,0 +1,265 @@
+"""The run folder: ``run.json`` (manifest), ``samples.jsonl`` (per item) and ``results.json``.
+
+- ``run.json`` is written before the first sample: the model, dataset and result-relevant options.
+  A rerun into the same folder resumes only when they match, so a folder never mixes two runs.
+- ``samples.jsonl`` gets one line per finished item, flushed and fsynced, so a killed run loses at
+  most the item in flight. A trailing line without its newline (the run was killed while writing
+  it) is dropped when the folder is reopened.
+- ``results.json`` is computed from the samples by ``recompute`` and written atomically at the end;
+  ``submit`` and the Space recompute the same figures from ``samples.jsonl`` with the same function.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import IO, Any
+
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.eval import metrics
+from mmspubench.eval.records import RunConfig, SampleResult
+
+SCHEMA_VERSION = 1
+"""Version of the results.json / samples.jsonl layout."""
+BENCHMARK = "MM-SpuBench"
+MANIFEST_NAME = "run.json"
+SAMPLES_NAME = "samples.jsonl"
+RESULTS_NAME = "results.json"
+
+
+def package_version() -> str:
+    """Installed version of the distribution."""
+    try:
+        return version("mm-spubench")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write JSON to a temporary file beside ``path``, fsync, then rename over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(obj, handle, indent=2, ensure_ascii=False, allow_nan=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def sample_line(sample: SampleResult) -> bytes:
+    """One ``samples.jsonl`` line, newline included."""
+    return (json.dumps(sample.to_json(), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def read_samples(path: Path) -> tuple[list[SampleResult], int]:
+    """Samples of a file and the byte length of its complete lines (a partial last line is ignored)."""
+    if not path.exists():
+        return [], 0
+    data = path.read_bytes()
+    complete = data.rfind(b"\n") + 1
+    samples = []
+    for number, line in enumerate(data[:complete].splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            samples.append(SampleResult.from_json(json.loads(line)))
+        except (ValueError, KeyError, TypeError) as err:
+            raise MMSpuBenchError(f"{path}: line {number}: not a sample record ({err})") from err
+    return samples, complete
+
+
+class SampleWriter:
+    """Appends samples to a JSONL file, one flushed and fsynced line each."""
+
+    def __init__(self, path: Path) -> None:
+        _, complete = read_samples(path)
+        if path.exists() and path.stat().st_size != complete:
+            # Drop the partial line of a killed run before appending after it.
+            with path.open("r+b") as handle:
+                handle.truncate(complete)
+        self._handle: IO[bytes] = path.open("ab")
+
+    def write(self, sample: SampleResult) -> None:
+        """Append one sample and make it durable."""
+        self._handle.write(sample_line(sample))
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        """Close the file."""
+        self._handle.close()
+
+    def __enter__(self) -> SampleWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_samples_atomic(path: Path, samples: Iterable[SampleResult]) -> None:
+    """Rewrite a samples file in one rename (used to put the final file in dataset order)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for sample in samples:
+                handle.write(sample_line(sample))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _differences(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str) -> list[str]:
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            out.append(f"{prefix}{key}: {old.get(key)!r} -> {new.get(key)!r}")
+    return out
+
+
+def check_manifest(out_dir: Path, section: str, value: Mapping[str, Any]) -> None:
+    """Refuse to resume into ``out_dir`` when its manifest's ``section`` differs from ``value``."""
+    path = out_dir / MANIFEST_NAME
+    if not path.exists():
+        if (out_dir / SAMPLES_NAME).exists() or (out_dir / RESULTS_NAME).exists():
+            raise MMSpuBenchError(f"{out_dir}: holds results but no {MANIFEST_NAME}; use another --out folder")
+        return
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        old = manifest[section]
+    except (ValueError, KeyError) as err:
+        raise MMSpuBenchError(f"{path}: not a run manifest ({err}); use another --out folder") from err
+    diffs = _differences(old, value, f"{section}.")
+    if diffs:
+        raise MMSpuBenchError(
+            f"{out_dir}: holds a different run, refusing to resume into it ({'; '.join(diffs[:3])}); "
+            "use another --out folder"
+        )
+
+
+def write_manifest(out_dir: Path, manifest: Mapping[str, Any]) -> None:
+    """Write ``run.json`` unless it exists (it was checked by ``check_manifest`` then)."""
+    path = out_dir / MANIFEST_NAME
+    if not path.exists():
+        write_json_atomic(path, {"schema_version": SCHEMA_VERSION, **manifest})
+
+
+def _ordered(samples: Sequence[SampleResult], ids: Sequence[str] | None) -> list[SampleResult]:
+    by_id: dict[str, SampleResult] = {}
+    for sample in samples:
+        if sample.id in by_id and by_id[sample.id] != sample:
+            raise MMSpuBenchError(f"samples: record {sample.id!r} appears twice with different contents")
+        by_id[sample.id] = sample
+    if ids is None:
+        return [by_id[i] for i in sorted(by_id)]
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise MMSpuBenchError(f"samples: {len(missing)} item(s) not evaluated, e.g. {missing[:3]}")
+    return [by_id[i] for i in ids]
+
+
+def _check_cgla(sample: SampleResult, reduction: str) -> float:
+    core = [c.cgl for c in sample.conditions if c.kind == "core"]
+    spurious = [c.cgl for c in sample.conditions if c.kind == "spurious"]
+    value = metrics.cgla_min(core, spurious, reduction)
+    if sample.cgla_min != value or sample.cgla_acc != metrics.cgla_acc(value):
+        raise MMSpuBenchError(
+            f"samples: record {sample.id!r}: field 'cgla_min': {sample.cgla_min!r} does not follow from its "
+            f"conditions under core reduction {reduction!r} (expected {value!r})"
+        )
+    return value
+
+
+def recompute(
+    samples: Sequence[SampleResult], config: RunConfig, ids: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """results.json's ``accuracy`` and ``cgla`` sections from per-item records (``None`` if not run).
+
+    ``ids`` selects and orders the items (default: every sample, by id); the figures do not depend
+    on the order in which items finished.
+    """
+    ordered = _ordered(samples, ids)
+    accuracy = cgla = None
+    if "accuracy" in config.metrics:
+        for sample in ordered:
+            if sample.correct is None:
+                raise MMSpuBenchError(f"samples: record {sample.id!r}: field 'correct' missing in an accuracy run")
+        scored = [metrics.Scored(s.types, 1.0 if s.correct else 0.0) for s in ordered]
+        unparsed = sum(1 for s in ordered if s.unparsed)
+        accuracy = metrics.accuracy_summary(scored, unparsed, config.seed)
+    if "cgla" in config.metrics:
+        values = [metrics.Scored(s.types, _check_cgla(s, config.core_reduction)) for s in ordered]
+        cgla = metrics.cgla_summary(values, config.core_reduction, config.seed)
+    return {"accuracy": accuracy, "cgla": cgla}
+
+
+def build_results(
+    config: RunConfig,
+    model: Mapping[str, Any],
+    dataset: Mapping[str, Any],
+    samples: Sequence[SampleResult],
+    ids: Sequence[str],
+    timing: Mapping[str, float],
+) -> dict[str, Any]:
+    """The full results.json object (DESIGN.md, "Result files")."""
+    aggregates = recompute(samples, config, ids)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": BENCHMARK,
+        "dataset": {**dataset, "split": config.split, "n": len(ids)},
+        "model": dict(model),
+        "config": config.to_json(),
+        "accuracy": aggregates["accuracy"],
+        "cgla": aggregates["cgla"],
+        "timing": dict(timing),
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "package_version": package_version(),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """A finished run folder as read back by ``report``, ``submit`` and the Space."""
+
+    results: dict[str, Any]
+    """Parsed results.json."""
+    samples: tuple[SampleResult, ...]
+    """Parsed samples.jsonl, in file order."""
+    config: RunConfig
+    """The run's options (results.json ``config``)."""
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """Parse a results.json, with a one-line error when it is not one."""
+    try:
+        results = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise MMSpuBenchError(f"{path}: cannot read results ({err})") from err
+    if not isinstance(results, dict) or results.get("benchmark") != BENCHMARK:
+        raise MMSpuBenchError(f"{path}: not an {BENCHMARK} results.json (field 'benchmark')")
+    return results
+
+
+def read_run(run_dir: str | Path) -> RunRecord:
+    """Read a finished run folder: results.json and samples.jsonl."""
+    folder = Path(run_dir)
+    results = read_results(folder / RESULTS_NAME)
+    samples, _ = read_samples(folder / SAMPLES_NAME)
+    try:
+        config = RunConfig.from_json(results["config"])
+    except (KeyError, ValueError, TypeError) as err:
+        raise MMSpuBenchError(f"{folder / RESULTS_NAME}: field 'config' is malformed ({err})") from err
+    return RunRecord(results=results, samples=tuple(samples), config=config)

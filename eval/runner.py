@@ -1,0 +1,242 @@
+"""Scoring of items (accuracy and CGLA) and the resumable run loop.
+
+The runner talks to the model only through ``VisionLanguageModel``. Per item:
+
+- accuracy, ``generate`` mode: one greedy answer (batched over up to ``batch_size`` items) read by
+  ``parse_answer``; ``logprob`` mode: the four option letters scored in one ``score`` call, argmax.
+- CGLA: one ``ScoreRequest`` per core and spurious attribute, all in ONE ``score`` call, so that a
+  prefix-sharing scorer encodes the image and the shared prompt prefix once per item.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS
+from mmspubench.eval import data, distributed, metrics, prompts, results
+from mmspubench.eval.parse import parse_answer
+from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
+from mmspubench.eval.records import Condition, Item, RunConfig, SampleResult
+
+if TYPE_CHECKING:
+    import datasets
+
+
+@dataclass(slots=True)
+class Clock:
+    """Seconds spent in model calls, accumulated over a run (mutable on purpose: a running total)."""
+
+    accuracy_seconds: float = 0.0
+    """Time in the accuracy calls (generate, or scoring the option letters)."""
+    cgla_seconds: float = 0.0
+    """Time in the CGLA ``score`` calls alone."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    prediction: str | None
+    raw_output: str | None
+    option_scores: tuple[float, ...] | None
+
+
+def _finite(scores: Sequence[float], what: str, item_id: str) -> list[float]:
+    values = [float(s) for s in scores]
+    if not all(math.isfinite(v) for v in values):
+        raise MMSpuBenchError(f"item {item_id!r}: the model returned a non-finite {what} score {values}")
+    return values
+
+
+def _score(model: VisionLanguageModel, requests: Sequence[ScoreRequest]) -> list[float]:
+    scores = list(model.score(requests))
+    if len(scores) != len(requests):
+        raise MMSpuBenchError(f"the model returned {len(scores)} scores for {len(requests)} requests")
+    return scores
+
+
+def _answers_generate(model: VisionLanguageModel, items: Sequence[Item], config: RunConfig) -> list[_Answer]:
+    contexts = [model.render(prompts.mcq_prompt(i.question, i.options, "generate")) for i in items]
+    outputs = model.generate([i.image for i in items], contexts, config.max_new_tokens)
+    if len(outputs) != len(items):
+        raise MMSpuBenchError(f"the model returned {len(outputs)} answers for {len(items)} prompts")
+    return [_Answer(parse_answer(out, i.options), out, None) for i, out in zip(items, outputs, strict=True)]
+
+
+def _answer_logprob(model: VisionLanguageModel, item: Item) -> _Answer:
+    context = model.render(prompts.mcq_prompt(item.question, item.options, "logprob"))
+    requests = [ScoreRequest(item.image, context, c) for c in prompts.letter_continuations()]
+    scores = _finite(_score(model, requests), "option", item.id)
+    # max() keeps the first of tied letters: deterministic, documented in the README.
+    best = max(range(len(scores)), key=lambda k: scores[k])
+    return _Answer(ANSWER_LETTERS[best], None, tuple(scores))
+
+
+def _conditions(model: VisionLanguageModel, item: Item) -> tuple[Condition, ...]:
+    continuation = prompts.cgla_continuation(item.class_name)
+    plan = [(a, "core") for a in item.core_attributes] + [(a, "spurious") for a in item.spurious_attributes]
+    contexts = [model.render(prompts.cgla_prompt(attribute)) for attribute, _ in plan]
+    requests = [ScoreRequest(item.image, ctx, continuation) for ctx in contexts]
+    scores = _finite(_score(model, requests), "CGL", item.id)
+    return tuple(
+        Condition(attribute, kind, ctx, continuation, cgl)
+        for (attribute, kind), ctx, cgl in zip(plan, contexts, scores, strict=True)
+    )
+
+
+def _result(item: Item, answer: _Answer | None, conditions: tuple[Condition, ...] | None,
+            config: RunConfig) -> SampleResult:
+    cgla_min = cgla_acc = None
+    if conditions is not None:
+        core = [c.cgl for c in conditions if c.kind == "core"]
+        spurious = [c.cgl for c in conditions if c.kind == "spurious"]
+        cgla_min = metrics.cgla_min(core, spurious, config.core_reduction)
+        cgla_acc = metrics.cgla_acc(cgla_min)
+    return SampleResult(
+        id=item.id,
+        types=item.types,
+        answer=item.answer,
+        prediction=None if answer is None else answer.prediction,
+        correct=None if answer is None else answer.prediction == item.answer,
+        raw_output=None if answer is None else answer.raw_output,
+        option_scores=None if answer is None else answer.option_scores,
+        class_name=item.class_name,
+        conditions=conditions or (),
+        cgla_min=cgla_min,
+        cgla_acc=cgla_acc,
+    )
+
+
+def evaluate_items(
+    model: VisionLanguageModel, items: Sequence[Item], config: RunConfig, clock: Clock | None = None
+) -> list[SampleResult]:
+    """Score a small batch of items (generation is batched over them); results in input order."""
+    clock = clock if clock is not None else Clock()
+    answers: list[_Answer | None] = [None] * len(items)
+    if "accuracy" in config.metrics:
+        start = time.perf_counter()
+        if config.answer_mode == "generate":
+            answers = list(_answers_generate(model, items, config))
+        else:
+            answers = [_answer_logprob(model, item) for item in items]
+        clock.accuracy_seconds += time.perf_counter() - start
+    out = []
+    for item, answer in zip(items, answers, strict=True):
+        conditions = None
+        if "cgla" in config.metrics:
+            start = time.perf_counter()
+            conditions = _conditions(model, item)
+            clock.cgla_seconds += time.perf_counter() - start
+        out.append(_result(item, answer, conditions, config))
+    return out
+
+
+def evaluate_item(model: VisionLanguageModel, item: Item, config: RunConfig) -> SampleResult:
+    """Score one item (the Space's live evaluation uses this)."""
+    return evaluate_items(model, [item], config)[0]
+
+
+def _chunks(items: Iterator[Item], size: int) -> Iterator[list[Item]]:
+    chunk: list[Item] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    """What one process of a run does."""
+
+    out_dir: Path
+    """The run folder."""
+    ids: tuple[str, ...]
+    """Every item id of the run, in dataset order."""
+    todo: tuple[str, ...]
+    """Ids this process evaluates (not yet finished, this process's shard)."""
+    shard: distributed.Shard = field(default_factory=distributed.Shard)
+    """This process's place among the run's processes."""
+
+
+def plan_run(out_dir: Path, ids: Sequence[str], shard: distributed.Shard) -> RunPlan:
+    """Finished ids come from every samples file of the folder; the rest is split across processes."""
+    done = {s.id for s in distributed.all_samples(out_dir)}
+    remaining = [i for i in ids if i not in done]
+    return RunPlan(out_dir, tuple(ids), tuple(remaining[shard.rank :: shard.world]), shard)
+
+
+def _model_identity(model: VisionLanguageModel) -> dict[str, Any]:
+    info = model.info
+    return {"id": info.id, "path": info.path, "revision": info.revision, "dtype": info.dtype,
+            "adapter": info.adapter}
+
+
+def _progress(total: int, initial: int, shard: distributed.Shard, enabled: bool) -> Any:
+    from tqdm.auto import tqdm
+
+    desc = "eval" if shard.world == 1 else f"eval [{shard.rank}/{shard.world}]"
+    return tqdm(total=total, initial=initial, desc=desc, unit="item", disable=not enabled,
+                position=shard.rank, dynamic_ncols=True)
+
+
+def run_eval(
+    load: Callable[[], VisionLanguageModel],
+    dataset: datasets.Dataset,
+    dataset_info: dict[str, Any],
+    config: RunConfig,
+    out_dir: Path,
+    *,
+    shard: distributed.Shard | None = None,
+    progress: bool = True,
+) -> dict[str, Any] | None:
+    """Evaluate (or resume) a run into ``out_dir``; returns results.json's object on the main process.
+
+    ``load`` builds the model, so that loading is timed and happens only after the folder was
+    checked. With several processes (``shard.world > 1``) each writes its own shard file and the
+    main process merges them; the other processes return ``None``.
+    """
+    shard = shard if shard is not None else distributed.Shard()
+    start = time.perf_counter()
+    data.check_columns(dataset, config.dataset)
+    ids = data.item_ids(dataset, config.limit)
+    if not ids:
+        raise MMSpuBenchError(f"{config.dataset}: split {config.split!r} has no items")
+    results.check_manifest(out_dir, "config", config.identity())
+    results.check_manifest(out_dir, "dataset", dataset_info)
+    model = load()
+    load_seconds = time.perf_counter() - start
+    model_identity = _model_identity(model)
+    results.check_manifest(out_dir, "model", model_identity)
+    if shard.is_main:
+        results.write_manifest(out_dir, {"config": config.identity(), "dataset": dataset_info,
+                                         "model": model_identity})
+    plan = plan_run(out_dir, ids, shard)
+    distributed.barrier(shard)  # every process has planned before anyone appends a sample
+    clock = Clock()
+    bar = _progress(len(plan.todo), 0, shard, progress)
+    with results.SampleWriter(distributed.samples_path(out_dir, shard)) as writer:
+        for chunk in _chunks(data.iter_items(dataset, plan.todo, config.dataset), config.batch_size):
+            for sample in evaluate_items(model, chunk, config, clock):
+                writer.write(sample)
+            bar.update(len(chunk))
+    bar.close()
+    timing = {"load_seconds": load_seconds, "accuracy_seconds": clock.accuracy_seconds,
+              "cgla_seconds": clock.cgla_seconds, "items_scored": len(plan.todo)}
+    distributed.write_timing(out_dir, shard, timing)
+    distributed.barrier(shard)  # every shard is complete on disk
+    if not shard.is_main:
+        return None
+    merged = distributed.merge(out_dir, ids)
+    total = distributed.merged_timing(out_dir, shard.world)
+    total["total_seconds"] = time.perf_counter() - start
+    out = results.build_results(config, model_identity, dataset_info, merged, ids, total)
+    results.write_json_atomic(out_dir / results.RESULTS_NAME, out)
+    distributed.cleanup(out_dir)
+    return out
