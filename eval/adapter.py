@@ -1,0 +1,161 @@
+"""The one generic adapter: any chat-template model ``AutoModelForImageTextToText`` loads.
+
+Build it with :func:`mmspubench.eval.loading.load_model`. It implements the
+:class:`~mmspubench.eval.protocol.VisionLanguageModel` Protocol:
+
+- ``render`` applies the model's chat template to [system (if non-empty), user: [image, text]]
+  with the generation prompt, then appends the assistant prefix;
+- ``generate`` answers greedily, in batches, and returns only the new text;
+- ``score`` returns the sum of float32 log-probabilities of each continuation's tokens, with the
+  fast scorer (``mmspubench.eval.fast_scoring.score_fast``) when ``scorer == "fast"`` and that
+  module is installed, else with the plain scorer (:func:`mmspubench.eval.scoring.score_plain`).
+
+For the fast scorer, the adapter exposes the pieces a scorer needs (all public, all stable):
+``model``, ``processor``, ``hooks`` (family hooks, e.g. ``hooks.position_ids(model, inputs)``),
+``batch_size``, ``pad_token_id``, ``accepts_logits_to_keep``, :meth:`encode` (one request ->
+:class:`~mmspubench.eval.scoring.EncodedRequest`) and :meth:`add_special_tokens_for`.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mmspubench.eval.hooks import FamilyHooks
+from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
+from mmspubench.eval.scoring import EncodedRequest, encode_request, score_plain
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+SCORERS = ("plain", "fast")
+"""Names accepted for ``scorer``."""
+
+
+class TransformersVLM:
+    """A transformers image-text-to-text model with its processor and family hooks."""
+
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        *,
+        hooks: FamilyHooks,
+        info: ModelInfo,
+        batch_size: int = 8,
+        scorer: str = "fast",
+    ) -> None:
+        if scorer not in SCORERS:
+            raise ValueError(f"scorer must be one of {SCORERS}, got {scorer!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.model = model
+        """The ``PreTrainedModel`` in eval mode, on its device and dtype."""
+        self.processor = processor
+        """The processor (tokenizer + image processor + chat template)."""
+        self.hooks = hooks
+        """Family hooks (processor loading, position ids, user-turn layout)."""
+        self.batch_size = batch_size
+        """Most sequences per forward pass (scoring) or per ``generate`` call."""
+        self.scorer = scorer
+        """``"fast"`` (prefix-cached scorer when available) or ``"plain"`` (full forward passes)."""
+        tokenizer = processor.tokenizer
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        self.pad_token_id: int = int(pad if pad is not None else 0)
+        """Token id used to pad ``input_ids`` (the value never matters: padded positions are masked)."""
+        self.accepts_logits_to_keep: bool = "logits_to_keep" in inspect.signature(model.forward).parameters
+        """Whether ``model.forward`` can compute logits for selected positions only."""
+        self._info = info
+
+    @property
+    def info(self) -> ModelInfo:
+        """Identity of the model for the result files."""
+        return self._info
+
+    def render(self, prompt: ChatPrompt) -> str:
+        """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix.
+
+        If a template ignores the image entry, the processor's image placeholder is put at the start
+        of the user text instead, so the image always reaches the model.
+        """
+        text = self._apply_template(prompt, self.hooks.user_content(prompt.user_text))
+        image_token = getattr(self.processor, "image_token", None)
+        if image_token and image_token not in text:
+            text = self._apply_template(
+                prompt, [{"type": "text", "text": f"{image_token}\n{prompt.user_text}"}]
+            )
+        return text + prompt.assistant_prefix
+
+    def _apply_template(self, prompt: ChatPrompt, user: list[dict[str, str]]) -> str:
+        messages: list[dict[str, Any]] = []
+        if prompt.system:
+            messages.append({"role": "system", "content": [{"type": "text", "text": prompt.system}]})
+        messages.append({"role": "user", "content": user})
+        return str(self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
+
+    def add_special_tokens_for(self, text: str) -> bool:
+        """Whether the tokenizer should add its special tokens (BOS) to ``text``: not when the chat
+        template already wrote the BOS at the start, so it is never doubled."""
+        bos = self.processor.tokenizer.bos_token
+        return not (bos and text.startswith(bos))
+
+    def encode(self, request: ScoreRequest) -> EncodedRequest:
+        """Processor outputs for context + continuation and the context's token count (checked prefix).
+
+        This is the one tokenization every scorer uses; see :func:`mmspubench.eval.scoring.encode_request`.
+        """
+        return encode_request(
+            self.processor, request, add_special_tokens=self.add_special_tokens_for(request.context)
+        )
+
+    def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
+        """Greedy answers, ``batch_size`` prompts per call (left-padded), without the prompt text."""
+        import torch
+        from mmspubench.eval.scoring import to_model
+
+        if len(images) != len(contexts):
+            raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
+        config = copy.deepcopy(self.model.generation_config)
+        config.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
+        config.max_new_tokens = max_new_tokens
+        config.pad_token_id = self.pad_token_id
+        answers: list[str] = []
+        for first in range(0, len(contexts), self.batch_size):
+            texts = list(contexts[first : first + self.batch_size])
+            inputs = self.processor(
+                images=list(images[first : first + self.batch_size]),
+                text=texts,
+                return_tensors="pt",
+                padding=True,
+                padding_side="left",
+                add_special_tokens=self.add_special_tokens_for(texts[0]),
+            )
+            with torch.inference_mode():
+                out = self.model.generate(**to_model(inputs, self.model), generation_config=config)
+            new = out[:, inputs["input_ids"].shape[1] :]
+            answers.extend(self.processor.batch_decode(new, skip_special_tokens=True))
+        return answers
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
+        """Sum of float32 log-probabilities of each continuation's tokens given image and context."""
+        if not requests:
+            return []
+        if self.scorer == "fast":
+            fast = _fast_scorer()
+            if fast is not None:
+                return list(fast(self, requests))
+        return score_plain(self, requests)
+
+
+def _fast_scorer() -> Any:
+    """``mmspubench.eval.fast_scoring.score_fast`` if that module exists, else ``None``."""
+    try:
+        module = importlib.import_module("mmspubench.eval.fast_scoring")
+    except ModuleNotFoundError as err:
+        if err.name != "mmspubench.eval.fast_scoring":
+            raise
+        return None
+    return module.score_fast

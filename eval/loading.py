@@ -1,0 +1,160 @@
+"""Load a vision-language model (Hub id or local folder) into the generic adapter.
+
+Every failure the user can cause (a model that cannot be found, offline or not; a model without
+image input or without a chat template; a bad device or dtype) is one :class:`MMSpuBenchError`
+naming the model and what was expected. Remote code runs only with ``trust_remote_code=True``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.eval.adapter import SCORERS, TransformersVLM
+from mmspubench.eval.hooks import FamilyHooks, hooks_for
+from mmspubench.eval.protocol import ModelInfo
+
+DTYPES = ("float32", "bfloat16", "float16")
+"""Accepted ``dtype`` names."""
+
+# Files a model folder needs; weights only as safetensors (pickled .bin weights are not loaded).
+_HUB_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "*.model", "*.tiktoken", "*.txt"]
+
+
+def _looks_like_path(model: str) -> bool:
+    return model.startswith((".", "/", "~")) or os.sep in model.replace("/", "", 1) or model.count("/") > 1
+
+
+def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[Path, str | None]:
+    """Local folder of ``model`` and its Hub commit (``None`` for a local folder).
+
+    A Hub id is fetched with ``huggingface_hub`` (or read from its cache when offline).
+    """
+    path = Path(model).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise MMSpuBenchError(
+                f"model folder {str(path)!r}: has no config.json; expected a saved transformers model"
+            )
+        return path.resolve(), None
+    if isinstance(model, Path) or _looks_like_path(model):
+        raise MMSpuBenchError(
+            f"model {str(model)!r}: no such folder; expected a local model folder or a Hub id"
+        )
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError
+
+    patterns = [*_HUB_PATTERNS, "*.py"] if trust_remote_code else _HUB_PATTERNS
+    try:
+        folder = Path(snapshot_download(model, allow_patterns=patterns))
+    except HFValidationError as err:
+        raise MMSpuBenchError(f"model {model!r}: not a valid Hub id or existing folder ({err})") from None
+    except Exception as err:  # every hub failure (offline, not found, gated, network) means: not available
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+        why = (
+            "the Hub is offline (HF_HUB_OFFLINE) and it is not in the local cache"
+            if offline
+            else type(err).__name__
+        )
+        raise MMSpuBenchError(
+            f"model {model!r}: not found: no such local folder, and as a Hub id it could not be fetched "
+            f"({why}); expected a local model folder or a Hub id of an image-text-to-text model"
+        ) from None
+    return folder, folder.name if folder.parent.name == "snapshots" else None
+
+
+def _check_image_model(name: str, config: Any, trust_remote_code: bool) -> None:
+    from transformers import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING
+
+    remote = trust_remote_code and "AutoModelForImageTextToText" in (getattr(config, "auto_map", None) or {})
+    if type(config) not in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING and not remote:
+        raise MMSpuBenchError(
+            f"model {name!r}: model type {config.model_type!r} takes no image input "
+            "(AutoModelForImageTextToText does not support it); expected a vision-language model"
+        )
+
+
+def _load_processor(name: str, folder: Path, hooks: FamilyHooks, trust_remote_code: bool) -> Any:
+    try:
+        processor = hooks.load_processor(folder, trust_remote_code)
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        raise MMSpuBenchError(f"model {name!r}: its processor could not be loaded ({err})") from None
+    if getattr(processor, "image_processor", None) is None or getattr(processor, "tokenizer", None) is None:
+        raise MMSpuBenchError(
+            f"model {name!r}: its processor ({type(processor).__name__}) has no image processor or no "
+            "tokenizer; expected a vision-language processor"
+        )
+    if not getattr(processor, "chat_template", None):
+        raise MMSpuBenchError(
+            f"model {name!r}: has no chat template (none in the processor or tokenizer files); expected "
+            "an instruction-tuned model with a chat template"
+        )
+    return processor
+
+
+def _torch_device_and_dtype(device: str, dtype: str) -> tuple[Any, Any]:
+    import torch
+
+    if dtype not in DTYPES:
+        raise MMSpuBenchError(f"--dtype {dtype!r}: unknown; expected one of {', '.join(DTYPES)}")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise MMSpuBenchError(
+            f"--device {device!r}: not a torch device; expected e.g. cpu, cuda, cuda:1, mps"
+        ) from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise MMSpuBenchError(f"--device {device!r}: CUDA is not available on this machine; expected cpu")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise MMSpuBenchError(f"--device {device!r}: MPS is not available on this machine; expected cpu")
+    return dev, getattr(torch, dtype)
+
+
+def load_model(
+    model: str | Path,
+    *,
+    device: str = "cpu",
+    dtype: str = "float32",
+    batch_size: int = 8,
+    scorer: str = "fast",
+    trust_remote_code: bool = False,
+) -> TransformersVLM:
+    """Load ``model`` (Hub id or local folder) into the generic adapter, in eval mode.
+
+    Raises :class:`MMSpuBenchError` for an unknown id or folder, a model without image input or
+    chat template, or a bad ``device``/``dtype``/``batch_size``/``scorer``.
+    """
+    from transformers import AutoConfig, AutoModelForImageTextToText
+
+    if scorer not in SCORERS:
+        raise MMSpuBenchError(f"--scorer {scorer!r}: unknown; expected one of {', '.join(SCORERS)}")
+    if batch_size < 1:
+        raise MMSpuBenchError(f"--batch-size {batch_size}: expected a positive integer")
+    torch_device, torch_dtype = _torch_device_and_dtype(device, dtype)
+    name = str(model)
+    folder, revision = resolve_model(model, trust_remote_code)
+    try:
+        config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError, KeyError) as err:
+        hint = "" if trust_remote_code else " (if it needs its own code, pass --trust-remote-code)"
+        raise MMSpuBenchError(f"model {name!r}: its config could not be read{hint}: {err}") from None
+    _check_image_model(name, config, trust_remote_code)
+    hooks = hooks_for(config.model_type)
+    processor = _load_processor(name, folder, hooks, trust_remote_code)
+    try:
+        net = AutoModelForImageTextToText.from_pretrained(
+            folder, dtype=torch_dtype, trust_remote_code=trust_remote_code
+        )
+    except (OSError, ValueError) as err:
+        raise MMSpuBenchError(f"model {name!r}: its weights could not be loaded ({err})") from None
+    net = net.to(torch_device).eval()
+    info = ModelInfo(
+        id=name,
+        path=str(folder),
+        revision=revision,
+        dtype=dtype,
+        adapter=f"hf-image-text-to-text/{hooks.name}",
+    )
+    return TransformersVLM(net, processor, hooks=hooks, info=info, batch_size=batch_size, scorer=scorer)
