@@ -187,9 +187,11 @@ def _co_house(p: Pen) -> None:
 
 
 def _co_cloud(p: Pen) -> None:
-    for cx, cy, r in ((0.32, 0.55, 0.18), (0.5, 0.45, 0.22), (0.7, 0.56, 0.17)):
-        p.ellipse(cx, cy, r, r * 0.85, (252, 252, 252), outline=False)
-    p.rect(0.2, 0.55, 0.82, 0.7, (252, 252, 252), outline=False)
+    # A grey rim drawn first (slightly larger puffs) keeps the white cloud visible on pale scenes.
+    for grow, colour in ((0.03, (140, 150, 170)), (0.0, (252, 252, 252))):
+        for cx, cy, r in ((0.32, 0.55, 0.18), (0.5, 0.45, 0.22), (0.7, 0.56, 0.17)):
+            p.ellipse(cx, cy, r + grow, r * 0.85 + grow, colour, outline=False)
+        p.rect(0.2 - grow, 0.55, 0.82 + grow, 0.7 + grow, colour, outline=False)
 
 
 def _co_sun(p: Pen) -> None:
@@ -211,7 +213,12 @@ def _co_rock(p: Pen) -> None:
 
 
 def _co_bird(p: Pen) -> None:
-    p.line([(0.1, 0.35), (0.3, 0.5), (0.5, 0.6), (0.7, 0.5), (0.9, 0.35)], (30, 30, 30), 0.07)
+    dark = (45, 45, 55)
+    p.poly([(0.05, 0.25), (0.48, 0.55), (0.3, 0.66)], dark, outline=False)
+    p.poly([(0.95, 0.25), (0.52, 0.55), (0.7, 0.66)], dark, outline=False)
+    p.ellipse(0.5, 0.6, 0.16, 0.09, dark, outline=False)
+    p.ellipse(0.66, 0.52, 0.07, 0.07, dark, outline=False)
+    p.poly([(0.72, 0.5), (0.84, 0.54), (0.72, 0.56)], (245, 150, 20), outline=False)
 
 
 def _co_fence(p: Pen) -> None:
