@@ -45,10 +45,10 @@ def resolve_image(release: Path, file: str, record_id: str, named: object | None
 
 
 def _check_safe(file: str, record_id: str, named: str) -> None:
-    if _URL_SCHEME.match(named) or "://" in named:
-        raise record_error(file, record_id, "image", f"path {named!r} has a URL scheme; expected a relative file path")
     if PurePosixPath(named).is_absolute() or PureWindowsPath(named).is_absolute() or named.startswith(("/", "\\")):
         raise record_error(file, record_id, "image", f"path {named!r} is absolute; expected a path relative to the release")
+    if _URL_SCHEME.match(named) or "://" in named:
+        raise record_error(file, record_id, "image", f"path {named!r} has a URL scheme; expected a relative file path")
     if ".." in re.split(r"[/\\]", named):
         raise record_error(file, record_id, "image", f"path {named!r} contains '..'; expected a path inside the release")
 

@@ -174,6 +174,7 @@ def _map_entry(file: str, position: int, key: str | None, item: Any, unknown_key
     label = key if key is not None else f"#{position}"
     if not isinstance(item, Mapping):
         raise record_error(file, label, None, f"record is {type(item).__name__}; expected a JSON object")
+    label = _label(item, label)
     fields: dict[str, Any] = {}
     raw_key_of: dict[str, str] = {}
     for raw_key, value in item.items():
@@ -190,6 +191,14 @@ def _map_entry(file: str, position: int, key: str | None, item: Any, unknown_key
     record_id = _entry_id(file, label, key, fields)
     fields["id"] = record_id
     return RawEntry(id=record_id, fields=fields, file=file)
+
+
+def _label(item: Mapping[Any, Any], fallback: str) -> str:
+    """The record's id for error messages, when it has a usable one; else its key or position."""
+    for raw_key, value in item.items():
+        if _KEY_LOOKUP.get(_norm_key(str(raw_key))) == "id" and isinstance(value, (str, int)) and str(value).strip():
+            return str(value).strip()
+    return fallback
 
 
 def _entry_id(file: str, label: str, key: str | None, fields: dict[str, Any]) -> str:

@@ -1,0 +1,194 @@
+"""Load the benchmark from a built folder, a raw release or a Hub id, always with ``schema.FEATURES``.
+
+A raw release is built once into a cache folder named by the content hash of the release, so a
+changed release is rebuilt and an unchanged one is reused. ``dataset_identity`` gives what a
+result file records to pin the data: the id or path, and a Hub revision or a content hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.raw import ANNOTATION_FILE
+
+if TYPE_CHECKING:
+    import datasets
+
+DatasetKind = Literal["hub", "built", "raw"]
+CACHE_ENV = "MMSPUBENCH_CACHE"
+BUILD_FORMAT_VERSION = "1"
+"""Bumped when the build output changes for the same input, so cached builds are redone."""
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9][\w.\-]*)?$")
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRef:
+    """Where a ``--dataset`` argument points."""
+
+    kind: DatasetKind
+    """A Hub id, a built Hub-layout folder, or a raw release folder."""
+    location: str
+    """The Hub id, or the resolved local path."""
+
+
+def cache_root() -> Path:
+    """``$MMSPUBENCH_CACHE``, else ``$HF_HOME/mmspubench``, else ``~/.cache/huggingface/mmspubench``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "mmspubench"
+    return Path.home() / ".cache" / "huggingface" / "mmspubench"
+
+
+def classify(dataset: str | Path) -> DatasetRef:
+    """Tell a built folder, a raw release and a Hub id apart; raise for a local path that is neither."""
+    path = Path(dataset).expanduser()
+    if path.is_dir():
+        resolved = str(path.resolve())
+        if (path / ANNOTATION_FILE).is_file():
+            return DatasetRef("raw", resolved)
+        if (path / "README.md").is_file() or any((path / "data").glob("*.parquet")):
+            return DatasetRef("built", resolved)
+        raise MMSpuBenchError(
+            f"{path}: neither a built dataset folder (README.md + data/*.parquet) nor a raw release ({ANNOTATION_FILE})"
+        )
+    text = str(dataset)
+    if path.exists() or not _HUB_ID.match(text) or text.startswith((".", "~")):
+        raise MMSpuBenchError(f"{text}: not a dataset folder and not a Hub dataset id like org/name")
+    return DatasetRef("hub", text)
+
+
+def content_hash(folder: Path) -> str:
+    """SHA-256 over every file of ``folder`` (relative path and bytes, in sorted order)."""
+    digest = hashlib.sha256(f"mmspubench-build-{BUILD_FORMAT_VERSION}\n".encode())
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        digest.update(rel.as_posix().encode() + b"\0")
+        with path.open("rb") as fh:
+            while chunk := fh.read(_CHUNK):
+                digest.update(chunk)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def built_folder_for(release: Path) -> Path:
+    """The cached build of a raw release, built now if it is not there yet."""
+    from mmspubench.dataset_builder.builder import build_repo
+
+    target = cache_root() / "builds" / content_hash(release)[:32]
+    if not (target / "README.md").is_file():
+        build_repo(release, target, overwrite=True)
+    return target
+
+
+def load_benchmark(dataset: str | Path, split: str = "test") -> datasets.Dataset:
+    """The benchmark split as a ``datasets.Dataset`` whose features equal ``schema.FEATURES``."""
+    ref = classify(dataset)
+    if ref.kind == "raw":
+        ds = _load_local(built_folder_for(Path(ref.location)), split)
+    elif ref.kind == "built":
+        ds = _load_local(Path(ref.location), split)
+    else:
+        ds = _load_hub(ref.location, split)
+    check_features(ds, str(dataset))
+    return ds
+
+
+def _load_local(folder: Path, split: str) -> datasets.Dataset:
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(str(folder), split=split)
+    except ValueError as err:
+        raise MMSpuBenchError(f"{folder}: cannot load split {split!r}: {err}") from None
+    except (FileNotFoundError, datasets.exceptions.DataFilesNotFoundError) as err:
+        raise MMSpuBenchError(f"{folder}: no data files to load: {err}") from None
+    assert isinstance(ds, datasets.Dataset)  # split is given, so never a DatasetDict
+    return ds
+
+
+def network_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "the Hub could not be reached or refused", whichever HTTP client is in use."""
+    import importlib
+
+    from huggingface_hub.errors import HfHubHTTPError
+
+    errors: list[type[BaseException]] = [OSError, HfHubHTTPError]
+    for client in ("httpx", "httpx2"):
+        try:
+            errors.append(importlib.import_module(client).HTTPError)
+        except (ImportError, AttributeError):
+            continue  # that client is not installed: nothing of it to catch
+    return tuple(errors)
+
+
+def hub_offline() -> bool:
+    """Offline mode as set now (the library constants are read once, at import)."""
+    from huggingface_hub import constants
+
+    flags = (os.environ.get("HF_HUB_OFFLINE", ""), os.environ.get("HF_DATASETS_OFFLINE", ""))
+    return constants.HF_HUB_OFFLINE or any(flag.upper() in {"1", "ON", "YES", "TRUE"} for flag in flags)
+
+
+def _load_hub(repo_id: str, split: str) -> datasets.Dataset:
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(repo_id, split=split)
+    except (datasets.exceptions.DatasetNotFoundError, *network_errors()) as err:
+        hint = " (offline mode is on and the dataset is not in the local cache)" if hub_offline() else ""
+        raise MMSpuBenchError(
+            f"{repo_id}: Hub dataset not found or not reachable{hint}; pass a local built folder or raw "
+            f"release instead ({type(err).__name__}: {err})"
+        ) from None
+    except ValueError as err:
+        raise MMSpuBenchError(f"{repo_id}: cannot load split {split!r}: {err}") from None
+    assert isinstance(ds, datasets.Dataset)
+    return ds
+
+
+def check_features(ds: datasets.Dataset, where: str) -> None:
+    """Raise unless ``ds`` has exactly the schema's fields with the schema's types."""
+    from mmspubench.dataset_builder.schema import FEATURES
+
+    if ds.features == FEATURES:
+        return
+    missing = [name for name in FEATURES if name not in ds.features]
+    if missing:
+        raise MMSpuBenchError(f"{where}: missing required field(s) {', '.join(missing)}; expected {', '.join(FEATURES)}")
+    for name, feature in FEATURES.items():
+        if ds.features[name] != feature:
+            raise MMSpuBenchError(f"{where}: field {name!r} has type {ds.features[name]}; expected {feature}")
+    extra = [name for name in ds.features if name not in FEATURES]
+    raise MMSpuBenchError(f"{where}: unexpected field(s) {', '.join(extra)}; expected exactly {', '.join(FEATURES)}")
+
+
+def dataset_identity(dataset: str | Path) -> dict[str, Any]:
+    """``{"kind", "id", "path", "revision", "content_hash"}`` pinning the data a result came from."""
+    ref = classify(dataset)
+    if ref.kind == "hub":
+        return {"kind": "hub", "id": ref.location, "path": None, "revision": hub_revision(ref.location), "content_hash": None}
+    return {"kind": ref.kind, "id": None, "path": ref.location, "revision": None, "content_hash": content_hash(Path(ref.location))}
+
+
+def hub_revision(repo_id: str) -> str | None:
+    """The commit sha of the dataset's ``main``: asked of the Hub, else read from the local cache."""
+    from huggingface_hub import HfApi, constants
+
+    if not hub_offline():
+        try:
+            sha = HfApi().dataset_info(repo_id).sha
+            return str(sha) if sha else None
+        except network_errors():
+            pass  # fall back to the cached ref below: a missing revision is recorded as null
+    ref = Path(constants.HF_HUB_CACHE) / f"datasets--{repo_id.replace('/', '--')}" / "refs" / "main"
+    return ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
