@@ -1,0 +1,60 @@
+"""``mmspubench report``: results.json files -> a Markdown table in the layout of the paper's Table 2.
+
+One row per run: the model, the accuracy per spurious type (BG ... Sha.), the overall accuracy as
+``Average`` (share of all items, each item counted once), and ``CGLA_acc``. Percentages with two
+decimals; ``—`` where a figure was not computed (a type without items, a metric not run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
+from mmspubench.eval.results import RESULTS_NAME, read_results
+
+DASH = "—"
+HEADER = ["Model", *(t.abbrev for t in SPURIOUS_TYPES), "Average", "CGLA_acc"]
+
+
+def _pct(value: Any) -> str:
+    return DASH if value is None else f"{float(value):.2f}"
+
+
+def _model_name(results: Mapping[str, Any]) -> str:
+    model = results.get("model") or {}
+    name = str(model.get("id") or model.get("path") or "?")
+    # A local folder reads better by its last component; Hub ids keep their org/name form.
+    if name.startswith(("/", "~", ".")) or "\\" in name:
+        name = Path(name).name or name
+    return name.replace("|", "\\|")
+
+
+def table_row(results: Mapping[str, Any]) -> list[str]:
+    """The cells of one run's row."""
+    accuracy = results.get("accuracy") or {}
+    by_type = accuracy.get("by_type") or {}
+    cgla = results.get("cgla") or {}
+    return [
+        _model_name(results),
+        *(_pct(by_type.get(t.abbrev)) for t in SPURIOUS_TYPES),
+        _pct(accuracy.get("overall")),
+        _pct(cgla.get("acc")),
+    ]
+
+
+def markdown_table(runs: Sequence[Mapping[str, Any]]) -> str:
+    """The Markdown table for several runs, one row each, in the given order."""
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "|".join(["---"] + ["---:"] * (len(HEADER) - 1)) + "|"]
+    lines += ["| " + " | ".join(table_row(run)) + " |" for run in runs]
+    return "\n".join(lines)
+
+
+def load_for_report(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Read results.json files (a run folder stands for its results.json)."""
+    out = []
+    for raw in paths:
+        path = Path(raw)
+        out.append(read_results(path / RESULTS_NAME if path.is_dir() else path))
+    return out

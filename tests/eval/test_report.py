@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.eval.cli import main
+from mmspubench.eval.report import markdown_table
+
+ABBREVS = ["BG", "TN", "CO", "RS", "Col.", "Ori.", "LS", "PA", "Sha."]
+
+
+def _results(model_id: str, by_type: list[float | None], overall: float, cgla: float | None) -> dict[str, Any]:
+    return {
+        "schema_version": 1,
+        "benchmark": "MM-SpuBench",
+        "model": {"id": model_id, "path": model_id},
+        "accuracy": {"overall": overall, "by_type": dict(zip(ABBREVS, by_type, strict=True))},
+        "cgla": None if cgla is None else {"acc": cgla},
+    }
+
+
+RUN_A = _results("org/model-a", [60.123, 55.35, 63.46, 50.28, 53.25, 62.86, 60.38, 48.15, 54.794], 56.0, 41.5)
+RUN_B = _results("/home/x/models/tiny|b", [25.0, None, 0.0, 100.0, 33.333, 50.0, 12.5, 75.0, 20.0], 31.25, None)
+
+EXPECTED = """\
+| Model | BG | TN | CO | RS | Col. | Ori. | LS | PA | Sha. | Average | CGLA_acc |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| org/model-a | 60.12 | 55.35 | 63.46 | 50.28 | 53.25 | 62.86 | 60.38 | 48.15 | 54.79 | 56.00 | 41.50 |
+| tiny\\|b | 25.00 | — | 0.00 | 100.00 | 33.33 | 50.00 | 12.50 | 75.00 | 20.00 | 31.25 | — |"""
+
+
+def test_markdown_table_of_two_runs() -> None:
+    assert markdown_table([RUN_A, RUN_B]) == EXPECTED
+
+
+def test_report_command_reads_files_and_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.json").write_text(json.dumps(RUN_A))
+    (tmp_path / "b.json").write_text(json.dumps(RUN_B))
+    assert main(["report", str(tmp_path / "a"), str(tmp_path / "b.json")]) == 0
+    assert capsys.readouterr().out.strip() == EXPECTED
+
+
+def test_report_rejects_a_file_that_is_not_a_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "x.json").write_text(json.dumps({"hello": 1}))
+    assert main(["report", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert "not an MM-SpuBench results.json" in err and len(err.strip().splitlines()) == 1
+    with pytest.raises(MMSpuBenchError):
+        from mmspubench.eval.report import load_for_report
+
+        load_for_report([tmp_path / "missing.json"])
