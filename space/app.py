@@ -1,0 +1,17 @@
+"""Entry point of the Hugging Face Space (``app_file: app.py``).
+
+Settings come from the Space's variables: ``MMSPUBENCH_DATASET`` (Hub id or folder; default the
+bundled synthetic release), ``MMSPUBENCH_RESULTS`` (folder or Hub dataset of runs),
+``MMSPUBENCH_SPACE_MODELS`` (comma-separated Hub ids for live runs) and
+``MMSPUBENCH_PUBLISHED_REVISION`` (dataset revision that submissions must match).
+Locally, ``mmspubench space`` launches the same app.
+"""
+
+from __future__ import annotations
+
+from mmspubench.space.layout import SpaceConfig, build_app
+
+demo = build_app(SpaceConfig.from_env())
+
+if __name__ == "__main__":
+    demo.launch()

@@ -1,0 +1,246 @@
+"""The Space's event handlers: plain functions of the app state and component values.
+
+They return DataFrames, images, Markdown strings and dicts; ``layout.py`` binds them to
+components and turns ``MMSpuBenchError`` into a message on the page.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.space import cgla_view, explore, leaderboard, live
+
+if TYPE_CHECKING:
+    import datasets
+    from PIL.Image import Image
+
+LIVE_SOURCE = "live: compute with the model chosen in the Run tab"
+"""CGLA source choice meaning "score the item now" rather than read a results run."""
+SELECTED_ITEM, UPLOADED_IMAGE = "selected item", "my image"
+"""Choices of the Run tab's input radio."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceConfig:
+    """Where the Space reads its data, and which models it offers."""
+
+    dataset: str | None = None
+    """Hub id or local folder; ``None`` for the bundled synthetic release."""
+    results: str | None = None
+    """Folder (or Hub dataset id) of runs for the leaderboard and the CGLA view; ``None`` for none."""
+    hub_models: tuple[str, ...] = live.DEFAULT_HUB_MODELS
+    """Hub model ids offered in the Run tab besides the bundled model."""
+    max_queue: int = 64
+    """Most requests waiting in the queue of a model run."""
+    concurrency: int = 1
+    """Model runs at once (CPU Spaces have a couple of cores)."""
+
+    @staticmethod
+    def from_env() -> SpaceConfig:
+        """``MMSPUBENCH_DATASET``, ``MMSPUBENCH_RESULTS`` and ``MMSPUBENCH_SPACE_MODELS`` (comma-separated)."""
+        models = os.environ.get("MMSPUBENCH_SPACE_MODELS")
+        return SpaceConfig(
+            dataset=os.environ.get("MMSPUBENCH_DATASET") or None,
+            results=os.environ.get("MMSPUBENCH_RESULTS") or None,
+            hub_models=live.DEFAULT_HUB_MODELS if models is None else tuple(m.strip() for m in models.split(",") if m.strip()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceState:
+    """Everything loaded once at start-up and shared by all visitors (read-only but the model cache)."""
+
+    dataset: datasets.Dataset
+    """The benchmark split being explored."""
+    dataset_label: str
+    """Where the dataset came from, for the page header."""
+    index: explore.ItemIndex
+    """Text index of the items."""
+    board: pd.DataFrame
+    """Full leaderboard table (all columns)."""
+    runs: dict[str, Path] = field(default_factory=dict)
+    """Run name -> samples.jsonl, for the CGLA view."""
+    models: live.ModelCache = field(default_factory=lambda: live.ModelCache(()))
+    """Loaded-on-demand model for live runs."""
+
+
+def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> SpaceState:
+    """Load the dataset and the runs named by ``config``."""
+    from mmspubench.dataset_builder.load import load_benchmark
+
+    if config.dataset is None:
+        from mmspubench.dataset_builder.defaults import default_dataset_dir
+
+        source: str | Path = default_dataset_dir()
+        label = "bundled synthetic release"
+    else:
+        source, label = config.dataset, config.dataset
+    dataset = load_benchmark(source, split="test")
+    entries: list[leaderboard.RunEntry] = []
+    runs: dict[str, Path] = {}
+    if config.results is not None:
+        folder = leaderboard.resolve_results(config.results)
+        entries = leaderboard.load_entries(folder)
+        for entry in entries:
+            samples = folder / entry.row["Run"] / "samples.jsonl"
+            if samples.is_file():
+                runs[str(entry.row["Run"])] = samples
+    return SpaceState(
+        dataset=dataset,
+        dataset_label=label,
+        index=explore.build_index(dataset),
+        board=leaderboard.leaderboard_frame(entries),
+        runs=runs,
+        models=models or live.ModelCache(config.hub_models),
+    )
+
+
+# Explore ------------------------------------------------------------------------------------
+
+
+def filter_items(
+    state: SpaceState, types: Sequence[str] | None, source: str | None, class_name: str | None, query: str | None
+) -> pd.DataFrame:
+    """Items matching the filters."""
+    return explore.filter_items(state.index, types or [], source, class_name, query or "")
+
+
+def selected_id(frame: pd.DataFrame | None, row: int) -> str:
+    """The item id in row ``row`` of the items table as shown."""
+    if frame is None or not 0 <= row < len(frame):
+        raise MMSpuBenchError("no item in that row; filter or reload the table")
+    return str(frame.iloc[row]["id"])
+
+
+def open_item(state: SpaceState, item_id: str | None) -> tuple[Image, str, pd.DataFrame]:
+    """Image, description and options table of one item."""
+    if not item_id:
+        raise MMSpuBenchError("no item selected; click a row of the table or type an id")
+    view = explore.item_view(state.dataset, state.index, item_id)
+    return view.image, explore.item_markdown(view), view.options
+
+
+def cgla_sources(state: SpaceState) -> list[str]:
+    """Choices of the CGLA source dropdown: the runs with samples, then live scoring."""
+    return [*sorted(state.runs), LIVE_SOURCE]
+
+
+def _dataset_item(state: SpaceState, item_id: str) -> Any:
+    from mmspubench.eval.data import row_to_item
+
+    if item_id not in state.index.row_of:
+        raise MMSpuBenchError(f"no item with id {item_id!r} in the dataset")
+    return row_to_item(state.dataset[state.index.row_of[item_id]], state.dataset_label)
+
+
+def show_cgla(
+    state: SpaceState, item_id: str | None, source: str | None, model_choice: str | None
+) -> tuple[pd.DataFrame, str, dict[str, Any]]:
+    """CGL chart data, reading and record of the selected item, from a run or scored live."""
+    if not item_id:
+        raise MMSpuBenchError("open an item first (Explore tab)")
+    if source == LIVE_SOURCE or not source:
+        result = state.models.run(model_choice or live.BUNDLED_CHOICE, _dataset_item(state, item_id))
+        record = result.sample.to_json()
+    else:
+        if source not in state.runs:
+            raise MMSpuBenchError(f"unknown results run {source!r}; choose one of {cgla_sources(state)}")
+        records = cgla_view.read_samples(state.runs[source])
+        if item_id not in records:
+            raise MMSpuBenchError(f"run {source!r} has no record of item {item_id!r}")
+        record = records[item_id]
+    return cgla_view.cgl_frame(record), cgla_view.cgla_markdown(record), record
+
+
+def show_prompts(record: dict[str, Any] | None) -> str:
+    """The exact prompts of the CGLA record on display."""
+    if not record:
+        raise MMSpuBenchError("show a CGLA chart first; its prompts appear here")
+    return cgla_view.prompts_markdown(record)
+
+
+# Run ----------------------------------------------------------------------------------------
+
+
+def run_model(
+    state: SpaceState,
+    model_choice: str | None,
+    input_kind: str | None,
+    item_id: str | None,
+    upload: str | None,
+    question: str | None,
+    option_a: str | None,
+    option_b: str | None,
+    option_c: str | None,
+    option_d: str | None,
+    answer: str | None,
+    class_name: str | None,
+    core: str | None,
+    spurious: str | None,
+) -> tuple[str, pd.DataFrame, pd.DataFrame, str, dict[str, Any]]:
+    """Answer, option probabilities, CGL chart data, CGLA reading and record of one live run."""
+    if input_kind == UPLOADED_IMAGE:
+        item = live.custom_item(
+            live.load_upload(upload), question, [option_a, option_b, option_c, option_d], answer, class_name, core,
+            spurious,
+        )
+    else:
+        if not item_id:
+            raise MMSpuBenchError("no item selected; open one in the Explore tab, or choose 'my image'")
+        item = _dataset_item(state, item_id)
+    result = state.models.run(model_choice or live.BUNDLED_CHOICE, item)
+    record = result.sample.to_json()
+    return (
+        result.answer_markdown,
+        result.probabilities,
+        cgla_view.cgl_frame(record),
+        cgla_view.cgla_markdown(record),
+        record,
+    )
+
+
+# Leaderboard --------------------------------------------------------------------------------
+
+
+def leaderboard_table(
+    state: SpaceState, query: str | None, columns: Sequence[str] | None, sort_by: str | None, ascending: bool | None
+) -> pd.DataFrame:
+    """The leaderboard as shown: searched, sorted, chosen columns."""
+    return leaderboard.view_frame(state.board, query or "", list(columns or []) or None, sort_by or "Average", bool(ascending))
+
+
+def leaderboard_plot(state: SpaceState) -> pd.DataFrame:
+    """Data of the per-type comparison plot."""
+    return leaderboard.type_comparison_frame(state.board)
+
+
+# Submit -------------------------------------------------------------------------------------
+
+
+def validate_upload(results_file: str | None, samples_file: str | None, model_repo: str | None) -> tuple[str, str]:
+    """Run ``submit``'s validation on uploaded files; the verdict and the YAML the PR would add."""
+    from mmspubench.space.submit import validate_submission
+
+    if not results_file or not samples_file:
+        raise MMSpuBenchError("upload both results.json and samples.jsonl of the run")
+    if not (model_repo or "").strip():
+        raise MMSpuBenchError("type the model repo id (org/name) the results belong to")
+    # submit reads samples.jsonl beside results.json: put both under their canonical names.
+    with tempfile.TemporaryDirectory(prefix="mmspubench-submit-") as tmp:
+        shutil.copyfile(results_file, Path(tmp) / "results.json")
+        shutil.copyfile(samples_file, Path(tmp) / "samples.jsonl")
+        submission = validate_submission(Path(tmp) / "results.json", (model_repo or "").strip())
+    verdict = (
+        f"**Valid.** {submission.n} samples; every figure recomputed and equal. Dataset "
+        f"`{submission.dataset_id}` at `{submission.dataset_revision[:12]}`. Open the pull request with:\n\n"
+        f"```\nmmspubench submit results.json --model-repo {submission.model_repo}\n```"
+    )
+    return verdict, submission.yaml_text
