@@ -69,7 +69,9 @@ __all__ = [
     "SynthItem",
     "class_info",
     "generate_items",
+    "home_of",
     "make_item",
+    "value",
     "write_release",
 ]
 

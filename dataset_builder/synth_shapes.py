@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 
 RGB = tuple[int, int, int]
 OUTLINE: RGB = (35, 35, 40)
-NEUTRAL_BACKGROUND: RGB = (232, 232, 226)
+NEUTRAL_BACKGROUND: RGB = (208, 210, 204)
 """Plain background of scenes that do not plant a background value."""
 
 BACKGROUND_RGB: dict[str, RGB] = {
@@ -170,7 +170,7 @@ def draw_object(class_name: str, size: int) -> Image.Image:
     """The object alone on a transparent square layer, drawn at 2x and downsampled for smooth edges."""
     big = Image.new("RGBA", (2 * size, 2 * size), (0, 0, 0, 0))
     CLASS_DRAWERS[class_name](Pen(ImageDraw.Draw(big), 2 * size))
-    return big.resize((size, size), Image.Resampling.LANCZOS)
+    return big.resize((size, size), Image.Resampling.BOX)
 
 
 # --- co-occurring objects ---------------------------------------------------------------------
