@@ -88,7 +88,12 @@ def feed_len(view: TokenView, prefix_len: int) -> int:
 
 
 def group_requests(views: Sequence[TokenView]) -> tuple[list[Group], list[int]]:
-    """Group requests by image and image-bearing head; each group's prefix is cut as documented."""
+    """Group requests by image and image-bearing head, then split each such bucket where it pays.
+
+    Within a bucket (e.g. the CGLA conditions and the option letters of one item) the members are
+    sorted by their ids; any set sharing a longer prefix is then a contiguous run, and
+    :func:`split_runs` picks the runs that need the fewest tokens.
+    """
     buckets: dict[tuple[Hashable, tuple[int, ...]], list[int]] = {}
     for index, view in enumerate(views):
         if not 0 <= view.n_context < len(view.ids):
@@ -99,16 +104,50 @@ def group_requests(views: Sequence[TokenView]) -> tuple[list[Group], list[int]]:
         buckets.setdefault((view.image_key, head), []).append(index)
     groups: list[Group] = []
     group_of = [0] * len(views)
-    for members in buckets.values():
-        first = views[members[0]].ids
-        shared = len(first)
-        for index in members[1:]:
-            shared = min(shared, common_prefix_len(first, views[index].ids))
-        prefix_len = min(shared, *(views[i].n_context for i in members))
-        for index in members:
-            group_of[index] = len(groups)
-        groups.append(Group(members=tuple(members), prefix_len=prefix_len))
+    for (_, head), members in buckets.items():
+        ordered = sorted(members, key=lambda i: views[i].ids)
+        for run in split_runs([views[i] for i in ordered], run_cost=len(head)):
+            members_of_run = tuple(ordered[k] for k in run)
+            for index in members_of_run:
+                group_of[index] = len(groups)
+            groups.append(Group(members=members_of_run, prefix_len=shared_prefix([views[i] for i in members_of_run])))
     return groups, group_of
+
+
+def shared_prefix(views: Sequence[TokenView]) -> int:
+    """The prefix run once for ``views``: their common prefix, cut at the shortest context."""
+    first = views[0].ids
+    shared = min([len(first), *(common_prefix_len(first, v.ids) for v in views[1:])])
+    return min(shared, *(v.n_context for v in views))
+
+
+def split_runs(views: Sequence[TokenView], run_cost: int) -> list[range]:
+    """Cut id-sorted ``views`` into contiguous runs minimising the tokens run, plus ``run_cost`` per run.
+
+    ``run_cost`` stands for the work repeated by every extra run (the image tokens and the vision
+    pass). Dynamic programming over the cut points: buckets hold one item's requests (tens).
+    """
+    n = len(views)
+    lengths = [len(v.ids) for v in views]
+    best = [0.0] + [float("inf")] * n
+    cut = [0] * (n + 1)
+    for end in range(1, n + 1):
+        prefix = len(views[end - 1].ids)
+        context = views[end - 1].n_context
+        for start in range(end - 1, -1, -1):
+            if start < end - 1:
+                prefix = min(prefix, common_prefix_len(views[start].ids, views[start + 1].ids))
+            context = min(context, views[start].n_context)
+            p = min(prefix, context)
+            cost = best[start] + run_cost + p + sum(lengths[start:end]) - p * (end - start)
+            if cost < best[end]:
+                best[end], cut[end] = cost, start
+    runs = []
+    end = n
+    while end > 0:
+        runs.append(range(cut[end], end))
+        end = cut[end]
+    return runs[::-1]
 
 
 def make_plan(views: Sequence[TokenView], *, prefix_batch: int, row_batch: int) -> Plan:

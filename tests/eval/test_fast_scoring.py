@@ -1,0 +1,212 @@
+"""The fast scorer equals the plain scorer on every tiny family, and falls back where it must."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from mmspubench.eval import fast_scoring, prompts, scoring
+from mmspubench.eval.adapter import TransformersVLM
+from mmspubench.eval.loading import load_model
+from mmspubench.eval.prefix_plan import TokenView, make_plan
+from mmspubench.eval.protocol import ScoreRequest
+
+from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir
+
+EXACT = [f for f in FAMILIES if f in fast_scoring.EXACT_FAMILIES]
+FALLBACK = [f for f in FAMILIES if f not in fast_scoring.EXACT_FAMILIES]
+
+CLASS_NAMES = (" dog", " golden cat", " red striped circle tree")
+ATTRIBUTES = ("red striped background", "a dog", "small round shape near the wall", "dark", "upside down moon leaf")
+
+
+def _adapter(family: str, root: Path, batch_size: int = 2) -> TransformersVLM:
+    return load_model(tiny_model_dir(family, root), batch_size=batch_size, scorer="fast")
+
+
+def _requests(adapter: TransformersVLM, n_items: int = 3) -> list[ScoreRequest]:
+    """Per item: CGLA conditions (2 to 5 attributes) and the four option letters, one image each.
+
+    Item 1 gets a different PIL object with the same pixels as item 0, which must group with it.
+    """
+    out = []
+    images = [make_image(0), make_image(0), *(make_image(s) for s in range(2, n_items + 1))]
+    for item in range(n_items):
+        image = images[item]
+        class_name = CLASS_NAMES[item % len(CLASS_NAMES)]
+        for attribute in ATTRIBUTES[: 2 + item % 4]:
+            out.append(ScoreRequest(image, adapter.render(prompts.cgla_prompt(attribute)), class_name))
+        mcq = adapter.render(prompts.mcq_prompt(f"What is in image {item}?", ["dog", "cat", "car", "tree"], "logprob"))
+        out.extend(ScoreRequest(image, mcq, letter) for letter in prompts.letter_continuations())
+    return out
+
+
+@pytest.mark.parametrize("family", EXACT)
+@pytest.mark.parametrize("batch_size", [1, 3])
+def test_fast_equals_plain_on_every_condition_and_option(family: str, batch_size: int, session_cache: Path) -> None:
+    adapter = _adapter(family, session_cache, batch_size)
+    requests = _requests(adapter)
+    plain = scoring.score_plain(adapter, requests)
+    fast = fast_scoring.score_fast(adapter, requests)
+    assert len(fast) == len(plain) == len(requests)
+    for p, f in zip(plain, fast, strict=True):
+        assert f == pytest.approx(p, abs=1e-4)
+    # The fast path really shares work: far fewer tokens than one full pass per request.
+    encoded = [fast_scoring.encode(adapter, r) for r in requests]
+    plan = fast_scoring.plan_call(adapter.model, encoded, requests, batch_size=batch_size)
+    assert plan.processed_tokens < 0.6 * sum(e.ids.shape[0] for e in encoded)
+
+
+@pytest.mark.parametrize("family", EXACT)
+def test_order_and_single_request(family: str, session_cache: Path) -> None:
+    adapter = _adapter(family, session_cache)
+    requests = _requests(adapter, n_items=2)
+    plain = scoring.score_plain(adapter, requests)
+    assert fast_scoring.score_fast(adapter, requests[::-1]) == pytest.approx(plain[::-1], abs=1e-4)
+    assert fast_scoring.score_fast(adapter, requests[:1]) == pytest.approx(plain[:1], abs=1e-4)
+    assert fast_scoring.score_fast(adapter, []) == []
+
+
+def test_same_pixels_group_and_different_pixels_do_not(session_cache: Path) -> None:
+    adapter = _adapter("llava", session_cache)
+    context = adapter.render(prompts.cgla_prompt("dark"))
+    a, b, c = make_image(0), make_image(0), make_image(5)
+    requests = [ScoreRequest(img, context, " dog") for img in (a, b, c)]
+    encoded = [fast_scoring.encode(adapter, r) for r in requests]
+    plan = fast_scoring.plan_call(adapter.model, encoded, requests, batch_size=1)
+    assert plan.group_of[0] == plan.group_of[1] != plan.group_of[2]
+
+
+def test_qwen2_vl_needs_its_3d_positions(session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Positions matter: with plain 1-D positions instead of the 3-D ones, Qwen2-VL scores move."""
+    if "qwen2_vl" not in EXACT:
+        pytest.skip("Qwen2-VL is not on the fast path")
+    adapter = _adapter("qwen2_vl", session_cache)
+    requests = _requests(adapter, n_items=1)
+    plain = scoring.score_plain(adapter, requests)
+    real_encode = fast_scoring.encode
+
+    def encode_without_positions(adapter: Any, request: ScoreRequest) -> fast_scoring.Encoded:
+        enc = real_encode(adapter, request)
+        return fast_scoring.Encoded(enc.ids, enc.n_context, enc.token_inputs, enc.image_inputs, None)
+
+    right = fast_scoring.score_fast(adapter, requests)
+    monkeypatch.setattr(fast_scoring, "encode", encode_without_positions)
+    wrong = fast_scoring.score_fast(adapter, requests)
+    right_gap = max(abs(p - r) for p, r in zip(plain, right, strict=True))
+    wrong_gap = max(abs(p - w) for p, w in zip(plain, wrong, strict=True))
+    # A random tiny model is barely sensitive to positions, hence the small threshold; the exact
+    # path matches to float32 rounding.
+    assert wrong_gap > 1e-5
+    assert right_gap < wrong_gap / 10
+
+
+@pytest.mark.parametrize("family", FALLBACK)
+def test_fallback_family_goes_through_plain(
+    family: str, session_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    adapter = _adapter(family, session_cache)
+    requests = _requests(adapter, n_items=1)
+    expected = scoring.score_plain(adapter, requests)
+    calls = []
+    real_plain = scoring.score_plain
+
+    def spy(adapter: Any, requests: Any) -> list[float]:
+        calls.append(len(requests))
+        return real_plain(adapter, requests)
+
+    monkeypatch.setattr(scoring, "score_plain", spy)
+    monkeypatch.setattr(fast_scoring, "_logged", set())
+    with caplog.at_level(logging.WARNING, logger="mmspubench.eval.fast_scoring"):
+        assert adapter.score(requests) == expected
+        assert adapter.score(requests) == expected
+    assert calls == [len(requests), len(requests)]
+    reason = fast_scoring.fallback_reason(adapter.model)
+    assert reason is not None
+    logged = [r for r in caplog.records if family in r.getMessage()]
+    assert len(logged) == 1 and reason in logged[0].getMessage()
+
+
+def _fake_model(config: Any) -> Any:
+    return SimpleNamespace(config=config)
+
+
+@pytest.mark.parametrize("family", sorted(fast_scoring.FALLBACKS))
+def test_every_named_fallback_is_reported(family: str) -> None:
+    config = SimpleNamespace(model_type=family)
+    assert fast_scoring.fallback_reason(_fake_model(config)) == fast_scoring.FALLBACKS[family]
+
+
+def test_unknown_family_and_sliding_window_fall_back() -> None:
+    from transformers import CLIPVisionConfig, LlavaConfig, MistralConfig
+
+    assert fast_scoring.fallback_reason(_fake_model(SimpleNamespace(model_type="blip_9"))) == fast_scoring.NOT_VERIFIED
+    small = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2}
+    sliding = LlavaConfig(vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=8, **small))
+    assert fast_scoring.fallback_reason(_fake_model(sliding)) == fast_scoring.SLIDING_WINDOW
+    full = LlavaConfig(vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=None, **small))
+    assert fast_scoring.fallback_reason(_fake_model(full)) is None
+
+
+def test_adapter_routes_by_scorer(session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(fast_scoring, "score_fast", lambda adapter, requests: calls.append("fast") or [0.0])
+    folder = tiny_model_dir("llava", session_cache)
+    request = _requests(load_model(folder), n_items=1)[:1]
+    load_model(folder, scorer="plain").score(request)
+    assert calls == []
+    load_model(folder, scorer="fast").score(request)
+    assert calls == ["fast"]
+
+
+# Planning, by hand. Image token = 9; ids are (context | continuation).
+def _view(ids: tuple[int, ...], n_context: int, image: str = "x") -> TokenView:
+    last = max((i for i, t in enumerate(ids) if t == 9), default=-1)
+    return TokenView(ids=ids, n_context=n_context, image_key=image, last_image_index=last, batch_key=())
+
+
+def test_plan_by_hand() -> None:
+    views = [
+        _view((1, 9, 9, 5, 6, 7, 20), 6),  # attribute 5 6 7, continuation 20
+        _view((1, 9, 9, 5, 8, 7, 20, 21), 6),  # attribute 5 8 7, continuation 20 21
+        _view((1, 9, 9, 5, 6, 7, 30), 6),  # same context as the first: prefix stops at the context end
+        _view((1, 9, 9, 5, 6, 7, 20), 6, image="y"),  # another image: its own group
+        _view((2, 9, 9, 5, 6, 7, 20), 6),  # same image, other head before the image: its own group
+    ]
+    plan = make_plan(views, prefix_batch=2, row_batch=2)
+    assert plan.group_of == (0, 0, 0, 1, 2)
+    assert [g.prefix_len for g in plan.groups] == [4, 6, 6]
+    # Group 0 feeds (6 7), (8 7 20), (6 7); groups 1 and 2 feed nothing: their one token is
+    # predicted by the prefix's last position.
+    assert len(plan.chunks) == 2
+    first, second = plan.chunks
+    assert first.groups == (0,) and first.row_batches == ((0, 2), (1,))
+    assert second.groups == (1, 2) and second.row_batches == ()
+    assert plan.processed_tokens == 4 + 2 * 2 + 1 * 3 + 6 * 2
+
+
+def test_plan_splits_a_bucket_where_it_pays() -> None:
+    # Same image, two prompts that share only the image (like CGLA conditions and option letters).
+    views = [
+        _view((9, 1, 2, 3, 4, 5, 6, 10, 20), 8),
+        _view((9, 7, 7, 7, 7, 7, 7, 11, 22), 8),
+        _view((9, 1, 2, 3, 4, 5, 6, 10, 21), 8),
+        _view((9, 7, 7, 7, 7, 7, 7, 11, 23), 8),
+    ]
+    plan = make_plan(views, prefix_batch=2, row_batch=4)
+    # One shared run would feed every request's text (1 + 4 * 8 tokens); two runs run each text once.
+    assert plan.group_of == (0, 1, 0, 1)
+    assert [g.prefix_len for g in plan.groups] == [8, 8]
+    assert plan.processed_tokens == 16
+
+
+def test_plan_rejects_bad_views() -> None:
+    with pytest.raises(ValueError, match="context tokens"):
+        make_plan([_view((1, 2), 2)], prefix_batch=1, row_batch=1)
+    with pytest.raises(ValueError, match="continuation"):
+        make_plan([_view((1, 2, 9), 2)], prefix_batch=1, row_batch=1)
+    with pytest.raises(ValueError, match="batch sizes"):
+        make_plan([_view((1, 2), 1)], prefix_batch=0, row_batch=1)
