@@ -186,6 +186,18 @@ def _progress(total: int, initial: int, shard: distributed.Shard, enabled: bool)
                 position=shard.rank, dynamic_ncols=True)
 
 
+def _evaluate_plan(model: VisionLanguageModel, dataset: datasets.Dataset, config: RunConfig, plan: RunPlan,
+                   clock: Clock, progress: bool) -> None:
+    """Evaluate this process's items, appending each finished sample to its samples file."""
+    bar = _progress(len(plan.todo), 0, plan.shard, progress)
+    with results.SampleWriter(distributed.samples_path(plan.out_dir, plan.shard)) as writer:
+        for chunk in _chunks(data.iter_items(dataset, plan.todo, config.dataset), config.batch_size):
+            for sample in evaluate_items(model, chunk, config, clock):
+                writer.write(sample)
+            bar.update(len(chunk))
+    bar.close()
+
+
 def run_eval(
     load: Callable[[], VisionLanguageModel],
     dataset: datasets.Dataset,
@@ -220,23 +232,23 @@ def run_eval(
     plan = plan_run(out_dir, ids, shard)
     distributed.barrier(shard)  # every process has planned before anyone appends a sample
     clock = Clock()
-    bar = _progress(len(plan.todo), 0, shard, progress)
-    with results.SampleWriter(distributed.samples_path(out_dir, shard)) as writer:
-        for chunk in _chunks(data.iter_items(dataset, plan.todo, config.dataset), config.batch_size):
-            for sample in evaluate_items(model, chunk, config, clock):
-                writer.write(sample)
-            bar.update(len(chunk))
-    bar.close()
+    _evaluate_plan(model, dataset, config, plan, clock, progress)
     timing = {"load_seconds": load_seconds, "accuracy_seconds": clock.accuracy_seconds,
               "cgla_seconds": clock.cgla_seconds, "items_scored": len(plan.todo)}
     distributed.write_timing(out_dir, shard, timing)
     distributed.barrier(shard)  # every shard is complete on disk
     if not shard.is_main:
         return None
-    merged = distributed.merge(out_dir, ids)
-    total = distributed.merged_timing(out_dir, shard.world)
-    total["total_seconds"] = time.perf_counter() - start
-    out = results.build_results(config, model_identity, dataset_info, merged, ids, total)
-    results.write_json_atomic(out_dir / results.RESULTS_NAME, out)
-    distributed.cleanup(out_dir)
+    return _finish(plan, config, model_identity, dataset_info, start)
+
+
+def _finish(plan: RunPlan, config: RunConfig, model_identity: dict[str, Any], dataset_info: dict[str, Any],
+            start: float) -> dict[str, Any]:
+    """Main process: merge the samples files, write results.json, remove the shard files."""
+    merged = distributed.merge(plan.out_dir, plan.ids)
+    timing = distributed.merged_timing(plan.out_dir, plan.shard.world)
+    timing["total_seconds"] = time.perf_counter() - start
+    out = results.build_results(config, model_identity, dataset_info, merged, plan.ids, timing)
+    results.write_json_atomic(plan.out_dir / results.RESULTS_NAME, out)
+    distributed.cleanup(plan.out_dir)
     return out
