@@ -126,7 +126,8 @@ class TransformersVLM:
         for first in range(0, len(contexts), self.batch_size):
             texts = list(contexts[first : first + self.batch_size])
             inputs = self.processor(
-                images=list(images[first : first + self.batch_size]),
+                # One list per prompt: some processors read a flat list as one prompt's images.
+                images=[[image] for image in images[first : first + self.batch_size]],
                 text=texts,
                 return_tensors="pt",
                 padding=True,

@@ -23,6 +23,12 @@ DTYPES = ("float32", "bfloat16", "float16")
 _HUB_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "*.model", "*.tiktoken", "*.txt"]
 
 
+def _first_line(err: BaseException) -> str:
+    """An exception's message cut to its first line (errors are reported on one line)."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
 def _looks_like_path(model: str) -> bool:
     return model.startswith((".", "/", "~")) or os.sep in model.replace("/", "", 1) or model.count("/") > 1
 
@@ -47,16 +53,19 @@ def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[P
     from huggingface_hub.errors import HFValidationError
 
     patterns = [*_HUB_PATTERNS, "*.py"] if trust_remote_code else _HUB_PATTERNS
+    # Read at call time: huggingface_hub reads HF_HUB_OFFLINE only once, when it is imported.
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
     try:
-        folder = Path(snapshot_download(model, allow_patterns=patterns))
+        folder = Path(snapshot_download(model, allow_patterns=patterns, local_files_only=offline))
     except HFValidationError as err:
-        raise MMSpuBenchError(f"model {model!r}: not a valid Hub id or existing folder ({err})") from None
+        raise MMSpuBenchError(
+            f"model {model!r}: not a valid Hub id or existing folder ({_first_line(err)})"
+        ) from None
     except Exception as err:  # every hub failure (offline, not found, gated, network) means: not available
-        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
         why = (
             "the Hub is offline (HF_HUB_OFFLINE) and it is not in the local cache"
             if offline
-            else type(err).__name__
+            else f"{type(err).__name__}: {_first_line(err)}"
         )
         raise MMSpuBenchError(
             f"model {model!r}: not found: no such local folder, and as a Hub id it could not be fetched "
@@ -80,7 +89,9 @@ def _load_processor(name: str, folder: Path, hooks: FamilyHooks, trust_remote_co
     try:
         processor = hooks.load_processor(folder, trust_remote_code)
     except (OSError, ValueError, TypeError, KeyError) as err:
-        raise MMSpuBenchError(f"model {name!r}: its processor could not be loaded ({err})") from None
+        raise MMSpuBenchError(
+            f"model {name!r}: its processor could not be loaded ({_first_line(err)})"
+        ) from None
     if getattr(processor, "image_processor", None) is None or getattr(processor, "tokenizer", None) is None:
         raise MMSpuBenchError(
             f"model {name!r}: its processor ({type(processor).__name__}) has no image processor or no "
@@ -139,7 +150,9 @@ def load_model(
         config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
     except (OSError, ValueError, KeyError) as err:
         hint = "" if trust_remote_code else " (if it needs its own code, pass --trust-remote-code)"
-        raise MMSpuBenchError(f"model {name!r}: its config could not be read{hint}: {err}") from None
+        raise MMSpuBenchError(
+            f"model {name!r}: its config could not be read{hint}: {_first_line(err)}"
+        ) from None
     _check_image_model(name, config, trust_remote_code)
     hooks = hooks_for(config.model_type)
     processor = _load_processor(name, folder, hooks, trust_remote_code)
@@ -148,7 +161,9 @@ def load_model(
             folder, dtype=torch_dtype, trust_remote_code=trust_remote_code
         )
     except (OSError, ValueError) as err:
-        raise MMSpuBenchError(f"model {name!r}: its weights could not be loaded ({err})") from None
+        raise MMSpuBenchError(
+            f"model {name!r}: its weights could not be loaded ({_first_line(err)})"
+        ) from None
     net = net.to(torch_device).eval()
     info = ModelInfo(
         id=name,

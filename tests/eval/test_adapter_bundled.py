@@ -1,0 +1,70 @@
+"""The bundled model: deterministic build, cache location, atomic write, loads like a Hub model."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from mmspubench.eval import bundled
+from mmspubench.eval.loading import load_model
+from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
+
+from tests.eval.tiny_models import make_image
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()
+    }
+
+
+def test_build_is_deterministic(tmp_path: Path) -> None:
+    a = bundled.build_tiny_llava(tmp_path / "a")
+    b = bundled.build_tiny_llava(tmp_path / "b")
+    digest_a, digest_b = _digest(a), _digest(b)
+    assert {"config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja"} <= set(digest_a)
+    assert digest_a == digest_b
+
+
+def test_cache_root_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path / "explicit"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    assert bundled.cache_root() == tmp_path / "explicit"
+    monkeypatch.delenv("MMSPUBENCH_CACHE")
+    assert bundled.cache_root() == tmp_path / "hf" / "mmspubench"
+    monkeypatch.delenv("HF_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert bundled.cache_root() == tmp_path / "home" / ".cache" / "huggingface" / "mmspubench"
+
+
+def test_built_once_cached_and_loads_through_from_pretrained(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path / "cache"))
+    folder = bundled.bundled_model_dir()
+    assert folder == tmp_path / "cache" / bundled.BUNDLED_MODEL_VERSION
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [bundled.BUNDLED_MODEL_VERSION]
+    stamp = (folder / "model.safetensors").stat().st_mtime_ns
+    assert bundled.bundled_model_dir() == folder
+    assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
+    model = load_model(folder, scorer="plain")
+    assert model.info.adapter == "hf-image-text-to-text/llava"
+    context = model.render(ChatPrompt("", "a red circle on grass", "It is a"))
+    assert context.startswith("<|im_start|>user\n<image>\n")
+    (score,) = model.score([ScoreRequest(make_image(3), context, " circle")])
+    assert -50.0 < score < 0.0
+
+
+def test_class_names_are_few_tokens(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path))
+    tokenizer = load_model(bundled.bundled_model_dir()).processor.tokenizer
+    for word in ("dog", "circle", "checkered", "background"):
+        assert len(tokenizer(" " + word, add_special_tokens=False)["input_ids"]) == 1
+
+
+def test_note_says_chance_level_and_why() -> None:
+    note = bundled.bundled_model_note()
+    assert "chance" in note
+    assert "random" in note
+    assert "--model" in note

@@ -1,0 +1,118 @@
+"""Loading errors: each bad model, device or option gives one clear MMSpuBenchError."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.eval.bundled import TINY_CHAT_TEMPLATE, train_tokenizer
+from mmspubench.eval.loading import load_model, resolve_model
+
+from tests.eval.tiny_models import tiny_model_dir
+
+
+def _one_line(err: pytest.ExceptionInfo[MMSpuBenchError]) -> str:
+    message = str(err.value)
+    assert "\n" not in message
+    return message
+
+
+def test_unknown_hub_id_offline() -> None:
+    with pytest.raises(MMSpuBenchError, match="not found") as err:
+        load_model("nobody-here/no-such-vlm")
+    assert "nobody-here/no-such-vlm" in _one_line(err)
+    assert "offline" in str(err.value)
+
+
+def test_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(MMSpuBenchError, match="no such folder") as err:
+        load_model(tmp_path / "absent")
+    _one_line(err)
+    with pytest.raises(MMSpuBenchError, match="no such folder"):
+        load_model("./absent-model-folder")
+
+
+def test_invalid_hub_id() -> None:
+    with pytest.raises(MMSpuBenchError, match="not a valid Hub id"):
+        load_model("bad id with spaces")
+
+
+def test_folder_without_config(tmp_path: Path) -> None:
+    with pytest.raises(MMSpuBenchError, match=r"no config\.json"):
+        load_model(tmp_path)
+
+
+def test_folder_without_chat_template(session_cache: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "no-template"
+    shutil.copytree(tiny_model_dir("llava", session_cache), folder)
+    (folder / "chat_template.jinja").unlink()
+    with pytest.raises(MMSpuBenchError, match="no chat template") as err:
+        load_model(folder)
+    assert str(folder) in _one_line(err)
+
+
+def test_text_only_model(tmp_path: Path) -> None:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = train_tokenizer(["<|im_start|>", "<|im_end|>"])
+    tokenizer.chat_template = TINY_CHAT_TEMPLATE
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+    )
+    LlamaForCausalLM(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    with pytest.raises(MMSpuBenchError, match="takes no image input") as err:
+        load_model(tmp_path)
+    assert "'llama'" in _one_line(err)
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"dtype": "float64"}, "--dtype"),
+        ({"device": "cuda:7"}, "--device"),
+        ({"device": "not-a-device"}, "--device"),
+        ({"scorer": "quick"}, "--scorer"),
+        ({"batch_size": 0}, "--batch-size"),
+    ],
+)
+def test_bad_options(session_cache: Path, options: dict[str, object], match: str) -> None:
+    pytest.importorskip("torch")
+    import torch
+
+    if options.get("device") == "cuda:7" and torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(MMSpuBenchError, match=match):
+        load_model(tiny_model_dir("llava", session_cache), **options)  # type: ignore[arg-type]
+
+
+def test_local_folder_resolves_without_revision(session_cache: Path) -> None:
+    folder = tiny_model_dir("llava", session_cache)
+    assert resolve_model(folder) == (folder.resolve(), None)
+    assert resolve_model(str(folder)) == (folder.resolve(), None)
+
+
+def test_hub_cache_snapshot_is_used_offline_with_its_revision(
+    session_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from huggingface_hub import constants
+
+    # Lay out a Hub cache entry by hand (what a download leaves behind): refs/main -> snapshot.
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--tiny-org--tiny-llava"
+    snapshot = repo / "snapshots" / commit
+    shutil.copytree(tiny_model_dir("llava", session_cache), snapshot)
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    model = load_model("tiny-org/tiny-llava")
+    assert model.info.id == "tiny-org/tiny-llava"
+    assert model.info.revision == commit
+    assert Path(model.info.path) == snapshot
