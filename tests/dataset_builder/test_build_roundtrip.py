@@ -101,3 +101,64 @@ def test_sharding_names_every_shard(tmp_path: Path) -> None:
     assert len(shards) == 3
     assert shards == [f"test-{i:05d}-of-{len(shards):05d}.parquet" for i in range(len(shards))]
     assert _load(tmp_path / "repo")["id"] == [f"{i:06d}" for i in range(12)]
+
+
+def test_key_and_value_variants_are_mapped(tmp_path: Path) -> None:
+    raw = make_release(tmp_path / "raw", n=2)
+    records = read_records(raw)
+    records[0] = {
+        "question_id": "000000",
+        "Image": "000000.png",  # relative to data/images/
+        "Question": "Which object is on the left?",
+        "choices": {"B": "blue mug", "A": "red mug", "D": "mug stand", "C": "green mug"},
+        "Answer": "(b)",
+        "class": "mug",
+        "Core Attributes": ["handle"],
+        "spurious-attributes": ["kitchen table", "steam"],
+        "spurious_type": "Colorization",
+        "dataset": "imagenet-sketch",
+    }
+    write_annotation(raw, records)
+    build_repo(raw, tmp_path / "repo")
+    row = _load(tmp_path / "repo")[0]
+    assert row["id"] == "000000" and row["question"] == "Which object is on the left?"
+    assert row["options"] == ["red mug", "blue mug", "green mug", "mug stand"]
+    assert FEATURES["answer"].int2str(row["answer"]) == "B"
+    assert row["class_name"] == "mug" and row["core_attributes"] == ["handle"]
+    assert row["spurious_attributes"] == ["kitchen table", "steam"]
+    assert [FEATURES["spurious_types"].feature.int2str(t) for t in row["spurious_types"]] == ["colorization"]
+    assert FEATURES["source"].int2str(row["source"]) == "ImageNet-Sketch"
+
+
+def test_unknown_keys_can_be_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = make_release(tmp_path / "raw", n=2)
+    records = read_records(raw)
+    records[1]["misclassified_labels"] = ["cup"]
+    write_annotation(raw, records)
+    args = ["build", "--source", str(raw), "--out", str(tmp_path / "repo")]
+    assert main(args) == 2
+    assert "misclassified_labels" in capsys.readouterr().err
+    assert main([*args, "--unknown-keys", "ignore"]) == 0
+    assert "misclassified_labels" not in _load(tmp_path / "repo").column_names
+
+
+def test_synth_then_build_keeps_every_value(tmp_path: Path) -> None:
+    import json
+
+    raw, repo = tmp_path / "raw", tmp_path / "repo"
+    assert main(["synth", "--out", str(raw), "--n", "18", "--image-size", "64"]) == 0
+    assert main(["build", "--source", str(raw), "--out", str(repo)]) == 0
+    ds = _load(repo)
+    assert ds.features == FEATURES
+    records = json.loads((raw / "annotation.json").read_text(encoding="utf-8"))
+    types = FEATURES["spurious_types"].feature
+    assert len(ds) == len(records) == 18
+    assert {types.int2str(t) for row in ds for t in row["spurious_types"]} == set(types.names)
+    for row, rec in zip(ds, records, strict=True):
+        assert row["id"] == rec["id"] and row["question"] == rec["question"]
+        assert row["class_name"] == rec["class_name"]
+        assert row["core_attributes"] == rec["core_attributes"]
+        assert row["spurious_attributes"] == rec["spurious_attributes"]
+        assert FEATURES["source"].int2str(row["source"]) == "synthetic"
+        with Image.open(raw / rec["image"]) as src:
+            np.testing.assert_array_equal(np.asarray(row["image"]), np.asarray(src.convert(row["image"].mode)))
