@@ -290,3 +290,20 @@ def test_failed_overwrite_keeps_the_old_build(tmp_path: Path, capsys: pytest.Cap
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["raw", "repo"]
     capsys.readouterr()
+
+
+def test_no_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = make_release(tmp_path / "raw", n=2)
+    (raw / "annotation.json").write_text("[]", encoding="utf-8")
+    line = _build_fails(tmp_path, capsys)
+    assert str(raw / "annotation.json") in line and "no records" in line
+
+
+def test_dict_key_disagreeing_with_the_id_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = make_release(tmp_path / "raw", n=2)
+    records = read_records(raw)
+    data = {"000000": records[0], "000009": records[1]}  # the second keeps "id": "000001"
+    (raw / "annotation.json").write_text(json.dumps(data), encoding="utf-8")
+    line = _build_fails(tmp_path, capsys)
+    _assert_names(line, raw, "000009", "id")
+    assert "differs from the record's key" in line
