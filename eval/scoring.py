@@ -176,10 +176,22 @@ def forward_log_probs(
 def score_plain(adapter: TransformersVLM, requests: Sequence[ScoreRequest]) -> list[float]:
     """CGL of each request by full forward passes, ``adapter.batch_size`` requests per pass.
 
-    Requests are grouped by length to waste little padding; rows are padded on the right so each
-    row's positions and attention are those of an unbatched pass.
+    Requests are encoded a window at a time (bounded memory for long runs) and grouped by length
+    within the window to waste little padding; rows are padded on the right so each row's
+    positions and attention are those of an unbatched pass.
     """
-    encoded = [adapter.encode(r) for r in requests]
+    scores: list[float] = []
+    window = adapter.batch_size * _WINDOW_BATCHES
+    for first in range(0, len(requests), window):
+        scores.extend(_score_window(adapter, [adapter.encode(r) for r in requests[first : first + window]]))
+    return scores
+
+
+_WINDOW_BATCHES = 16
+"""Batches encoded ahead in :func:`score_plain`."""
+
+
+def _score_window(adapter: TransformersVLM, encoded: Sequence[EncodedRequest]) -> list[float]:
     order = sorted(range(len(encoded)), key=lambda i: -encoded[i].n_tokens)
     scores = [0.0] * len(encoded)
     for first in range(0, len(order), adapter.batch_size):

@@ -107,3 +107,19 @@ def test_fast_scorer_is_used_when_asked(session_cache: Path, monkeypatch: pytest
     assert plain.score([request])[0] != -1.5
     assert calls == [2]
     assert fast.score([]) == []
+
+
+def test_image_placeholder_added_when_template_ignores_images(session_cache: Path, tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "text-template"
+    shutil.copytree(tiny_model_dir("llava", session_cache), folder)
+    (folder / "chat_template.jinja").write_text(
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+        "{% for item in m['content'] %}{% if item['type'] == 'text' %}{{ item['text'] }}{% endif %}{% endfor %}"
+        "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    model = load_model(folder, scorer="plain")
+    text = model.render(ChatPrompt("", "red dog", "It is a"))
+    assert text == "<|im_start|>user\n<image>\nred dog<|im_end|>\n<|im_start|>assistant\nIt is a"
+    assert model.score([ScoreRequest(make_image(0), text, " dog")])[0] < 0

@@ -116,3 +116,17 @@ def test_hub_cache_snapshot_is_used_offline_with_its_revision(
     assert model.info.id == "tiny-org/tiny-llava"
     assert model.info.revision == commit
     assert Path(model.info.path) == snapshot
+
+
+def test_remote_code_is_not_run_unless_asked(tmp_path: Path) -> None:
+    import json
+
+    config = {
+        "model_type": "my_custom_vlm",
+        "auto_map": {"AutoConfig": "configuration_custom.CustomConfig"},
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "configuration_custom.py").write_text("raise SystemExit('remote code ran')\n")
+    with pytest.raises(MMSpuBenchError, match="--trust-remote-code") as err:
+        load_model(tmp_path)
+    _one_line(err)

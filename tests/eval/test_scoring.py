@@ -191,3 +191,33 @@ def test_collate_pads_sequences_right_and_images_to_a_common_shape() -> None:
     assert batch["pixel_values"][1, 1].tolist() == [0, 0, 0]
     left = collate([a, b], pad_token_id=0, padding_side="left")
     assert left["input_ids"].tolist() == [[5, 6, 7], [0, 8, 9]]
+
+
+def test_windows_of_requests_score_like_one_window(
+    family_model: TransformersVLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mmspubench.eval import scoring
+
+    requests = _requests(family_model)
+    whole = family_model.score(requests)
+    monkeypatch.setattr(scoring, "_WINDOW_BATCHES", 1)
+    family_model.batch_size = 2
+    windowed = family_model.score(requests)
+    family_model.batch_size = 4
+    assert windowed == pytest.approx(whole, abs=1e-5)
+
+
+def test_position_hook_gives_qwen2_vl_3d_positions(session_cache: Path) -> None:
+    qwen = load_model(tiny_model_dir("qwen2_vl", session_cache))
+    request = _requests(qwen)[0]
+    encoded = qwen.encode(request)
+    positions = qwen.hooks.position_ids(qwen.model, encoded.inputs)
+    assert positions is not None
+    n = encoded.n_tokens
+    assert tuple(positions.shape) == (3, 1, n)
+    # The image grid takes fewer positions than tokens, so the last text position is below n - 1,
+    # and text positions after the image still advance by one per token.
+    assert int(positions[0, 0, -1]) < n - 1
+    assert positions[:, 0, -2:].diff(dim=-1).tolist() == [[1], [1], [1]]
+    llava = load_model(tiny_model_dir("llava", session_cache))
+    assert llava.hooks.position_ids(llava.model, llava.encode(_requests(llava)[0]).inputs) is None
