@@ -104,14 +104,23 @@ def load_benchmark(dataset: str | Path, split: str = "test") -> datasets.Dataset
 
 
 def _load_local(folder: Path, split: str) -> datasets.Dataset:
+    """Read ``folder/data/{split}-*.parquet``.
+
+    The files are passed to the ``parquet`` builder directly rather than loading the folder by
+    name: ``datasets`` keys its cache for a folder with a ``configs`` card on the folder name and
+    card only, so a folder rebuilt in place with same-sized data would come back stale. Listing the
+    files keys the cache on their modification times as well.
+    """
     import datasets
 
+    files = sorted(str(p) for p in (folder / "data").glob(f"{split}-*.parquet"))
+    if not files:
+        found = sorted({p.name.split("-")[0] for p in (folder / "data").glob("*.parquet")})
+        raise MMSpuBenchError(f"{folder}: cannot load split {split!r}: no data/{split}-*.parquet (splits here: {found})")
     try:
-        ds = datasets.load_dataset(str(folder), split=split)
-    except ValueError as err:
+        ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
+    except (ValueError, FileNotFoundError, datasets.exceptions.DatasetGenerationError) as err:
         raise MMSpuBenchError(f"{folder}: cannot load split {split!r}: {err}") from None
-    except (FileNotFoundError, datasets.exceptions.DataFilesNotFoundError) as err:
-        raise MMSpuBenchError(f"{folder}: no data files to load: {err}") from None
     assert isinstance(ds, datasets.Dataset)  # split is given, so never a DatasetDict
     return ds
 

@@ -227,7 +227,7 @@ def validate_entry(entry: RawEntry, image_path: Path) -> RawRecord:
         image_path=image_path,
         question=_text(f, rid, "question", fields["question"]),
         options=options,
-        answer=parse_answer(f, rid, fields["answer"]),
+        answer=parse_answer(f, rid, fields["answer"], options),
         class_name=_text(f, rid, "class_name", fields["class_name"]),
         core_attributes=parse_attributes(f, rid, "core_attributes", fields["core_attributes"]),
         spurious_attributes=parse_attributes(f, rid, "spurious_attributes", fields["spurious_attributes"]),
@@ -279,12 +279,21 @@ def _strip_option_prefix(file: str, rid: str, letter: str, option: str) -> str:
     return option.strip()
 
 
-def parse_answer(file: str, rid: str, value: Any) -> str:
-    """The answer letter, from ``"A"``, ``"a"``, ``"(A)"``, ``"A."`` or ``"A)"``."""
-    match = _ANSWER_FORM.match(value) if isinstance(value, str) else None
-    if match is None:
-        raise record_error(file, rid, "answer", f"value {value!r} is not one of the letters A, B, C, D")
-    return match.group(1).upper()
+def parse_answer(file: str, rid: str, value: Any, options: tuple[str, ...]) -> str:
+    """The answer letter, from ``"A"``, ``"a"``, ``"(A)"``, ``"A."``, ``"A. option text"`` or the option text."""
+    if isinstance(value, str):
+        match = _ANSWER_FORM.match(value)
+        if match is not None:
+            return match.group(1).upper()
+        folded = [" ".join(o.casefold().split()) for o in options]
+        prefixed = _OPTION_PREFIX.match(value)
+        if prefixed is not None:
+            letter = prefixed.group(1).upper()
+            if " ".join(value[prefixed.end():].casefold().split()) == folded[ANSWER_LETTERS.index(letter)]:
+                return letter
+        elif " ".join(value.casefold().split()) in folded:
+            return ANSWER_LETTERS[folded.index(" ".join(value.casefold().split()))]
+    raise record_error(file, rid, "answer", f"value {value!r} is not one of the letters A, B, C, D (or its option)")
 
 
 def parse_attributes(file: str, rid: str, field: str, value: Any) -> tuple[str, ...]:

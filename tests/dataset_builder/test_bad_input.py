@@ -136,7 +136,7 @@ def test_duplicate_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "duplicate" in line
 
 
-@pytest.mark.parametrize("answer", ["E", "AB", 1, None, ""])
+@pytest.mark.parametrize("answer", ["E", "AB", 1, None, "", "A. object 2 option 3", "no such option"])
 def test_answer_not_a_to_d(tmp_path: Path, capsys: pytest.CaptureFixture[str], answer: object) -> None:
     def change(records: Records) -> None:
         records[2]["answer"] = answer

@@ -16,7 +16,9 @@ from tests.dataset_builder.raw_fixtures import CANONICAL_TYPES, make_release, re
 
 
 def _load(repo: Path) -> datasets.Dataset:
-    ds = datasets.load_dataset(str(repo), split="test")
+    # The user's call, except that the cache is bypassed: datasets keys a local folder's cache on
+    # its name and card, and every test here builds a folder named "repo" (see test_load.py).
+    ds = datasets.load_dataset(str(repo), split="test", download_mode="force_redownload")
     assert isinstance(ds, datasets.Dataset)
     return ds
 
@@ -162,3 +164,14 @@ def test_synth_then_build_keeps_every_value(tmp_path: Path) -> None:
         assert FEATURES["source"].int2str(row["source"]) == "synthetic"
         with Image.open(raw / rec["image"]) as src:
             np.testing.assert_array_equal(np.asarray(row["image"]), np.asarray(src.convert(row["image"].mode)))
+
+
+@pytest.mark.parametrize(("answer", "letter"), [("c", "C"), ("(D)", "D"), ("B.", "B"), ("C. Green Mug", "C"), ("mug stand", "D")])
+def test_answer_forms(tmp_path: Path, answer: str, letter: str) -> None:
+    raw = make_release(tmp_path / "raw", n=1)
+    records = read_records(raw)
+    records[0]["options"] = ["red mug", "blue mug", "green mug", "mug stand"]
+    records[0]["answer"] = answer
+    write_annotation(raw, records)
+    build_repo(raw, tmp_path / "repo")
+    assert FEATURES["answer"].int2str(_load(tmp_path / "repo")[0]["answer"]) == letter

@@ -98,3 +98,16 @@ def test_dataset_with_a_wrong_type_is_refused(tmp_path: Path) -> None:
     ds.to_parquet(str(other / "data" / "test-00000-of-00001.parquet"))
     with pytest.raises(MMSpuBenchError, match="field 'answer' has type"):
         load_benchmark(other)
+
+
+def test_folder_rebuilt_in_place_is_not_served_stale(tmp_path: Path) -> None:
+    raw = make_release(tmp_path / "raw", n=1)
+    repo = tmp_path / "repo"
+    answers = []
+    for letter in "AB":  # same-sized data: only the answer's class index changes
+        records = read_records(raw)
+        records[0]["answer"] = letter
+        write_annotation(raw, records)
+        build_repo(raw, repo, overwrite=True)
+        answers.append(FEATURES["answer"].int2str(load_benchmark(repo)[0]["answer"]))
+    assert answers == ["A", "B"]
