@@ -41,6 +41,7 @@ def test_cgla_min_equals_min_over_pairwise_cgla(case: dict[str, Any]) -> None:
         (metrics.cgla_min, ([-1.0], [], "best")),
         (metrics.reduce_core, ([-1.0], "median")),
         (metrics.accuracy_summary, ([], 0, 0)),
+        (metrics.type_average, ({"BG": None, "TN": None},)),
         (metrics.cgla_summary, ([], "best", 0)),
     ],
 )
@@ -60,6 +61,8 @@ ITEMS = [
 def test_accuracy_summary_counts_two_type_items_in_both() -> None:
     summary = metrics.accuracy_summary(ITEMS, unparsed=1, seed=0)
     assert summary["overall"] == 75.0
+    # Table 2's Average: mean of the types with items, (50 + 50 + 100) / 3, not the item share.
+    assert summary["average"] == pytest.approx(200.0 / 3.0)
     assert summary["n"] == 4
     assert summary["unparsed"] == 1
     assert summary["by_type"]["BG"] == 50.0

@@ -12,24 +12,26 @@ from mmspubench.eval.report import markdown_table
 ABBREVS = ["BG", "TN", "CO", "RS", "Col.", "Ori.", "LS", "PA", "Sha."]
 
 
-def _results(model_id: str, by_type: list[float | None], overall: float, cgla: float | None) -> dict[str, Any]:
+def _results(
+    model_id: str, by_type: list[float | None], average: float, overall: float, cgla: float | None
+) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "benchmark": "MM-SpuBench",
         "model": {"id": model_id, "path": model_id},
-        "accuracy": {"overall": overall, "by_type": dict(zip(ABBREVS, by_type, strict=True))},
+        "accuracy": {"average": average, "overall": overall, "by_type": dict(zip(ABBREVS, by_type, strict=True))},
         "cgla": None if cgla is None else {"acc": cgla},
     }
 
 
-RUN_A = _results("org/model-a", [60.123, 55.35, 63.46, 50.28, 53.25, 62.86, 60.38, 48.15, 54.794], 56.0, 41.5)
-RUN_B = _results("/home/x/models/tiny|b", [25.0, None, 0.0, 100.0, 33.333, 50.0, 12.5, 75.0, 20.0], 31.25, None)
+RUN_A = _results("org/model-a", [60.123, 55.35, 63.46, 50.28, 53.25, 62.86, 60.38, 48.15, 54.794], 56.444, 56.0, 41.5)
+RUN_B = _results("/home/x/models/tiny|b", [25.0, None, 0.0, 100.0, 33.333, 50.0, 12.5, 75.0, 20.0], 39.479, 31.25, None)
 
 EXPECTED = """\
-| Model | BG | TN | CO | RS | Col. | Ori. | LS | PA | Sha. | Average | CGLA_acc |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-| org/model-a | 60.12 | 55.35 | 63.46 | 50.28 | 53.25 | 62.86 | 60.38 | 48.15 | 54.79 | 56.00 | 41.50 |
-| tiny\\|b | 25.00 | — | 0.00 | 100.00 | 33.33 | 50.00 | 12.50 | 75.00 | 20.00 | 31.25 | — |"""
+| Model | BG | TN | CO | RS | Col. | Ori. | LS | PA | Sha. | Average | Overall | CGLA_acc |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| org/model-a | 60.12 | 55.35 | 63.46 | 50.28 | 53.25 | 62.86 | 60.38 | 48.15 | 54.79 | 56.44 | 56.00 | 41.50 |
+| tiny\\|b | 25.00 | — | 0.00 | 100.00 | 33.33 | 50.00 | 12.50 | 75.00 | 20.00 | 39.48 | 31.25 | — |"""
 
 
 def test_markdown_table_of_two_runs() -> None:
