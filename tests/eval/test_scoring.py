@@ -221,3 +221,28 @@ def test_position_hook_gives_qwen2_vl_3d_positions(session_cache: Path) -> None:
     assert positions[:, 0, -2:].diff(dim=-1).tolist() == [[1], [1], [1]]
     llava = load_model(tiny_model_dir("llava", session_cache))
     assert llava.hooks.position_ids(llava.model, llava.encode(_requests(llava)[0]).inputs) is None
+
+
+def test_end_token_appended_by_the_tokenizer_is_not_scored(session_cache: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from tokenizers import Tokenizer, processors
+
+    original = tiny_model_dir("llava", session_cache)
+    folder = tmp_path / "eos-appending"
+    shutil.copytree(original, folder)
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    bos, eos = tok.token_to_id("<s>"), tok.token_to_id("</s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[("<s>", bos), ("</s>", eos)]
+    )
+    tok.save(str(folder / "tokenizer.json"))
+    appending = load_model(folder, scorer="plain")
+    plain = load_model(original, scorer="plain")
+    context = plain.render(ChatPrompt("", "red dog", "It is a"))
+    request = ScoreRequest(make_image(2), context, " horse table")
+    assert appending.processor(images=[make_image(2)], text=[context])["input_ids"][0][-1] == eos
+    encoded = appending.encode(request)
+    assert eos not in encoded.inputs["input_ids"][0].tolist()
+    assert encoded.continuation_ids == plain.encode(request).continuation_ids
+    assert appending.score([request]) == pytest.approx(plain.score([request]), abs=1e-6)
