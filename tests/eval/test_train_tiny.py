@@ -77,13 +77,16 @@ def test_examples_cover_both_answer_modes_and_every_condition(setup: tuple) -> N
 def test_encode_puts_exactly_the_continuation_after_start(setup: tuple) -> None:
     items, adapter = setup
     tokenizer = adapter.processor.tokenizer
-    examples = train_tiny.examples_for(0, items[0], adapter.render)
-    encoded = train_tiny.encode(examples, adapter, [it.image for it in items])
+    # Images of different sizes: the cached ids must still equal the adapter's own encoding.
+    images = [it.image.resize((40 + 7 * i, 33 + 5 * i)) for i, it in enumerate(items)]
+    examples = [ex for i, it in enumerate(items[:4]) for ex in train_tiny.examples_for(i, it, adapter.render)]
+    encoded = train_tiny.encode(examples, adapter, images)
     for ex, enc in zip(examples, encoded, strict=True):
         tail = train_tiny.END_OF_TURN if ex.end_of_turn else ""
         assert tokenizer.decode(list(enc.ids[enc.start :])) == ex.continuation + tail
-        request = ScoreRequest(items[0].image, ex.context, ex.continuation)
-        assert list(enc.ids[: enc.start]) == adapter.encode(request).inputs["input_ids"][0, : enc.start].tolist()
+        plain = adapter.encode(ScoreRequest(images[ex.item], ex.context, ex.continuation))
+        assert enc.start == plain.n_context
+        assert list(enc.ids[: plain.n_tokens]) == plain.inputs["input_ids"][0].tolist()
         n_image = sum(1 for t in enc.ids if t == adapter.processor.image_token_id)
         assert n_image == (TINY.image_size // TINY.patch_size) ** 2
 

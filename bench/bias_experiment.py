@@ -1,0 +1,175 @@
+"""Positive control: does the benchmark detect a bias we planted on purpose?
+
+Two tiny LLaVA models trained on the synthetic training mode (``mmspubench.eval.train_tiny``):
+one where the class co-occurs with its "home" spurious values (biased), one with the values drawn
+at random (balanced). Both are evaluated with eval's own runner on synthetic benchmark items whose
+planted cue agrees with the class (``aligned``) and on items where it points at another class
+(``broken``). Printed: accuracy, CGLA_acc and mean CGLA_min with bootstrap 95% intervals.
+
+Per-sample records go to ``OUT/<model>-<cue>/samples.jsonl`` (eval's format); every figure of
+``OUT/summary.json`` and of the table is recomputed from them by :func:`figures`.
+
+    python bench/bias_experiment.py --out runs/bias-experiment
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from mmspubench.eval import metrics, results
+from mmspubench.eval.records import Item, RunConfig, SampleResult
+
+ASSETS = Path(__file__).resolve().parent.parent / "eval" / "assets"
+DEFAULT_MODELS = {"biased": ASSETS / "tiny-llava-biased", "balanced": ASSETS / "tiny-llava-balanced"}
+CUES = ("aligned", "broken")
+EVAL_SEED = 1
+"""Seed of the evaluation items; the shipped models were trained on seed-0 training-mode items."""
+
+
+def synth_items(n: int, cue: str, seed: int, image_size: int) -> list[Item]:
+    """``n`` synthetic benchmark-mode items with the given cue policy, as eval's ``Item`` records."""
+    from mmspubench.dataset_builder import synth
+
+    return [
+        Item(id=s.id, image=s.image, question=s.question, options=s.options, answer=s.answer,
+             class_name=s.class_name, core_attributes=s.core_attributes,
+             spurious_attributes=s.spurious_attributes, types=s.spurious_types, source=s.source)
+        for s in synth.generate_items(n, seed=seed, image_size=image_size, mode="benchmark", cue=cue)
+    ]
+
+
+def bootstrap_mean_ci(values: Sequence[float], seed: int,
+                      resamples: int = metrics.BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+    """Percentile bootstrap 95% interval of the mean, drawn like ``metrics.bootstrap_ci``."""
+    if len(values) == 0:
+        raise ValueError("bootstrap interval of zero values is undefined")
+    data = np.asarray(values, dtype=np.float64)
+    draws = np.random.default_rng(seed).integers(0, len(data), size=(resamples, len(data)))
+    alpha = (1.0 - metrics.CI_LEVEL) / 2.0
+    low, high = np.quantile(data[draws].mean(axis=1), [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def figures(samples: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
+    """One table row from per-sample records: eval's aggregates plus the interval of mean CGLA_min."""
+    aggregates = results.recompute(samples, config)
+    accuracy, cgla = aggregates["accuracy"], aggregates["cgla"]
+    values = [float(s.cgla_min) for s in sorted(samples, key=lambda s: s.id) if s.cgla_min is not None]
+    return {
+        "n": accuracy["n"],
+        "accuracy": accuracy["overall"],
+        "accuracy_ci95": accuracy["ci95"]["overall"],
+        "unparsed": accuracy["unparsed"],
+        "accuracy_by_type": accuracy["by_type"],
+        "cgla_acc": cgla["acc"],
+        "cgla_acc_ci95": cgla["ci95"]["acc"],
+        "mean_cgla_min": cgla["mean_cgla_min"],
+        "mean_cgla_min_ci95": list(bootstrap_mean_ci(values, config.seed)),
+    }
+
+
+def run_one(model_dir: Path, items: Sequence[Item], config: RunConfig, out: Path) -> dict[str, Any]:
+    """Evaluate one model on one item set with eval's runner; write samples.jsonl; its figures."""
+    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.runner import evaluate_items
+
+    model = load_model(model_dir, batch_size=config.batch_size, scorer=config.scorer)
+    out.mkdir(parents=True, exist_ok=True)
+    samples: list[SampleResult] = []
+    for first in range(0, len(items), config.batch_size):
+        samples += evaluate_items(model, items[first : first + config.batch_size], config)
+    results.write_samples_atomic(out / results.SAMPLES_NAME, samples)
+    return figures(samples, config)
+
+
+def _interval(value: float, ci: Sequence[float], digits: int) -> str:
+    return f"{value:.{digits}f} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The experiment's table: one row per (model, cue)."""
+    lines = [
+        "| model | cue | n | accuracy % [95% CI] | unparsed | CGLA_acc % [95% CI] | mean CGLA_min [95% CI] |",
+        "|---|---|---:|---|---:|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['model']} | {r['cue']} | {r['n']} | {_interval(r['accuracy'], r['accuracy_ci95'], 1)} | "
+            f"{r['unparsed']} | {_interval(r['cgla_acc'], r['cgla_acc_ci95'], 1)} | "
+            f"{_interval(r['mean_cgla_min'], r['mean_cgla_min_ci95'], 3)} |"
+        )
+    return "\n".join(lines)
+
+
+def experiment(models: dict[str, Path], out: Path, *, n: int, seed: int, image_size: int,
+               answer_mode: str, batch_size: int) -> list[dict[str, Any]]:
+    """Every model on every cue; writes the samples, ``summary.json`` and ``table.md`` under ``out``.
+
+    Everything is written into a temporary sibling folder that replaces ``out`` at the end, so an
+    interrupted run leaves no partial output.
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        rows = _run_all(models, staging / "result", n=n, seed=seed, image_size=image_size,
+                        answer_mode=answer_mode, batch_size=batch_size)
+        if out.exists():
+            out.rename(staging / "replaced")
+        (staging / "result").rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return rows
+
+
+def _run_all(models: dict[str, Path], out: Path, *, n: int, seed: int, image_size: int,
+             answer_mode: str, batch_size: int) -> list[dict[str, Any]]:
+    from mmspubench.eval import prompts
+
+    rows = []
+    for cue in CUES:
+        items = synth_items(n, cue, seed, image_size)
+        for name, folder in models.items():
+            config = RunConfig(model=str(folder), dataset=f"synthetic:{cue}:seed={seed}:n={n}",
+                               answer_mode=answer_mode, batch_size=batch_size, scorer="plain",  # type: ignore[arg-type]
+                               prompts=prompts.prompt_spec())
+            started = time.perf_counter()
+            row = run_one(folder, items, config, out / f"{name}-{cue}")
+            rows.append({"model": name, "cue": cue, "folder": f"{name}-{cue}", "config": config.to_json(),
+                         **row, "seconds": time.perf_counter() - started})
+            print(f"{name:9s} {cue:8s} acc {row['accuracy']:5.1f}  CGLA_acc {row['cgla_acc']:5.1f}  "
+                  f"mean CGLA_min {row['mean_cgla_min']:+.3f}", file=sys.stderr, flush=True)
+    results.write_json_atomic(out / "summary.json", {"rows": rows, "seed": seed, "n": n})
+    (out / "table.md").write_text(markdown_table(rows) + "\n", encoding="utf-8")
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="example: python bench/bias_experiment.py --out runs/bias-experiment")
+    parser.add_argument("--out", required=True, type=Path, help="folder for samples, summary.json, table.md")
+    parser.add_argument("--n", type=int, default=450, help="items per cue (default 450: 50 per type)")
+    parser.add_argument("--seed", type=int, default=EVAL_SEED, help="seed of the synthetic evaluation items")
+    parser.add_argument("--image-size", type=int, default=64)
+    parser.add_argument("--answer-mode", choices=("generate", "logprob"), default="generate")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--biased", type=Path, default=DEFAULT_MODELS["biased"])
+    parser.add_argument("--balanced", type=Path, default=DEFAULT_MODELS["balanced"])
+    args = parser.parse_args(argv)
+    if args.n < 1:
+        parser.error(f"--n must be positive, got {args.n}")
+    rows = experiment({"biased": args.biased, "balanced": args.balanced}, args.out, n=args.n, seed=args.seed,
+                      image_size=args.image_size, answer_mode=args.answer_mode, batch_size=args.batch_size)
+    print(markdown_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
