@@ -8,7 +8,9 @@ make the tiny models of the test suite.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 BUNDLED_MODEL_VERSION = "tiny-llava-v1"
-"""Name of the cache folder; bump it whenever the builder's output changes."""
+"""Builder version, part of the cache folder's name; bump it whenever the builder's code changes."""
 
 BUNDLED_SEED = 1234
 """Seed of the bundled model's random weights."""
@@ -42,7 +44,29 @@ _CORPUS_TEXT = """
     core spurious attribute feature features has have shown visible
 """
 CORPUS_WORDS: tuple[str, ...] = tuple(_CORPUS_TEXT.split())
-"""Words of the tokenizer's training corpus."""
+"""Base words of the tokenizer's training corpus."""
+
+
+def bundled_corpus_words() -> tuple[str, ...]:
+    """The bundled tokenizer's words: the base words plus every word of the synthetic split's
+    vocabulary (class names, core and spurious attribute texts, questions) and of the eval prompts,
+    in a fixed order."""
+    from mmspubench.dataset_builder import synth_vocab
+    from mmspubench.eval import prompts
+
+    texts = [c.name + " " + " ".join(c.core_attributes) for c in synth_vocab.CLASSES]
+    texts += [f"{v.text} {v.phrase}" for values in synth_vocab.SPURIOUS_VALUES.values() for v in values]
+    texts += [*synth_vocab.POSITIONS, *synth_vocab.QUESTION_TEMPLATES]
+    texts += [v for k, v in sorted(vars(prompts).items()) if k.isupper() and isinstance(v, str)]
+    found = re.findall(r"[A-Za-z]+", " ".join(texts))
+    return tuple(dict.fromkeys([*CORPUS_WORDS, *found]))
+
+
+def bundled_model_name() -> str:
+    """Cache folder name: builder version + a digest of the corpus, so a vocabulary change rebuilds."""
+    digest = hashlib.sha256("\n".join(bundled_corpus_words()).encode()).hexdigest()[:10]
+    return f"{BUNDLED_MODEL_VERSION}-{BUNDLED_SEED}-{digest}"
+
 
 TINY_CHAT_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
@@ -119,9 +143,17 @@ def train_tokenizer(
 
 
 def build_tiny_llava(
-    folder: Path, *, seed: int = BUNDLED_SEED, image_size: int = 32, patch_size: int = 8
+    folder: Path,
+    *,
+    seed: int = BUNDLED_SEED,
+    image_size: int = 32,
+    patch_size: int = 8,
+    words: Sequence[str] | None = None,
 ) -> Path:
-    """Write a tiny random LLaVA (CLIP-like vision tower + Llama LM) with processor to ``folder``."""
+    """Write a tiny random LLaVA (CLIP-like vision tower + Llama LM) with processor to ``folder``.
+
+    The tokenizer is trained on ``words`` (default: :func:`bundled_corpus_words`).
+    """
     import torch
     from transformers import (
         CLIPVisionConfig,
@@ -132,7 +164,9 @@ def build_tiny_llava(
     )
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-    tokenizer = train_tokenizer(["<image>", "<|im_start|>", "<|im_end|>"])
+    tokenizer = train_tokenizer(
+        ["<image>", "<|im_start|>", "<|im_end|>"], words=bundled_corpus_words() if words is None else words
+    )
     image_token_id = tokenizer.convert_tokens_to_ids("<image>")
     assert isinstance(image_token_id, int)
     image_processor = CLIPImageProcessorPil(
@@ -194,13 +228,14 @@ def cache_root() -> Path:
 
 def bundled_model_dir() -> Path:
     """Folder of the bundled model, built (deterministically) and cached on first use."""
-    target = cache_root() / BUNDLED_MODEL_VERSION
+    name = bundled_model_name()
+    target = cache_root() / name
     if (target / "config.json").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     # Build beside the target and rename, so that an interrupted build never leaves a half folder
     # and two processes building at once both end with one complete copy.
-    tmp = Path(tempfile.mkdtemp(prefix=f".{BUNDLED_MODEL_VERSION}-", dir=target.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:
         build_tiny_llava(tmp)
         try:

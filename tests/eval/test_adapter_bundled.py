@@ -43,8 +43,9 @@ def test_built_once_cached_and_loads_through_from_pretrained(
 ) -> None:
     monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path / "cache"))
     folder = bundled.bundled_model_dir()
-    assert folder == tmp_path / "cache" / bundled.BUNDLED_MODEL_VERSION
-    assert [p.name for p in (tmp_path / "cache").iterdir()] == [bundled.BUNDLED_MODEL_VERSION]
+    assert folder == tmp_path / "cache" / bundled.bundled_model_name()
+    assert folder.name.startswith(bundled.BUNDLED_MODEL_VERSION)
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [folder.name]
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
     assert bundled.bundled_model_dir() == folder
     assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
@@ -59,8 +60,11 @@ def test_built_once_cached_and_loads_through_from_pretrained(
 def test_class_names_are_few_tokens(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path))
     tokenizer = load_model(bundled.bundled_model_dir()).processor.tokenizer
-    for word in ("dog", "circle", "checkered", "background"):
-        assert len(tokenizer(" " + word, add_special_tokens=False)["input_ids"]) == 1
+    from mmspubench.dataset_builder.synth_vocab import CLASSES
+
+    assert {c.name for c in CLASSES} <= set(bundled.bundled_corpus_words())
+    for word in ("circle", "background", *(c.name for c in CLASSES)):
+        assert len(tokenizer(" " + word, add_special_tokens=False)["input_ids"]) <= 2
 
 
 def test_note_says_chance_level_and_why() -> None:
