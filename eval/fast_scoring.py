@@ -3,19 +3,26 @@
 The conditions of one item differ only after the image and the fixed instruction
 (``mmspubench.eval.prompts`` puts the attribute text last). The plain scorer runs the vision tower
 and the whole prompt once per condition; this one groups the requests of a call by image and
-shared token prefix (``mmspubench.eval.prefix_plan``), runs each prefix once with the cache on,
-copies the cache rows over the group's requests and scores all suffixes + continuations in one
-right-padded batch whose attention mask covers the prefix and whose position ids continue it.
-Prefixes of equal length from different items share one pass.
+shared token prefix (``mmspubench.eval.prefix_plan``) and makes two passes per group of groups:
+
+1. the prefix pass: each shared prefix (system text, image, fixed text) once, with the cache on;
+   prefixes of equal length from different items share the pass;
+2. the suffix pass: for each group, the remaining tokens of all its requests packed one after
+   another into ONE row that continues the group's cached prefix. A custom 4-D attention mask lets
+   each request's tokens see the prefix and their own earlier tokens only, and its position ids
+   continue the prefix, so every row computes what a separate full pass would. Nothing is copied:
+   the group's cache row is used once, as is, instead of being repeated per condition (on a CPU,
+   copying the cache per condition cost as much as the compute it saved).
 
 The score is the same quantity as the plain scorer's: the sum of float32 log-probabilities over
 exactly the continuation tokens of ``tokenize(context + continuation)``, after the check that
-``tokenize(context)`` is a prefix of it (the adapter's encode step does that check for both).
+``tokenize(context)`` is a prefix of it (both scorers use the adapter's encode step).
 
-Reuse is exact only where a token's hidden states depend on earlier tokens alone and the cache is
-a plain per-layer key/value store. Families outside :data:`EXACT_FAMILIES` go through the plain
-scorer; :data:`FALLBACKS` names the known ones and why; any other family falls back as
-"not verified". Each fallback is logged once per family.
+Reuse is exact only where a token's hidden states depend on earlier tokens alone, the cache is a
+plain per-layer key/value store and the attention takes a custom mask (``sdpa``, ``eager``).
+Families outside :data:`EXACT_FAMILIES` go through the plain scorer: :data:`FALLBACKS` names the
+known ones and why, any other family falls back as "not verified". Each fallback is logged once
+per family.
 """
 
 from __future__ import annotations
@@ -50,8 +57,11 @@ NOT_VERIFIED = "family not verified exact for prefix-cache reuse"
 SLIDING_WINDOW = "language model has sliding-window or non-standard cache layers"
 """Reason given when a listed family's language model is configured with non-plain cache layers."""
 
-ROWS_PER_PREFIX = 8
-"""Suffix rows per pass = this times the batch size (a typical item has 2 to 10 conditions)."""
+MASKABLE = ("sdpa", "eager")
+"""Attention implementations that take the packed suffix pass's custom 4-D mask."""
+
+NO_CUSTOM_MASK = "attention implementation takes no custom 4-D mask"
+"""Reason given for e.g. ``flash_attention_2``: the packed suffix pass needs its own mask."""
 
 _logged: set[str] = set()
 
@@ -85,6 +95,9 @@ def fallback_reason(model: Any) -> str | None:
     layers = DynamicCache(config=model.config).layers
     if any(type(layer) is not DynamicLayer for layer in layers):
         return SLIDING_WINDOW
+    implementation = getattr(model.config.get_text_config(), "_attn_implementation", None) or "eager"
+    if implementation not in MASKABLE:
+        return f"{NO_CUSTOM_MASK} ({implementation})"
     return None
 
 
@@ -118,8 +131,7 @@ def plan_call(model: Any, encoded: Sequence[Encoded], requests: Sequence[ScoreRe
         shapes = tuple((k, tuple(v.shape[1:])) for k, v in sorted(enc.image_inputs.items()))
         views.append(TokenView(ids=ids, n_context=enc.n_context, image_key=keys.key(request.image),
                                last_image_index=hits[-1] if hits else -1, batch_key=shapes))
-    size = max(1, batch_size)
-    return make_plan(views, prefix_batch=size, row_batch=ROWS_PER_PREFIX * size)
+    return make_plan(views, prefix_batch=max(1, batch_size))
 
 
 def _log_fallback(family: str, reason: str) -> None:
@@ -189,7 +201,7 @@ def _positions(encoded: Sequence[Encoded], start: int, width: int, device: Any) 
 
 
 def _run_chunk(adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Encoded], scores: list[float]) -> None:
-    """One prefix pass over the chunk's groups, then its suffix passes; fills ``scores``."""
+    """One prefix pass over the chunk's groups, then one packed suffix pass; fills ``scores``."""
     import torch
     from mmspubench.eval.scoring import to_model
 
@@ -208,57 +220,104 @@ def _run_chunk(adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Enc
         out = model(**to_model(inputs, model), position_ids=_positions(reps, 0, prefix_len, model.device),
                     use_cache=True, **extra)
         last = out.logits[:, -1].float().log_softmax(-1)
-        layers = [(layer.keys, layer.values) for layer in out.cache.layers]
-        del out
-        slot = {g: j for j, g in enumerate(chunk.groups)}
-        for group, g in zip(groups, chunk.groups, strict=True):
-            for i in group.members:
-                if encoded[i].ids.shape[0] - 1 == prefix_len:  # one scored token, predicted by the prefix
-                    scores[i] = float(last[slot[g], int(encoded[i].ids[prefix_len])])
-        for batch in chunk.row_batches:
-            slots = torch.tensor([slot[plan.group_of[i]] for i in batch], device=model.device)
-            rows = [encoded[i] for i in batch]
-            for index, value in zip(batch, _run_rows(adapter, rows, prefix_len, layers, slots, last), strict=True):
-                scores[index] = value
+        members = [[encoded[i] for i in group.members] for group in groups]
+        packed = _pack(members, prefix_len, chunk.suffix_width, adapter.pad_token_id, model)
+        suffix = _suffix_log_probs(adapter, packed, out.cache) if chunk.suffix_width else None
+        for row, group in enumerate(groups):
+            for index, enc, start in zip(group.members, members[row], packed.starts[row], strict=True):
+                scores[index] = _continuation_sum(enc, prefix_len, start, last[row], suffix, packed, row)
 
 
-def _run_rows(adapter: Any, rows: Sequence[Encoded], prefix_len: int, layers: list[tuple[torch.Tensor, torch.Tensor]],
-              slots: torch.Tensor, last: torch.Tensor) -> list[float]:
-    """One suffix pass: each row continues its group's cached prefix; its continuation's log-prob sum."""
+@dataclass(frozen=True, slots=True)
+class _Packed:
+    """The suffix pass of a chunk: each group's feeds one after another in one row."""
+
+    ids: torch.Tensor
+    """``(groups, width)`` token ids, padded on the right."""
+    positions: torch.Tensor
+    """Position ids of the packed tokens (each feed continues the prefix)."""
+    mask: torch.Tensor
+    """``(groups, 1, width, prefix + width)`` additive mask: a feed sees the prefix and its own past."""
+    starts: list[list[int]]
+    """Column where each member's feed starts in its row (its feed may be empty)."""
+    keep: torch.Tensor
+    """Columns whose logits are needed (they predict some continuation token)."""
+
+
+def _pack(members: Sequence[Sequence[Encoded]], prefix_len: int, width: int, pad_id: int, model: Any) -> _Packed:
+    """Pack each group's feeds into one row and build its mask, positions and needed columns."""
     import torch
-    from transformers import DynamicCache
 
+    device, dtype = model.device, model.dtype
+    ids = torch.full((len(members), width), pad_id, dtype=torch.long)
+    blocked = torch.finfo(dtype).min
+    mask = torch.full((len(members), 1, width, prefix_len + width), blocked, dtype=dtype)
+    mask[..., :prefix_len] = 0  # every query sees the whole prefix (padding queries too: no empty rows)
+    starts: list[list[int]] = []
+    position_rows = []
+    keep: set[int] = set()
+    for row, group in enumerate(members):
+        column, row_starts, parts = 0, [], []
+        for enc in group:
+            n = enc.ids.shape[0] - 1 - prefix_len
+            row_starts.append(column)
+            if n <= 0:
+                continue
+            ids[row, column : column + n] = enc.ids[prefix_len:-1]
+            causal = torch.ones(n, n, dtype=torch.bool).tril()
+            block = mask[row, 0, column : column + n, prefix_len + column : prefix_len + column + n]
+            block.masked_fill_(causal, 0)
+            parts.append(_positions([enc], prefix_len, n, "cpu"))
+            keep.update(range(column + max(0, enc.n_context - 1 - prefix_len), column + n))
+            column += n
+        starts.append(row_starts)
+        if not parts:  # every feed of this group is empty: a row of padding
+            parts.append(_positions([group[0]], prefix_len, 1, "cpu"))
+        position_rows.append(_pad_positions(parts, width))
+    positions = torch.cat(position_rows, dim=-2)
+    return _Packed(ids=ids.to(device), positions=positions.to(device), mask=mask.to(device), starts=starts,
+                   keep=torch.tensor(sorted(keep), dtype=torch.long, device=device))
+
+
+def _pad_positions(parts: Sequence[torch.Tensor], width: int) -> torch.Tensor:
+    """Concatenate one row's position pieces and pad it to ``width`` by counting on (padding is masked)."""
+    import torch
+
+    row = torch.cat(list(parts), dim=-1)
+    missing = width - row.shape[-1]
+    if missing > 0:
+        row = torch.cat([row, row[..., -1:] + torch.arange(1, missing + 1)], dim=-1)
+    return row
+
+
+def _suffix_log_probs(adapter: Any, packed: _Packed, cache: Any) -> torch.Tensor:
+    """float32 log-softmax at the needed columns of the packed rows, continuing the prefix cache."""
     model = adapter.model
-    device = model.device
-    width = max(enc.ids.shape[0] - 1 - prefix_len for enc in rows)
-    feed = torch.full((len(rows), width), adapter.pad_token_id, dtype=torch.long)
-    mask = torch.zeros(len(rows), prefix_len + width, dtype=torch.long)
-    mask[:, :prefix_len] = 1
-    for r, enc in enumerate(rows):
-        part = enc.ids[prefix_len:-1]
-        feed[r, : part.shape[0]] = part
-        mask[r, prefix_len : prefix_len + part.shape[0]] = 1
-    # Token j is predicted at position j - 1; suffix position k is sequence position prefix_len + k.
-    # Only the positions that predict a continuation token of some row are turned into logits.
-    lo = max(0, min(enc.n_context - 1 - prefix_len for enc in rows))
-    extra: dict[str, Any] = {}
-    if adapter.accepts_logits_to_keep:
-        extra["logits_to_keep"] = torch.arange(lo, width, device=device)
-    # Each row gets its own copy of its group's prefix keys/values (index_select copies).
-    cache = DynamicCache([(k.index_select(0, slots), v.index_select(0, slots)) for k, v in layers])
-    out = model(input_ids=feed.to(device), attention_mask=mask.to(device), cache=cache, use_cache=True,
-                position_ids=_positions(rows, prefix_len, width, device), **extra)
-    logits = out.logits if adapter.accepts_logits_to_keep else out.logits[:, lo:]
-    del out, cache
-    logprobs = logits.float().log_softmax(-1)
-    scores = []
-    for r, enc in enumerate(rows):
-        targets = enc.ids[enc.n_context :].to(device)
-        start = enc.n_context - 1 - prefix_len - lo
-        total = torch.zeros((), dtype=torch.float32, device=device)
-        if start < 0:  # the first continuation token is predicted by the prefix's last position
-            total = total + last[slots[r], targets[0]]
-            targets, start = targets[1:], 0
-        picked = logprobs[r, start : start + targets.shape[0]].gather(-1, targets[:, None])
-        scores.append(float(total + picked.sum()))
-    return scores
+    extra: dict[str, Any] = {"logits_to_keep": packed.keep} if adapter.accepts_logits_to_keep else {}
+    out = model(input_ids=packed.ids, attention_mask=packed.mask, position_ids=packed.positions, cache=cache,
+                use_cache=True, **extra)
+    logits = out.logits if adapter.accepts_logits_to_keep else out.logits[:, packed.keep]
+    return logits.float().log_softmax(-1)
+
+
+def _continuation_sum(enc: Encoded, prefix_len: int, start: int, last: torch.Tensor, suffix: torch.Tensor | None,
+                      packed: _Packed, row: int) -> float:
+    """Sum of the log-probabilities of ``enc``'s continuation tokens.
+
+    Token ``j`` is predicted at sequence position ``j - 1``: the prefix's last position for
+    ``j == prefix_len``, else packed column ``start + j - 1 - prefix_len``.
+    """
+    import torch
+
+    total = torch.zeros((), dtype=torch.float32, device=last.device)
+    targets = enc.ids[enc.n_context :].to(last.device)
+    first = enc.n_context
+    if first == prefix_len:
+        total = total + last[targets[0]]
+        targets, first = targets[1:], first + 1
+    if targets.shape[0]:
+        assert suffix is not None
+        columns = torch.arange(first - 1 - prefix_len, first - 1 - prefix_len + targets.shape[0]) + start
+        kept = torch.searchsorted(packed.keep.cpu(), columns).to(last.device)
+        total = total + suffix[row, kept].gather(-1, targets[:, None]).sum()
+    return float(total)

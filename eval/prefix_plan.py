@@ -12,9 +12,11 @@ Rules that keep the reuse exact:
   once, in the prefix pass; the suffix pass is plain text.
 * The prefix is the longest common prefix of the group's token ids, cut so that it never reaches
   past any member's context: the first scored token of each request comes after it.
-* A row (one request) feeds ``ids[prefix_len : len(ids) - 1]``: the logits that predict token
-  ``j`` come from position ``j - 1``, so the last token is never fed; the logits of the prefix's
-  last position are kept from the prefix pass.
+* A request feeds ``ids[prefix_len : len(ids) - 1]``: the logits that predict token ``j`` come
+  from position ``j - 1``, so the last token is never fed; the logits of the prefix's last
+  position are kept from the prefix pass.
+* The feeds of a group are packed one after another into one row that continues the group's
+  cached prefix; an attention mask lets each feed see the prefix and its own earlier tokens only.
 """
 
 from __future__ import annotations
@@ -51,12 +53,12 @@ class Group:
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """One prefix pass over several groups, then suffix passes over their rows."""
+    """One prefix pass over several groups, then one packed suffix pass (one row per group)."""
 
     groups: tuple[int, ...]
     """Indices into ``Plan.groups``; their prefixes have equal length and stackable images."""
-    row_batches: tuple[tuple[int, ...], ...]
-    """Request indices of each suffix pass (rows whose feed is empty are in none)."""
+    suffix_width: int
+    """Length of the longest packed row (0: every score comes from the prefix pass)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +152,10 @@ def split_runs(views: Sequence[TokenView], run_cost: int) -> list[range]:
     return runs[::-1]
 
 
-def make_plan(views: Sequence[TokenView], *, prefix_batch: int, row_batch: int) -> Plan:
-    """Plan a call: groups, chunks of at most ``prefix_batch`` prefixes, suffix passes of ``row_batch`` rows."""
-    if prefix_batch < 1 or row_batch < 1:
-        raise ValueError(f"batch sizes must be >= 1, got {prefix_batch} and {row_batch}")
+def make_plan(views: Sequence[TokenView], *, prefix_batch: int) -> Plan:
+    """Plan a call: groups, then chunks of at most ``prefix_batch`` groups with equal prefix length."""
+    if prefix_batch < 1:
+        raise ValueError(f"batch size must be >= 1, got {prefix_batch}")
     groups, group_of = group_requests(views)
     by_shape: dict[tuple[int, Hashable], list[int]] = {}
     for g, group in enumerate(groups):
@@ -161,14 +163,11 @@ def make_plan(views: Sequence[TokenView], *, prefix_batch: int, row_batch: int) 
     chunks: list[Chunk] = []
     processed = 0
     for (prefix_len, _), same in by_shape.items():
+        # Rows of similar packed width side by side keep the padding of each suffix pass small.
+        same.sort(key=lambda g: sum(feed_len(views[i], prefix_len) for i in groups[g].members))
         for start in range(0, len(same), prefix_batch):
             chunk_groups = tuple(same[start : start + prefix_batch])
-            processed += prefix_len * len(chunk_groups)
-            rows = [i for g in chunk_groups for i in groups[g].members if feed_len(views[i], prefix_len) > 0]
-            # Similar lengths side by side keep the padding of each suffix pass small.
-            rows.sort(key=lambda i: feed_len(views[i], prefix_len))
-            batches = tuple(tuple(rows[k : k + row_batch]) for k in range(0, len(rows), row_batch))
-            for batch in batches:
-                processed += len(batch) * max(feed_len(views[i], prefix_len) for i in batch)
-            chunks.append(Chunk(groups=chunk_groups, row_batches=batches))
+            width = max(sum(feed_len(views[i], prefix_len) for i in groups[g].members) for g in chunk_groups)
+            processed += (prefix_len + width) * len(chunk_groups)
+            chunks.append(Chunk(groups=chunk_groups, suffix_width=width))
     return Plan(groups=tuple(groups), chunks=tuple(chunks), group_of=tuple(group_of), processed_tokens=processed)

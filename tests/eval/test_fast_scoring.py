@@ -149,6 +149,17 @@ def test_unknown_family_and_sliding_window_fall_back() -> None:
     assert fast_scoring.fallback_reason(_fake_model(sliding)) == fast_scoring.SLIDING_WINDOW
     full = LlavaConfig(vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=None, **small))
     assert fast_scoring.fallback_reason(_fake_model(full)) is None
+    full.text_config._attn_implementation = "flash_attention_2"
+    reason = fast_scoring.fallback_reason(_fake_model(full))
+    assert reason is not None and reason.startswith(fast_scoring.NO_CUSTOM_MASK)
+
+
+def test_eager_attention_equals_plain(session_cache: Path) -> None:
+    """The packed suffix pass's additive mask also works with eager attention."""
+    adapter = _adapter("llava", session_cache)
+    adapter.model.set_attn_implementation("eager")
+    requests = _requests(adapter, n_items=2)
+    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(scoring.score_plain(adapter, requests), abs=1e-4)
 
 
 def test_adapter_routes_by_scorer(session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -176,16 +187,17 @@ def test_plan_by_hand() -> None:
         _view((1, 9, 9, 5, 6, 7, 20), 6, image="y"),  # another image: its own group
         _view((2, 9, 9, 5, 6, 7, 20), 6),  # same image, other head before the image: its own group
     ]
-    plan = make_plan(views, prefix_batch=2, row_batch=2)
+    plan = make_plan(views, prefix_batch=2)
     assert plan.group_of == (0, 0, 0, 1, 2)
     assert [g.prefix_len for g in plan.groups] == [4, 6, 6]
-    # Group 0 feeds (6 7), (8 7 20), (6 7); groups 1 and 2 feed nothing: their one token is
-    # predicted by the prefix's last position.
+    assert plan.groups[0].members == (0, 2, 1)  # sorted by ids
+    # Group 0 feeds (6 7), (6 7), (8 7 20) packed in one row of 7; groups 1 and 2 feed nothing:
+    # their one token is predicted by the prefix's last position.
     assert len(plan.chunks) == 2
     first, second = plan.chunks
-    assert first.groups == (0,) and first.row_batches == ((0, 2), (1,))
-    assert second.groups == (1, 2) and second.row_batches == ()
-    assert plan.processed_tokens == 4 + 2 * 2 + 1 * 3 + 6 * 2
+    assert first.groups == (0,) and first.suffix_width == 7
+    assert second.groups == (1, 2) and second.suffix_width == 0
+    assert plan.processed_tokens == (4 + 7) + 6 * 2
 
 
 def test_plan_splits_a_bucket_where_it_pays() -> None:
@@ -196,7 +208,7 @@ def test_plan_splits_a_bucket_where_it_pays() -> None:
         _view((9, 1, 2, 3, 4, 5, 6, 10, 21), 8),
         _view((9, 7, 7, 7, 7, 7, 7, 11, 23), 8),
     ]
-    plan = make_plan(views, prefix_batch=2, row_batch=4)
+    plan = make_plan(views, prefix_batch=2)
     # One shared run would feed every request's text (1 + 4 * 8 tokens); two runs run each text once.
     assert plan.group_of == (0, 1, 0, 1)
     assert [g.prefix_len for g in plan.groups] == [8, 8]
@@ -205,8 +217,8 @@ def test_plan_splits_a_bucket_where_it_pays() -> None:
 
 def test_plan_rejects_bad_views() -> None:
     with pytest.raises(ValueError, match="context tokens"):
-        make_plan([_view((1, 2), 2)], prefix_batch=1, row_batch=1)
+        make_plan([_view((1, 2), 2)], prefix_batch=1)
     with pytest.raises(ValueError, match="continuation"):
-        make_plan([_view((1, 2, 9), 2)], prefix_batch=1, row_batch=1)
-    with pytest.raises(ValueError, match="batch sizes"):
-        make_plan([_view((1, 2), 1)], prefix_batch=0, row_batch=1)
+        make_plan([_view((1, 2, 9), 2)], prefix_batch=1)
+    with pytest.raises(ValueError, match="batch size"):
+        make_plan([_view((1, 2), 1)], prefix_batch=0)
