@@ -30,7 +30,8 @@ def _first_line(err: BaseException) -> str:
 
 
 def _looks_like_path(model: str) -> bool:
-    return model.startswith((".", "/", "~")) or os.sep in model.replace("/", "", 1) or model.count("/") > 1
+    """A Hub id is ``name`` or ``org/name``; anything else with path syntax is meant as a folder."""
+    return model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model
 
 
 def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[Path, str | None]:
@@ -50,7 +51,7 @@ def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[P
             f"model {str(model)!r}: no such folder; expected a local model folder or a Hub id"
         )
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.errors import EntryNotFoundError, HFValidationError
 
     patterns = [*_HUB_PATTERNS, "*.py"] if trust_remote_code else _HUB_PATTERNS
     # Read at call time: huggingface_hub reads HF_HUB_OFFLINE only once, when it is imported.
@@ -61,7 +62,7 @@ def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[P
         raise MMSpuBenchError(
             f"model {model!r}: not a valid Hub id or existing folder ({_first_line(err)})"
         ) from None
-    except Exception as err:  # every hub failure (offline, not found, gated, network) means: not available
+    except (OSError, EntryNotFoundError) as err:  # offline, not found, gated, network: all "not available"
         why = (
             "the Hub is offline (HF_HUB_OFFLINE) and it is not in the local cache"
             if offline
