@@ -126,3 +126,14 @@ def read_samples(path: Path) -> dict[str, dict[str, Any]]:
                 raise record_error(str(path), None, "id", f"line {number} is not an object with an id")
             records[str(record["id"])] = record
     return records
+
+
+def cgl_axis_limits(frame: pd.DataFrame) -> list[float]:
+    """Y-axis range framing the CGLs with a margin: the differences that CGLA measures stay visible.
+
+    CGLs of one item often differ by hundredths of a nat while all lie far below zero; an axis
+    starting at zero would flatten exactly the differences the chart is for.
+    """
+    low, high = float(frame["cgl"].min()), float(frame["cgl"].max())
+    margin = max(0.1 * (high - low), 1e-3)
+    return [low - margin, min(high + margin, 0.0) if high <= 0 else high + margin]

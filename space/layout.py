@@ -45,6 +45,19 @@ def guarded(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
     return call
 
 
+def with_cgl_axis(fn: Callable[..., tuple[Any, ...]], position: int) -> Callable[..., tuple[Any, ...]]:
+    """``fn`` whose output ``position`` (a CGL frame) becomes a bar plot with a y-axis framing its values."""
+
+    def call(*args: Any) -> tuple[Any, ...]:
+        out = list(fn(*args))
+        frame = out[position]
+        out[position] = gr.BarPlot(frame, y_lim=cgla_view.cgl_axis_limits(frame))
+        return tuple(out)
+
+    call.__name__ = fn.__name__
+    return call
+
+
 def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int) -> gr.Textbox:
     types, sources, classes = handlers.explore.filter_choices(state.index)
     with gr.Row():
@@ -90,7 +103,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
                                                                            api_name="open_selected")
     open_button.click(open_fn, item_id, shown, api_name="open_item")
     item_id.submit(open_fn, item_id, shown, api_name="open_item_by_id")
-    cgla_button.click(guarded(handlers.show_cgla, state), [item_id, cgla_source, model_choice],
+    cgla_button.click(with_cgl_axis(guarded(handlers.show_cgla, state), 0), [item_id, cgla_source, model_choice],
                       [cgl_plot, cgla_text, record], api_name="show_cgla", concurrency_limit=concurrency,
                       concurrency_id="model")
     prompts_button.click(guarded(handlers.show_prompts), record, prompts, api_name="show_prompts")
@@ -129,7 +142,7 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
         prompts_button = gr.Button("Show the exact prompts")
         prompts = gr.Markdown()
     run_button.click(
-        guarded(handlers.run_model, state),
+        with_cgl_axis(guarded(handlers.run_model, state), 2),
         [model_choice, input_kind, item_id, upload, question, *opts, answer, class_name, core, spurious],
         [answer_text, probs, cgl_plot, cgla_text, record],
         api_name="run", concurrency_limit=concurrency, concurrency_id="model",
@@ -150,7 +163,8 @@ def _leaderboard_tab(state: SpaceState) -> None:
     table = gr.Dataframe(initial, datatype=datatypes,
                          interactive=False, label="Runs (accuracy in %)", elem_id="board-table")
     gr.Markdown("Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy.")
-    plot = gr.LinePlot(handlers.leaderboard_plot(state), x="type", y="accuracy", color="model", sort=None,
+    plot = gr.LinePlot(handlers.leaderboard_plot(state), x="type", y="accuracy", color="model",
+                       sort=list(leaderboard.TYPE_COLUMNS),
                        y_lim=[0, 100], label="Accuracy per spurious type", elem_id="board-plot")
     controls: list[Any] = [query, columns, sort_by, ascending]
     view = guarded(handlers.leaderboard_table, state)

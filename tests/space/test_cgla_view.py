@@ -83,3 +83,16 @@ def test_read_samples(tmp_path: Path) -> None:
     path.write_text("{not json\n")
     with pytest.raises(MMSpuBenchError, match="line 1 is not JSON"):
         read_samples(path)
+
+
+def test_axis_limits_frame_the_values() -> None:
+    from mmspubench.space.cgla_view import cgl_axis_limits
+
+    low, high = cgl_axis_limits(cgl_frame(sample_record()))
+    # values span -4.0 .. -1.5: margin 0.25, top clipped at 0 only when it would cross it
+    assert (low, high) == pytest.approx((-4.25, -1.25))
+    record = sample_record()
+    for cond in record["conditions"]:
+        cond["cgl"] = -6.875
+    low, high = cgl_axis_limits(cgl_frame(record))
+    assert (low, high) == pytest.approx((-6.876, -6.874))
