@@ -26,9 +26,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-SEQUENCE_KEYS = frozenset({"input_ids", "attention_mask", "token_type_ids", "mm_token_type_ids"})
-"""Processor outputs with one entry per token (shape ``(batch, seq)``): padded, cut and sliced with
-the sequence. Every other output is image data, batched by concatenating along the first axis."""
+SEQUENCE_KEYS = frozenset(
+    {"input_ids", "attention_mask", "token_type_ids", "mm_token_type_ids", "cross_attention_mask"}
+)
+"""Processor outputs with one entry per token (shape ``(batch, seq, ...)``, e.g. Mllama's
+``cross_attention_mask``): padded, cut and sliced along the sequence axis. Every other output is
+image data, batched by concatenating along the first axis."""
 
 
 def image_then_text(text: str) -> list[dict[str, str]]:

@@ -123,7 +123,7 @@ def collate(
             length = max(p.shape[1] for p in parts)
             value = pad_token_id if key == "input_ids" else 0
             left = padding_side == "left"
-            batch[key] = torch.cat([_pad_to(p, (1, length), value, left) for p in parts])
+            batch[key] = torch.cat([_pad_to(p, (1, length, *p.shape[2:]), value, left) for p in parts])
         else:
             shape = [max(p.shape[d] for p in parts) for d in range(parts[0].dim())]
             batch[key] = torch.cat([_pad_to(p, [p.shape[0], *shape[1:]], 0) for p in parts])
