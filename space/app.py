@@ -9,9 +9,9 @@ Locally, ``mmspubench space`` launches the same app.
 
 from __future__ import annotations
 
-from mmspubench.space.layout import SpaceConfig, build_app
+from mmspubench.space.layout import LAUNCH_OPTIONS, SpaceConfig, build_app
 
 demo = build_app(SpaceConfig.from_env())
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch(**LAUNCH_OPTIONS)

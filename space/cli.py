@@ -24,11 +24,14 @@ the current commit of --dataset-id on the Hub.
 
 
 def _run_space(args: argparse.Namespace) -> int:
-    from mmspubench.space.layout import SpaceConfig, build_app
+    from mmspubench.space.layout import LAUNCH_OPTIONS, SpaceConfig, build_app
 
-    config = SpaceConfig(dataset=args.dataset, results=args.results)
+    env = SpaceConfig.from_env()
+    config = SpaceConfig(
+        dataset=args.dataset or env.dataset, results=args.results or env.results, hub_models=env.hub_models
+    )
     demo = build_app(config)
-    demo.launch(server_name=args.host, server_port=args.port, show_error=False)
+    demo.launch(server_name=args.host, server_port=args.port, **LAUNCH_OPTIONS)
     return 0
 
 

@@ -23,7 +23,10 @@ Browse the benchmark, see how a model's likelihood of the class name shifts betw
 **spurious** attributes of one picture (CGLA), run a small model live, and compare models.
 """
 
-__all__ = ["SpaceConfig", "build_app"]
+__all__ = ["LAUNCH_OPTIONS", "SpaceConfig", "build_app"]
+
+LAUNCH_OPTIONS: dict[str, Any] = {"max_file_size": live.MAX_UPLOAD_BYTES, "show_error": False}
+"""``launch`` options of every entry point: uploads over the limit are refused before any handler runs."""
 
 
 def guarded(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
@@ -133,6 +136,7 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
     answer_text = gr.Markdown(elem_id="run-answer")
     with gr.Row():
         probs = gr.BarPlot(x="option", y="probability", color="chosen", sort=None, y_lim=[0, 1],
+                           color_map={"chosen": "#dc2626", "other": "#94a3b8"},
                            label="Option probabilities", elem_id="run-probs")
         cgl_plot = gr.BarPlot(x="condition", y="cgl", color="role", color_map=cgla_view.COLOR_MAP, sort=None,
                               label="CGL per condition", x_label_angle=-30, elem_id="run-cgl-plot")

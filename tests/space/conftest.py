@@ -20,7 +20,8 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from mmspubench.space.layout import SpaceConfig, build_app
+    from mmspubench.space.handlers import SpaceConfig
+    from mmspubench.space.layout import LAUNCH_OPTIONS, build_app
 
     runs = tmp_path_factory.mktemp("runs")
     write_run(runs, "a", results_json("org/model-a", {t: 50.0 + i for i, t in enumerate(TYPE_COLUMNS)}, 52.0, 40.0, 90))
@@ -31,8 +32,15 @@ def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         env.setenv("HF_HUB_OFFLINE", "1")
         env.setenv("HF_DATASETS_OFFLINE", "1")
         env.setenv("TRANSFORMERS_OFFLINE", "1")
-        demo = build_app(SpaceConfig(results=str(runs), hub_models=()))
-        demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True)
+        from mmspubench.space.handlers import _dataset_item, load_state
+        from mmspubench.space.live import BUNDLED_CHOICE
+
+        state = load_state(SpaceConfig(results=str(runs), hub_models=()))
+        # Build and load the bundled model before the first page: the tests time the app, not the build.
+        state.models.run(BUNDLED_CHOICE, _dataset_item(state, str(state.index.frame["id"][0])))
+        demo = build_app(state=state)
+        demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+                    **LAUNCH_OPTIONS)
         try:
             yield str(demo.local_url).rstrip("/")
         finally:

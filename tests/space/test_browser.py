@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,13 +20,14 @@ def _cell(table: str, row: int, col: int) -> str:
 
 
 def test_explore_run_and_leaderboard_in_chromium(space_url: str, artifacts_dir: Path) -> None:
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
+    # A missing browser fails loudly: CI installs Debian's chromium, and a skip would hide the check.
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: apt-get install -y chromium"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 2200})
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 2200})
             page.goto(space_url, wait_until="load")
             page.wait_for_selector("#type-filter", timeout=60_000)
             assert page.title() == "MM-SpuBench"
@@ -77,5 +77,8 @@ def test_explore_run_and_leaderboard_in_chromium(space_url: str, artifacts_dir: 
             shot = artifacts_dir / "space-leaderboard.png"
             page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 10_000
+        except Exception:
+            page.screenshot(path=str(artifacts_dir / "space-failure.png"), full_page=True)
+            raise
         finally:
             browser.close()
