@@ -7,7 +7,7 @@ are a prefix is checked (:func:`encode_request`). Nothing after the continuation
 continuation is appended after the assistant prefix with no chat-template end token, and special
 tokens a tokenizer appends at the end (an EOS) are cut off.
 
-The encode step and the batch helpers here are public so that the fast scorer
+The encode step and the batch functions here are public so that the fast scorer
 (``mmspubench.eval.fast_scoring``) tokenizes, pads and positions exactly as this scorer does.
 """
 
