@@ -179,8 +179,10 @@ def _check_identity(
 ) -> None:
     dataset = results.get("dataset") or {}
     if dataset.get("id") != dataset_id:
+        local = f" (a local dataset at {dataset['path']})" if dataset.get("path") else ""
         raise MMSpuBenchError(
-            f"{where}: field 'dataset.id': {dataset.get('id')!r} is not the published dataset {dataset_id!r}"
+            f"{where}: field 'dataset.id': {dataset.get('id')!r}{local} is not the published dataset {dataset_id!r}; "
+            f"evaluate with --dataset {dataset_id}"
         )
     if dataset.get("revision") != revision:
         raise MMSpuBenchError(
