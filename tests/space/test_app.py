@@ -33,3 +33,41 @@ def test_cli_options() -> None:
     assert (args.host, args.port, args.dataset, args.results) == ("127.0.0.1", 7000, None, "runs")
     args = build_parser().parse_args(["submit", "r.json", "--model-repo", "o/m", "--dry-run", "out"])
     assert isinstance(args, argparse.Namespace) and args.dry_run == "out" and args.model_repo == "o/m"
+
+
+def test_guarded_turns_failures_into_one_line_messages() -> None:
+    import gradio as gr
+    import pytest
+    from mmspubench.dataset_builder.errors import MMSpuBenchError
+    from mmspubench.space.layout import guarded
+
+    def bad_input(x: int) -> int:
+        raise MMSpuBenchError(f"field 'x': bad value {x}")
+
+    def broken(x: int) -> int:
+        return [][x]
+
+    with pytest.raises(gr.Error) as err:
+        guarded(bad_input)(3)
+    assert err.value.message == "field 'x': bad value 3"
+    with pytest.raises(gr.Error) as err:
+        guarded(broken)(0)
+    assert err.value.message.startswith("internal error in broken (IndexError")
+    assert guarded(lambda a, b: a + b, 2)(3) == 5
+
+
+def test_space_command_launches_on_localhost(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import gradio as gr
+    from mmspubench.eval.cli import main
+    from mmspubench.space.live import MAX_UPLOAD_BYTES
+
+    from .fixtures import results_json, write_run
+
+    write_run(tmp_path, "r", results_json("org/m", {"BG": 10.0}, 10.0, 5.0, 90))
+    calls: list[dict[str, object]] = []
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kw: calls.append({"title": self.title, **kw}))
+    assert main(["space", "--results", str(tmp_path), "--port", "7999"]) == 0
+    assert calls == [
+        {"title": "MM-SpuBench", "server_name": "127.0.0.1", "server_port": 7999,
+         "max_file_size": MAX_UPLOAD_BYTES, "show_error": False}
+    ]

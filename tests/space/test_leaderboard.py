@@ -76,3 +76,11 @@ def test_missing_or_bad_results(tmp_path: Path) -> None:
     (tmp_path / "r" / "results.json").write_text("[")
     with pytest.raises(MMSpuBenchError, match="cannot read results"):
         load_entries(tmp_path)
+
+
+def test_results_from_an_unreachable_hub_dataset(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mmspubench.space.leaderboard import resolve_results
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(MMSpuBenchError, match="results 'org/no-such-results': not a local folder"):
+        resolve_results("org/no-such-results")

@@ -98,3 +98,10 @@ def test_cache_refuses_models_not_offered_and_loads_once(tmp_path: Path) -> None
     cache.run("org/small", _item(tmp_path))  # type: ignore[arg-type]
     cache.run("org/small", _item(tmp_path))  # type: ignore[arg-type]
     assert loads == ["org/small"]
+
+
+def test_hub_model_offline_is_a_readable_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    cache = ModelCache(["org/not-cached-model"])
+    with pytest.raises(MMSpuBenchError, match="org/not-cached-model"):
+        cache.run("org/not-cached-model", _item(tmp_path))  # type: ignore[arg-type]
