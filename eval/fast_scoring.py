@@ -240,8 +240,8 @@ class _Packed:
     """``(groups, 1, width, prefix + width)`` additive mask: a feed sees the prefix and its own past."""
     starts: list[list[int]]
     """Column where each member's feed starts in its row (its feed may be empty)."""
-    keep: torch.Tensor
-    """Columns whose logits are needed (they predict some continuation token)."""
+    needed: dict[tuple[int, int], int]
+    """(row, column) of every position that predicts a continuation token -> its index in the head's output."""
 
 
 def _pack(members: Sequence[Sequence[Encoded]], prefix_len: int, width: int, pad_id: int, model: Any) -> _Packed:
@@ -255,7 +255,7 @@ def _pack(members: Sequence[Sequence[Encoded]], prefix_len: int, width: int, pad
     mask[..., :prefix_len] = 0  # every query sees the whole prefix (padding queries too: no empty rows)
     starts: list[list[int]] = []
     position_rows = []
-    keep: set[int] = set()
+    needed: dict[tuple[int, int], int] = {}
     for row, group in enumerate(members):
         column, row_starts, parts = 0, [], []
         for enc in group:
@@ -268,7 +268,8 @@ def _pack(members: Sequence[Sequence[Encoded]], prefix_len: int, width: int, pad
             block = mask[row, 0, column : column + n, prefix_len + column : prefix_len + column + n]
             block.masked_fill_(causal, 0)
             parts.append(_positions([enc], prefix_len, n, "cpu"))
-            keep.update(range(column + max(0, enc.n_context - 1 - prefix_len), column + n))
+            for col in range(column + max(0, enc.n_context - 1 - prefix_len), column + n):
+                needed[(row, col)] = len(needed)
             column += n
         starts.append(row_starts)
         if not parts:  # every feed of this group is empty: a row of padding
@@ -276,7 +277,7 @@ def _pack(members: Sequence[Sequence[Encoded]], prefix_len: int, width: int, pad
         position_rows.append(_pad_positions(parts, width))
     positions = torch.cat(position_rows, dim=-2)
     return _Packed(ids=ids.to(device), positions=positions.to(device), mask=mask.to(device), starts=starts,
-                   keep=torch.tensor(sorted(keep), dtype=torch.long, device=device))
+                   needed=needed)
 
 
 def _pad_positions(parts: Sequence[torch.Tensor], width: int) -> torch.Tensor:
@@ -291,13 +292,20 @@ def _pad_positions(parts: Sequence[torch.Tensor], width: int) -> torch.Tensor:
 
 
 def _suffix_log_probs(adapter: Any, packed: _Packed, cache: Any) -> torch.Tensor:
-    """float32 log-softmax at the needed columns of the packed rows, continuing the prefix cache."""
+    """float32 log-softmax at the needed (row, column) positions, continuing the prefix cache.
+
+    The output head runs on those positions only: rows need different columns, and a column range
+    common to all rows would turn most of the packed tokens into full-vocabulary logits.
+    """
+    import torch
+
     model = adapter.model
-    extra: dict[str, Any] = {"logits_to_keep": packed.keep} if adapter.accepts_logits_to_keep else {}
-    out = model(input_ids=packed.ids, attention_mask=packed.mask, position_ids=packed.positions, cache=cache,
-                use_cache=True, **extra)
-    logits = out.logits if adapter.accepts_logits_to_keep else out.logits[:, packed.keep]
-    return logits.float().log_softmax(-1)
+    out = model.model(input_ids=packed.ids, attention_mask=packed.mask, position_ids=packed.positions, cache=cache,
+                      use_cache=True)
+    rows = torch.tensor([row for row, _ in packed.needed], device=model.device)
+    columns = torch.tensor([col for _, col in packed.needed], device=model.device)
+    hidden = out.last_hidden_state[rows, columns]
+    return model.get_output_embeddings()(hidden).float().log_softmax(-1)
 
 
 def _continuation_sum(enc: Encoded, prefix_len: int, start: int, last: torch.Tensor, suffix: torch.Tensor | None,
@@ -317,7 +325,8 @@ def _continuation_sum(enc: Encoded, prefix_len: int, start: int, last: torch.Ten
         targets, first = targets[1:], first + 1
     if targets.shape[0]:
         assert suffix is not None
-        columns = torch.arange(first - 1 - prefix_len, first - 1 - prefix_len + targets.shape[0]) + start
-        kept = torch.searchsorted(packed.keep.cpu(), columns).to(last.device)
-        total = total + suffix[row, kept].gather(-1, targets[:, None]).sum()
+        first_column = start + first - 1 - prefix_len
+        kept = [packed.needed[(row, first_column + k)] for k in range(targets.shape[0])]
+        picked = suffix[torch.tensor(kept, device=last.device)].gather(-1, targets[:, None])
+        total = total + picked.sum()
     return float(total)
