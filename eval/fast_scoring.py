@@ -201,7 +201,7 @@ def _positions(encoded: Sequence[Encoded], start: int, width: int, device: Any) 
 
 
 def _run_chunk(adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Encoded], scores: list[float]) -> None:
-    """One prefix pass over the chunk's groups, then one packed suffix pass; fills ``scores``."""
+    """One prefix pass over the chunk's groups, then its packed suffix passes; fills ``scores``."""
     import torch
     from mmspubench.eval.scoring import to_model
 
@@ -221,11 +221,28 @@ def _run_chunk(adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Enc
                     use_cache=True, **extra)
         last = out.logits[:, -1].float().log_softmax(-1)
         members = [[encoded[i] for i in group.members] for group in groups]
-        packed = _pack(members, prefix_len, chunk.suffix_width, adapter.pad_token_id, model)
-        suffix = _suffix_log_probs(adapter, packed, out.cache) if chunk.suffix_width else None
-        for row, group in enumerate(groups):
-            for index, enc, start in zip(group.members, members[row], packed.starts[row], strict=True):
-                scores[index] = _continuation_sum(enc, prefix_len, start, last[row], suffix, packed, row)
+        layers = [(layer.keys, layer.values) for layer in out.cache.layers]
+        del out
+        for first, end, width in chunk.suffix_passes:
+            packed = _pack(members[first:end], prefix_len, width, adapter.pad_token_id, model)
+            suffix = _suffix_log_probs(adapter, packed, _cache_rows(layers, first, end)) if width else None
+            for row in range(first, end):
+                for index, enc, start in zip(groups[row].members, members[row], packed.starts[row - first], strict=True):
+                    scores[index] = _continuation_sum(enc, prefix_len, start, last[row], suffix, packed, row - first)
+
+
+def _cache_rows(layers: Sequence[tuple[torch.Tensor, torch.Tensor]], first: int, end: int) -> Any:
+    """A cache holding rows ``first:end`` of the prefix keys/values (views: the pass's update copies once)."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    cache = DynamicCache()
+    for keys, values in layers:
+        layer = DynamicLayer()
+        layer.lazy_initialization(keys, values)
+        layer.keys, layer.values = keys[first:end], values[first:end]
+        cache.layers.append(layer)
+    return cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +266,9 @@ def _pack(members: Sequence[Sequence[Encoded]], prefix_len: int, width: int, pad
     import torch
 
     device, dtype = model.device, model.dtype
+    if width == 0:  # nothing to feed: every score comes from the prefix pass
+        empty = torch.empty(0)
+        return _Packed(ids=empty, positions=empty, mask=empty, starts=[[0] * len(g) for g in members], needed={})
     ids = torch.full((len(members), width), pad_id, dtype=torch.long)
     blocked = torch.finfo(dtype).min
     mask = torch.full((len(members), 1, width, prefix_len + width), blocked, dtype=dtype)

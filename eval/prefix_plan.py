@@ -57,8 +57,10 @@ class Chunk:
 
     groups: tuple[int, ...]
     """Indices into ``Plan.groups``; their prefixes have equal length and stackable images."""
-    suffix_width: int
-    """Length of the longest packed row (0: every score comes from the prefix pass)."""
+    suffix_passes: tuple[tuple[int, int, int], ...]
+    """Suffix passes as (first row, end row, width): contiguous rows of ``groups`` (ordered by packed
+    width) covering every row, each padded to its widest row; a first pass of width 0 holds the rows
+    with nothing to feed (their scores come from the prefix pass alone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,31 @@ def split_runs(views: Sequence[TokenView], run_cost: int) -> list[range]:
     return runs[::-1]
 
 
+PASS_OVERHEAD_TOKENS = 32
+"""Padding tokens worth one more suffix pass (its fixed cost), when cutting rows into passes."""
+
+
+def split_passes(widths: Sequence[int]) -> tuple[tuple[int, int, int], ...]:
+    """Cut rows of ascending ``widths`` into contiguous passes minimising padded tokens plus
+    :data:`PASS_OVERHEAD_TOKENS` per pass (dynamic programming; a chunk holds a few rows)."""
+    first = next((k for k, w in enumerate(widths) if w > 0), len(widths))
+    n = len(widths)
+    best = {first: 0}
+    cut: dict[int, int] = {}
+    for end in range(first + 1, n + 1):
+        best[end], cut[end] = min(
+            (best[start] + PASS_OVERHEAD_TOKENS + (end - start) * widths[end - 1], start) for start in range(first, end)
+        )
+    passes = []
+    end = n
+    while end > first:
+        passes.append((cut[end], end, widths[end - 1]))
+        end = cut[end]
+    if first > 0:
+        passes.append((0, first, 0))
+    return tuple(passes[::-1])
+
+
 def make_plan(views: Sequence[TokenView], *, prefix_batch: int) -> Plan:
     """Plan a call: groups, then chunks of at most ``prefix_batch`` groups with equal prefix length."""
     if prefix_batch < 1:
@@ -167,7 +194,8 @@ def make_plan(views: Sequence[TokenView], *, prefix_batch: int) -> Plan:
         same.sort(key=lambda g: sum(feed_len(views[i], prefix_len) for i in groups[g].members))
         for start in range(0, len(same), prefix_batch):
             chunk_groups = tuple(same[start : start + prefix_batch])
-            width = max(sum(feed_len(views[i], prefix_len) for i in groups[g].members) for g in chunk_groups)
-            processed += (prefix_len + width) * len(chunk_groups)
-            chunks.append(Chunk(groups=chunk_groups, suffix_width=width))
+            widths = [sum(feed_len(views[i], prefix_len) for i in groups[g].members) for g in chunk_groups]
+            passes = split_passes(widths)
+            processed += prefix_len * len(chunk_groups) + sum((end - first) * w for first, end, w in passes)
+            chunks.append(Chunk(groups=chunk_groups, suffix_passes=passes))
     return Plan(groups=tuple(groups), chunks=tuple(chunks), group_of=tuple(group_of), processed_tokens=processed)

@@ -11,7 +11,7 @@ import pytest
 from mmspubench.eval import fast_scoring, prompts, scoring
 from mmspubench.eval.adapter import TransformersVLM
 from mmspubench.eval.loading import load_model
-from mmspubench.eval.prefix_plan import TokenView, make_plan
+from mmspubench.eval.prefix_plan import TokenView, make_plan, split_passes
 from mmspubench.eval.protocol import ScoreRequest
 
 from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir
@@ -68,6 +68,21 @@ def test_order_and_single_request(family: str, session_cache: Path) -> None:
     assert fast_scoring.score_fast(adapter, requests[::-1]) == pytest.approx(plain[::-1], abs=1e-4)
     assert fast_scoring.score_fast(adapter, requests[:1]) == pytest.approx(plain[:1], abs=1e-4)
     assert fast_scoring.score_fast(adapter, []) == []
+
+
+@pytest.mark.parametrize("family", EXACT)
+def test_chunk_split_into_several_suffix_passes(family: str, session_cache: Path) -> None:
+    """Items with 2 and 5 conditions in one call: their packed rows go in separate suffix passes."""
+    adapter = _adapter(family, session_cache, batch_size=4)
+    requests = []
+    for seed, count in ((2, 2), (3, 5), (4, 5)):
+        image = make_image(seed)
+        requests.extend(ScoreRequest(image, adapter.render(prompts.cgla_prompt(a)), " golden cat")
+                        for a in ATTRIBUTES[:count])
+    encoded = [fast_scoring.encode(adapter, r) for r in requests]
+    plan = fast_scoring.plan_call(adapter.model, encoded, requests, batch_size=4)
+    assert len(plan.chunks) == 1 and len(plan.chunks[0].suffix_passes) == 2
+    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(scoring.score_plain(adapter, requests), abs=1e-4)
 
 
 def test_same_pixels_group_and_different_pixels_do_not(session_cache: Path) -> None:
@@ -195,8 +210,8 @@ def test_plan_by_hand() -> None:
     # their one token is predicted by the prefix's last position.
     assert len(plan.chunks) == 2
     first, second = plan.chunks
-    assert first.groups == (0,) and first.suffix_width == 7
-    assert second.groups == (1, 2) and second.suffix_width == 0
+    assert first.groups == (0,) and first.suffix_passes == ((0, 1, 7),)
+    assert second.groups == (1, 2) and second.suffix_passes == ((0, 2, 0),)
     assert plan.processed_tokens == (4 + 7) + 6 * 2
 
 
@@ -213,6 +228,14 @@ def test_plan_splits_a_bucket_where_it_pays() -> None:
     assert plan.group_of == (0, 1, 0, 1)
     assert [g.prefix_len for g in plan.groups] == [8, 8]
     assert plan.processed_tokens == 16
+
+
+def test_split_passes_by_hand() -> None:
+    # Rows of width 2 and 3 share a pass (32 + 2 * 3 = 38 tokens); the row of 40 gets its own
+    # (32 + 40) rather than padding the others to 40 (32 + 3 * 40).
+    assert split_passes([0, 2, 3, 40]) == ((0, 1, 0), (1, 3, 3), (3, 4, 40))
+    assert split_passes([5, 5]) == ((0, 2, 5),)
+    assert split_passes([0, 0]) == ((0, 2, 0),)
 
 
 def test_plan_rejects_bad_views() -> None:
