@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-
 from mmspubench.eval.cli import build_parser, main
 
 
