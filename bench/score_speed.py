@@ -136,8 +136,11 @@ class PeakMemory:
 
 
 def run_scorer(adapter: Any, warm: tuple[ScoreRequest, ...], calls: list[tuple[ScoreRequest, ...]], scorer: str,
-               device: str) -> tuple[float, float, list[float]]:
-    """(seconds, peak MiB, scores) of one pass over ``calls`` with ``scorer``, after a warm-up call."""
+               device: str) -> tuple[float, float, float, list[float]]:
+    """(wall seconds, CPU seconds, peak MiB, scores) of one pass over ``calls`` with ``scorer``, after a warm-up call.
+
+    CPU seconds (this process, all threads) are reported beside wall time because a shared CPU
+    makes wall time depend on the neighbours' load."""
     import torch
 
     adapter.scorer = scorer
@@ -146,13 +149,13 @@ def run_scorer(adapter: Any, warm: tuple[ScoreRequest, ...], calls: list[tuple[S
     with PeakMemory(device) as memory:
         if device.startswith("cuda"):
             torch.cuda.synchronize()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         for requests in calls:
             scores.extend(adapter.score(requests))
         if device.startswith("cuda"):
             torch.cuda.synchronize()
-        seconds = time.perf_counter() - start
-    return seconds, memory.peak_mib, scores
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    return seconds, cpu, memory.peak_mib, scores
 
 
 def token_counts(adapter: Any, calls: list[tuple[ScoreRequest, ...]]) -> tuple[int, int, int]:
@@ -214,20 +217,20 @@ def bench_profile(args: argparse.Namespace, workdir: Path) -> None:
     print(f"\n## {args.profile}: language model {params:.1f}M parameters, {image_tokens} image tokens, "
           f"{len(items)} items ({sum(len(i.cgla) for i in items)} CGLA conditions), {per_call} item(s) per "
           f"score call, device {args.device}, dtype {args.dtype}, batch size {args.batch_size}")
-    print("| workload | plain items/s | fast items/s | ratio | plain peak MiB | fast peak MiB "
+    print("| workload | plain items/s | fast items/s | ratio | CPU-time ratio | plain peak MiB | fast peak MiB "
           "| plain tokens | fast tokens | unique minimum | fast / minimum | max abs diff |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     totals = {"plain": 0.0, "fast": 0.0}
     for name, calls in workloads.items():
         warm_call = getattr(warm, name)
-        plain_s, plain_mem, plain_scores = run_scorer(adapter, warm_call, calls, "plain", args.device)
-        fast_s, fast_mem, fast_scores = run_scorer(adapter, warm_call, calls, "fast", args.device)
+        plain_s, plain_cpu, plain_mem, plain_scores = run_scorer(adapter, warm_call, calls, "plain", args.device)
+        fast_s, fast_cpu, fast_mem, fast_scores = run_scorer(adapter, warm_call, calls, "fast", args.device)
         totals["plain"] += plain_s
         totals["fast"] += fast_s
         diff = max(abs(a - b) for a, b in zip(plain_scores, fast_scores, strict=True))
         plain_tok, fast_tok, minimum = token_counts(adapter, calls)
         n = len(items)
-        print(f"| {name} | {n / plain_s:.3f} | {n / fast_s:.3f} | {plain_s / fast_s:.2f}x | {plain_mem:.0f} "
+        print(f"| {name} | {n / plain_s:.3f} | {n / fast_s:.3f} | {plain_s / fast_s:.2f}x | {plain_cpu / fast_cpu:.2f}x | {plain_mem:.0f} "
               f"| {fast_mem:.0f} | {plain_tok} | {fast_tok} | {minimum} | {fast_tok / minimum:.2f}x | {diff:.2e} |")
     if args.extrapolate:
         for scorer, seconds in totals.items():
@@ -252,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="items whose requests go in one score call (default 8; 1 = one call per item)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
-    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch CPU threads (default 1: on a shared CPU, multi-threaded small ops stall on each other)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--extrapolate", type=int, default=0, metavar="N",
                         help="also print the scoring time extrapolated to N items (e.g. 2400)")

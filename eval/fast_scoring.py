@@ -27,6 +27,7 @@ per family.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -112,7 +113,7 @@ def score_fast(adapter: Any, requests: Sequence[ScoreRequest]) -> list[float]:
     if reason is not None:
         _log_fallback(str(getattr(model.config, "model_type", "?")), reason)
         return list(scoring.score_plain(adapter, requests))
-    encoded = [encode(adapter, request) for request in requests]
+    encoded = encode_all(adapter, requests)
     plan = plan_call(model, encoded, requests, batch_size=int(getattr(adapter, "batch_size", 1)))
     scores = [0.0] * len(requests)
     for chunk_index in range(len(plan.chunks)):
@@ -168,17 +169,58 @@ class _ImageKeys:
         return known
 
 
-def encode(adapter: Any, request: ScoreRequest) -> Encoded:
-    """Encode one request with the adapter's encode step (the plain scorer's), split for reuse."""
-    from mmspubench.eval.hooks import SEQUENCE_KEYS
-    from mmspubench.eval.scoring import to_model
+def encode_all(adapter: Any, requests: Sequence[ScoreRequest]) -> list[Encoded]:
+    """Encode a call's requests as the adapter's encode step does, processing each image once.
 
-    enc = adapter.encode(request)
+    ``adapter.encode`` is ``encode_request(adapter.processor, ...)``; here the processor's image
+    processor is wrapped so that the same image object with the same options is processed once
+    per call (every condition of an item carries the same image), which the tokens and pixels
+    do not depend on.
+    """
+    processor = copy.copy(adapter.processor)
+    processor.image_processor = _OnceImageProcessor(adapter.processor.image_processor)
+    return [encode(adapter, request, processor) for request in requests]
+
+
+def encode(adapter: Any, request: ScoreRequest, processor: Any = None) -> Encoded:
+    """Encode one request like the adapter's encode step (the plain scorer's), split for reuse."""
+    from mmspubench.eval.hooks import SEQUENCE_KEYS
+    from mmspubench.eval.scoring import encode_request
+
+    enc = encode_request(processor if processor is not None else adapter.processor, request,
+                         add_special_tokens=adapter.add_special_tokens_for(request.context))
     token_inputs = {k: v for k, v in enc.inputs.items() if k in SEQUENCE_KEYS and k not in ("input_ids", "attention_mask")}
     image_inputs = {k: v for k, v in enc.inputs.items() if k not in SEQUENCE_KEYS}
-    positions = adapter.hooks.position_ids(adapter.model, to_model(enc.inputs, adapter.model))
+    # The position hook reads ids and grid sizes only: it runs on the CPU copies.
+    positions = adapter.hooks.position_ids(adapter.model, enc.inputs)
     return Encoded(ids=enc.inputs["input_ids"][0], n_context=enc.n_context, token_inputs=token_inputs,
                    image_inputs=image_inputs, positions=None if positions is None else positions.cpu())
+
+
+class _OnceImageProcessor:
+    """An image processor that returns its earlier output for the same image objects and options."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._done: dict[tuple[tuple[int, ...], str], Any] = {}
+        self._alive: list[Any] = []  # the keyed images stay alive, so their ids stay theirs
+
+    def __call__(self, images: Any, **kwargs: Any) -> Any:
+        key = (tuple(id(image) for image in _flat(images)), repr(sorted(kwargs.items())))
+        if key not in self._done:
+            self._done[key] = self._inner(images, **kwargs)
+            self._alive.append(images)
+        # Processors may pop entries from the output (Idefics3 pops rows/cols): hand out a copy.
+        return copy.copy(self._done[key])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _flat(images: Any) -> list[Any]:
+    if isinstance(images, (list, tuple)):
+        return [leaf for item in images for leaf in _flat(item)]
+    return [images]
 
 
 def _positions(encoded: Sequence[Encoded], start: int, width: int, device: Any) -> torch.Tensor:
@@ -218,7 +260,7 @@ def _run_chunk(adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Enc
     extra: dict[str, Any] = {"logits_to_keep": 1} if adapter.accepts_logits_to_keep else {}
     with torch.inference_mode():
         out = model(**to_model(inputs, model), position_ids=_positions(reps, 0, prefix_len, model.device),
-                    use_cache=True, **extra)
+                    cache=_prefix_cache(), use_cache=True, **extra)
         last = out.logits[:, -1].float().log_softmax(-1)
         members = [[encoded[i] for i in group.members] for group in groups]
         layers = [(layer.keys, layer.values) for layer in out.cache.layers]
@@ -229,6 +271,26 @@ def _run_chunk(adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Enc
             for row in range(first, end):
                 for index, enc, start in zip(groups[row].members, members[row], packed.starts[row - first], strict=True):
                     scores[index] = _continuation_sum(enc, prefix_len, start, last[row], suffix, packed, row - first)
+
+
+def _prefix_cache() -> Any:
+    """An empty cache whose layers keep the prefix keys/values as computed, without a copy."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    class StoreLayer(DynamicLayer):
+        """A dynamic layer whose first update stores its tensors instead of concatenating them to nothing."""
+
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> Any:
+            if self.is_initialized:
+                return super().update(key_states, value_states, *args, **kwargs)
+            self.lazy_initialization(key_states, value_states)
+            self.keys, self.values = key_states, value_states
+            return self.keys, self.values
+
+    cache = DynamicCache()
+    cache.layer_class_to_replicate = StoreLayer
+    return cache
 
 
 def _cache_rows(layers: Sequence[tuple[torch.Tensor, torch.Tensor]], first: int, end: int) -> Any:

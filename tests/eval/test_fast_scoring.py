@@ -85,6 +85,26 @@ def test_chunk_split_into_several_suffix_passes(family: str, session_cache: Path
     assert fast_scoring.score_fast(adapter, requests) == pytest.approx(scoring.score_plain(adapter, requests), abs=1e-4)
 
 
+def test_each_image_processed_once_per_call(session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = _adapter("llava", session_cache)
+    requests = _requests(adapter, n_items=3)  # three items, two image objects with equal pixels
+    inner = adapter.processor.image_processor
+    seen: list[int] = []
+    real_call = type(inner).__call__
+
+    def counting(self: Any, images: Any, **kwargs: Any) -> Any:
+        seen.append(id(images[0] if isinstance(images, list) else images))
+        return real_call(self, images, **kwargs)
+
+    monkeypatch.setattr(type(inner), "__call__", counting)
+    expected = scoring.score_plain(adapter, requests)
+    plain_calls = len(seen)
+    seen.clear()
+    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(expected, abs=1e-4)
+    assert plain_calls == 2 * len(requests)  # context and context + continuation, per request
+    assert len(seen) == len({id(r.image) for r in requests}) == 3
+
+
 def test_same_pixels_group_and_different_pixels_do_not(session_cache: Path) -> None:
     adapter = _adapter("llava", session_cache)
     context = adapter.render(prompts.cgla_prompt("dark"))
@@ -104,8 +124,8 @@ def test_qwen2_vl_needs_its_3d_positions(session_cache: Path, monkeypatch: pytes
     plain = scoring.score_plain(adapter, requests)
     real_encode = fast_scoring.encode
 
-    def encode_without_positions(adapter: Any, request: ScoreRequest) -> fast_scoring.Encoded:
-        enc = real_encode(adapter, request)
+    def encode_without_positions(adapter: Any, request: ScoreRequest, processor: Any = None) -> fast_scoring.Encoded:
+        enc = real_encode(adapter, request, processor)
         return fast_scoring.Encoded(enc.ids, enc.n_context, enc.token_inputs, enc.image_inputs, None)
 
     right = fast_scoring.score_fast(adapter, requests)
