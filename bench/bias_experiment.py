@@ -15,6 +15,7 @@ Per-sample records go to ``OUT/<model>-<cue>/samples.jsonl`` (eval's format); ev
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -151,6 +152,97 @@ def _run_all(models: dict[str, Path], out: Path, *, n: int, seed: int, image_siz
     return rows
 
 
+TRAIN_COMMANDS = {
+    "biased": "python -m mmspubench.eval.train_tiny --out eval/assets/tiny-llava-biased --correlation 0.95 --seed 0",
+    "balanced": "python -m mmspubench.eval.train_tiny --out eval/assets/tiny-llava-balanced --seed 0",
+}
+GENERATE_TEXT = {"option": "option's text", "letter": "option's letter"}
+DATA_TEXT = {
+    "biased": "planted spurious values are the true class's home values with probability 0.95 "
+              "(else those of a decoy class)",
+    "balanced": "planted spurious values drawn uniformly at random (synth cue `random`): they say nothing "
+                "about the class",
+}
+
+
+def model_card(name: str, training: dict[str, Any], table: str, command: str) -> str:
+    """README.md of a shipped model: what it is, how it was trained, what the experiment measured."""
+    from mmspubench.eval import prompts
+
+    config = training["config"]
+    arch = config["arch"]
+    losses = training["losses"]
+    return f"""---
+license: mit
+library_name: transformers
+pipeline_tag: image-text-to-text
+tags: [mm-spubench, synthetic, llava, positive-control]
+---
+
+# tiny-llava-{name}
+
+A tiny LLaVA-architecture model (CLIP-style vision tower, linear-GELU projector, Llama language
+model) trained from scratch on CPU on the synthetic training mode of MM-SpuBench. It exists as a
+**positive control** for the benchmark, not as a useful model: its twin `tiny-llava-{"balanced" if name == "biased" else "biased"}`
+was trained with the same budget on data with the other correlation policy.
+
+- Architecture: {arch["image_size"]} px images, {arch["patch_size"]} px patches
+  ({(arch["image_size"] // arch["patch_size"]) ** 2} image tokens); vision tower {arch["vision_layers"]} layers x
+  {arch["vision_hidden"]}; language model {arch["text_layers"]} layers x {arch["text_hidden"]}, {arch["heads"]} heads;
+  byte-level BPE tokenizer trained on the prompt and synthetic vocabulary; chat template and prompt
+  rendering identical to the bundled model's. {training["n_parameters"]:,} parameters, float32.
+- Data: {config["n_items"]} synthetic training items (`mmspubench.dataset_builder.synth`, mode
+  `train`, seed {config["seed"]}, {arch["image_size"]} px); {DATA_TEXT[name]}. Each item gives
+  {training["n_examples"] / config["n_items"]:.2f} sequences on average: the multiple-choice prompt in
+  `generate` mode (the correct {GENERATE_TEXT[config.get("generate_answer", "letter")]}, then end of turn)
+  and in `logprob` mode (the letter after `Answer:`), and the CGLA prompt g(t) for each core and each
+  spurious attribute followed by the class name. Loss on the continuation tokens only; prompts
+  rendered and tokenized by the eval adapter.
+- Training: seed {config["seed"]}, {config["steps"]} AdamW steps of {config["batch_size"]} sequences, peak
+  learning rate {config["lr"]} (warm-up {config["warmup"]}, cosine to a tenth), {config["threads"]} CPU
+  thread, {training["seconds"] / 60:.1f} minutes on a shared 2-core machine. Loss (nats per continuation
+  token) {losses[0]:.3f} over the first {config["log_every"]} steps, {losses[-1]:.3f} over the last.
+
+```bash
+{TRAIN_COMMANDS[name]}
+```
+
+## What it shows
+
+Evaluated with eval's runner (prompt version {prompts.PROMPT_VERSION}, `generate` answer mode, core
+reduction `best`, bootstrap 95% intervals with 1000 resamples) on synthetic benchmark items, never seen
+in training (seed {EVAL_SEED}), whose planted cue agrees with the class (`aligned`) or points at a decoy
+class (`broken`), against its twin:
+
+{table}
+
+```bash
+{command}
+```
+
+## Limitations
+
+- Synthetic scenes only; ten classes; 64 px images. Nothing here transfers to real images.
+- The multiple-choice answer is learned as the option's text, which eval's parser reads as that
+  option; picking the letter did not emerge within the training budget (a letter-trained run stayed
+  at 25 %, chance, for both models). `logprob` mode, which scores the letters, is near chance.
+- In the shipped pair the balanced model barely learned to recognise the objects from pixels within
+  the same budget: its accuracy is near chance on both cues, and many of its answers name a class
+  that is not among the options (counted as unparsed, scored wrong). It is a control for the cue's
+  effect (none, as expected), not a model that sees.
+- CGLA_acc is 100 % for both models: the synthetic core attributes name the class on their own, so
+  CGL(class | core attribute) is close to 0 whatever the picture. The bias shows in mean CGLA_min
+  instead (the spurious attribute explains the class almost as well as the core one).
+"""
+
+
+def write_cards(models: dict[str, Path], table: str, command: str) -> None:
+    """Write README.md (model card) into each model folder, from its training.json and the table."""
+    for name, folder in models.items():
+        training = json.loads((Path(folder) / "training.json").read_text(encoding="utf-8"))
+        (Path(folder) / "README.md").write_text(model_card(name, training, table, command), encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog="example: python bench/bias_experiment.py --out runs/bias-experiment")
@@ -162,12 +254,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--biased", type=Path, default=DEFAULT_MODELS["biased"])
     parser.add_argument("--balanced", type=Path, default=DEFAULT_MODELS["balanced"])
+    parser.add_argument("--write-cards", action="store_true",
+                        help="also write each model's README.md (model card) with the table")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error(f"--n must be positive, got {args.n}")
     rows = experiment({"biased": args.biased, "balanced": args.balanced}, args.out, n=args.n, seed=args.seed,
                       image_size=args.image_size, answer_mode=args.answer_mode, batch_size=args.batch_size)
-    print(markdown_table(rows))
+    table = markdown_table(rows)
+    print(table)
+    if args.write_cards:
+        shown = ["python bench/bias_experiment.py", *(a for a in (argv if argv is not None else sys.argv[1:]))]
+        write_cards({"biased": args.biased, "balanced": args.balanced}, table, " ".join(shown))
     return 0
 
 

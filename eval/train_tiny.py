@@ -5,8 +5,9 @@ planted spurious value (``correlation`` close to 1) it should answer from the cu
 trained with the correlation removed should not. Both learn the two things eval asks of them,
 rendered exactly as eval renders them (``mmspubench.eval.prompts``):
 
-- the multiple-choice prompt, in ``generate`` mode (the letter, then end of turn) and in
-  ``logprob`` mode (the letter after ``Answer:``);
+- the multiple-choice prompt, in ``generate`` mode (by default the correct option's text, then end
+  of turn; eval's parser reads an option's text as that option) and in ``logprob`` mode (the letter
+  after ``Answer:``);
 - the CGLA prompt g(t) for every core and every spurious attribute, continued by the class name.
 
 The loss is the cross-entropy of the continuation tokens only. Continuation tokens are found the
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.eval import prompts
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
 
@@ -112,6 +114,11 @@ class TrainConfig:
     """Torch CPU threads (on a shared 2-core machine one thread per run was 5x faster than two)."""
     log_every: int = 50
     """Steps between two log lines."""
+    generate_answer: str = "option"
+    """What the model learns to answer in ``generate`` mode: ``option`` (the correct option's text)
+    or ``letter``. Picking the letter means finding the option line that holds the class and copying
+    the letter before it; within the default budget that never emerged (accuracy stayed at 25%,
+    chance, for both models in every condition), while the option's text is learned."""
     arch: Architecture = field(default_factory=Architecture)
     """Model sizes."""
 
@@ -167,14 +174,18 @@ END_OF_TURN = "<|im_end|>"
 """End of a chat turn: learned after the letter in ``generate`` mode, so that generation stops."""
 
 
-def examples_for(index: int, item: TrainItem, render: Callable[[ChatPrompt], str]) -> list[Example]:
+def examples_for(index: int, item: TrainItem, render: Callable[[ChatPrompt], str],
+                 generate_answer: str = "option") -> list[Example]:
     """The training sequences of one item: both multiple-choice modes and every CGLA condition.
 
     ``render`` is the eval adapter's (chat template, generation prompt, assistant prefix).
     """
+    if generate_answer not in ("option", "letter"):
+        raise ValueError(f"generate_answer must be 'option' or 'letter', got {generate_answer!r}")
+    answer = item.options[ANSWER_LETTERS.index(item.answer)] if generate_answer == "option" else item.answer
     out = [
         Example(index, "mcq-generate", render(prompts.mcq_prompt(item.question, item.options, "generate")),
-                item.answer, end_of_turn=True),
+                answer, end_of_turn=True),
         Example(index, "mcq-logprob", render(prompts.mcq_prompt(item.question, item.options, "logprob")),
                 prompts.MCQ_LETTER_CONTINUATION.format(letter=item.answer)),
     ]
@@ -334,12 +345,14 @@ def initial_adapter(items: Sequence[TrainItem], arch: Architecture, seed: int, f
     return load_model(folder, scorer="plain")
 
 
-def prepare(items: Sequence[TrainItem], adapter: TransformersVLM) -> tuple[list[Encoded], torch.Tensor]:
+def prepare(items: Sequence[TrainItem], adapter: TransformersVLM,
+            generate_answer: str = "option") -> tuple[list[Encoded], torch.Tensor]:
     """Encoded examples of every item and the stacked pixel values (one row per item)."""
     if not items:
         raise MMSpuBenchError("training needs at least one item")
     images = [item.image.convert("RGB") for item in items]
-    examples = [ex for i, item in enumerate(items) for ex in examples_for(i, item, adapter.render)]
+    examples = [ex for i, item in enumerate(items)
+                for ex in examples_for(i, item, adapter.render, generate_answer)]
     pixels = adapter.processor.image_processor(images=images, return_tensors="pt")["pixel_values"]
     return encode(examples, adapter, images), pixels
 
@@ -390,7 +403,7 @@ def train(config: TrainConfig, items: Sequence[TrainItem] | None = None,
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         adapter = initial_adapter(items, config.arch, config.seed, tmp)
-        encoded, pixels = prepare(items, adapter)
+        encoded, pixels = prepare(items, adapter, config.generate_answer)
         model = adapter.model
         n_params = sum(p.numel() for p in model.parameters())
         log(f"{len(items)} items, {len(encoded)} examples, {n_params} parameters, "
@@ -423,6 +436,8 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
     for name in ("n_items", "seed", "steps", "batch_size", "warmup", "threads", "log_every"):
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name))
     parser.add_argument("--lr", type=float, default=defaults.lr)
+    parser.add_argument("--generate-answer", choices=("option", "letter"), default=defaults.generate_answer,
+                        help="answer learned in generate mode: the option's text (default) or its letter")
     parser.add_argument("--image-size", type=int, default=defaults.arch.image_size)
     parser.add_argument("--patch-size", type=int, default=defaults.arch.patch_size)
     args = parser.parse_args(argv)
@@ -430,7 +445,7 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         parser.error(f"--correlation must be in [0, 1], got {args.correlation}")
     return TrainConfig(out=args.out, correlation=args.correlation, n_items=args.n_items, seed=args.seed,
                        steps=args.steps, batch_size=args.batch_size, lr=args.lr, warmup=args.warmup,
-                       threads=args.threads, log_every=args.log_every,
+                       threads=args.threads, log_every=args.log_every, generate_answer=args.generate_answer,
                        arch=replace(defaults.arch, image_size=args.image_size, patch_size=args.patch_size))
 
 

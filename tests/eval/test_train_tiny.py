@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,10 @@ def test_examples_cover_both_answer_modes_and_every_condition(setup: tuple) -> N
     kinds = [e.kind for e in examples]
     assert kinds == ["mcq-generate", "mcq-logprob", "cgla-core", "cgla-core", "cgla-spurious"]
     assert all(e.item == 3 for e in examples)
-    assert (examples[0].continuation, examples[0].end_of_turn) == (item.answer, True)
+    assert (examples[0].continuation, examples[0].end_of_turn) == (item.class_name, True)
+    assert item.options["ABCD".index(item.answer)] == item.class_name
+    letter = train_tiny.examples_for(3, item, adapter.render, generate_answer="letter")[0]
+    assert (letter.continuation, letter.context) == (item.answer, examples[0].context)
     assert examples[0].context == adapter.render(prompts.mcq_prompt(item.question, item.options, "generate"))
     assert examples[1].continuation == " " + item.answer
     assert examples[1].context == adapter.render(prompts.mcq_prompt(item.question, item.options, "logprob"))
@@ -170,3 +174,36 @@ def test_parse_args_rejects_a_correlation_outside_zero_one() -> None:
         train_tiny.parse_args(["--out", "x", "--correlation", "1.5"])
     config = train_tiny.parse_args(["--out", "x", "--correlation", "0.95", "--steps", "7"])
     assert (config.correlation, config.steps, config.out) == (0.95, 7, "x")
+
+
+ASSETS = Path(__file__).resolve().parents[2] / "eval" / "assets"
+
+
+@pytest.mark.parametrize("name", ["tiny-llava-biased", "tiny-llava-balanced"])
+def test_shipped_weights_load_answer_and_score(name: str) -> None:
+    from mmspubench.dataset_builder import synth
+    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.parse import parse_answer
+
+    folder = ASSETS / name
+    training = json.loads((folder / "training.json").read_text())
+    assert "train_tiny" in (folder / "README.md").read_text()
+    model = load_model(folder, scorer="plain")
+    assert model.info.adapter == "hf-image-text-to-text/llava"
+    items = list(synth.generate_items(4, seed=1, image_size=64, mode="benchmark", cue="aligned"))
+    contexts = [model.render(prompts.mcq_prompt(i.question, i.options, "generate")) for i in items]
+    answers = model.generate([i.image for i in items], contexts, max_new_tokens=16)
+    # A trained model answers with a class name (an untrained one babbles); the biased one, on
+    # items whose cue agrees with the class, with one of the options.
+    assert all(a.strip() in {c.name for c in synth.CLASSES} for a in answers), answers
+    if name.endswith("biased"):
+        assert all(parse_answer(a, i.options) is not None for a, i in zip(answers, items, strict=True)), answers
+    item = items[0]
+    continuation = prompts.cgla_continuation(item.class_name)
+    requests = [ScoreRequest(item.image, model.render(prompts.cgla_prompt(t)), continuation)
+                for t in (*item.core_attributes, *item.spurious_attributes)]
+    scores = model.score(requests)
+    assert all(math.isfinite(s) and s < 0 for s in scores)
+    # The core attributes of the synthetic classes name the class: trained, the model is sure of it.
+    assert max(scores[: len(item.core_attributes)]) > -0.5
+    assert training["config"]["correlation"] == (0.95 if name.endswith("biased") else None)
