@@ -90,8 +90,19 @@ def _class_name(rng: random.Random, tokenizer: Any, tokens: int) -> str:
     return " ".join(words)
 
 
+def _release_free_memory() -> None:
+    """Hand freed heap pages back to the OS (glibc), so that RSS growth measures what a scorer needs."""
+    import contextlib
+    import ctypes
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError):  # not glibc: the RSS baseline then includes free heap pages
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 class PeakMemory:
-    """Peak memory above the starting level: CUDA allocator statistics, else sampled RSS."""
+    """Peak memory above the starting level: CUDA allocator statistics, else sampled RSS (every 2 ms)."""
 
     def __init__(self, device: str) -> None:
         self.cuda = device.startswith("cuda")
@@ -106,6 +117,7 @@ class PeakMemory:
             torch.cuda.reset_peak_memory_stats()
             self._base = torch.cuda.memory_allocated()
         else:
+            _release_free_memory()
             self._base = self._rss()
             self._max = self._base
             self._thread = threading.Thread(target=self._sample, daemon=True)
