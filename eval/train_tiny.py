@@ -24,68 +24,32 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.eval import prompts
+from mmspubench.eval._tiny_llava import (
+    END_OF_TURN,
+    Architecture,
+    TrainItem,
+    build_model,
+    build_processor,
+    build_tokenizer,
+)
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
 
 if TYPE_CHECKING:
     import torch
     from mmspubench.eval.adapter import TransformersVLM
     from PIL.Image import Image
-    from transformers import LlavaForConditionalGeneration, LlavaProcessor
-
-
-class TrainItem(Protocol):
-    """The fields of a synthetic item that training reads."""
-
-    @property
-    def image(self) -> Image: ...
-    @property
-    def question(self) -> str: ...
-    @property
-    def options(self) -> Sequence[str]: ...
-    @property
-    def answer(self) -> str: ...
-    @property
-    def class_name(self) -> str: ...
-    @property
-    def core_attributes(self) -> Sequence[str]: ...
-    @property
-    def spurious_attributes(self) -> Sequence[str]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Architecture:
-    """Sizes of the tiny LLaVA (CLIP vision tower + projector + Llama language model)."""
-
-    image_size: int = 64
-    """Side of the square input image in pixels."""
-    patch_size: int = 16
-    """Vision patch side; (image_size / patch_size)**2 image tokens per image (16 at the defaults:
-    the image tokens dominate the sequence, and 8-pixel patches made a step four times slower)."""
-    vision_hidden: int = 64
-    """Hidden size of the vision tower."""
-    vision_layers: int = 2
-    """Transformer layers of the vision tower."""
-    text_hidden: int = 128
-    """Hidden size of the language model."""
-    text_layers: int = 2
-    """Transformer layers of the language model."""
-    heads: int = 4
-    """Attention heads of the language model (the vision tower uses half as many)."""
-    vocab_size: int = 2000
-    """Target vocabulary size of the byte-level BPE tokenizer: large enough that every word of the
-    prompts and of the synthetic vocabulary becomes one token (sequences half as long as at 800)."""
+    from transformers import LlavaForConditionalGeneration
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,12 +131,7 @@ class TrainSummary:
     """Wall time of the optimisation."""
 
 
-# ---------------------------------------------------------------- chat template and rendering
-
-IMAGE_TOKEN = "<image>"
-END_OF_TURN = "<|im_end|>"
-"""End of a chat turn: learned after the letter in ``generate`` mode, so that generation stops."""
-
+# ---------------------------------------------------------------- training examples
 
 def examples_for(index: int, item: TrainItem, render: Callable[[ChatPrompt], str],
                  generate_answer: str = "option") -> list[Example]:
@@ -193,66 +152,6 @@ def examples_for(index: int, item: TrainItem, render: Callable[[ChatPrompt], str
     out += [Example(index, "cgla-core", render(prompts.cgla_prompt(t)), name) for t in item.core_attributes]
     out += [Example(index, "cgla-spurious", render(prompts.cgla_prompt(t)), name) for t in item.spurious_attributes]
     return out
-
-
-# ---------------------------------------------------------------- tokenizer, processor, model
-
-
-def corpus_words(items: Sequence[TrainItem]) -> list[str]:
-    """Words the tokenizer learns whole: the prompt templates' and every text field's of the items."""
-    texts = [json.dumps(prompts.prompt_spec()), "A B C D Answer:"]
-    for item in items:
-        texts += [item.question, *item.options, item.class_name, *item.core_attributes, *item.spurious_attributes]
-    words = {w for text in texts for w in re.findall(r"[A-Za-z]+|[0-9]+|[^\sA-Za-z0-9]", text)}
-    return sorted(words)
-
-
-def build_tokenizer(items: Sequence[TrainItem], vocab_size: int) -> Any:
-    """Byte-level BPE made the way the bundled model's is, but trained on the training texts' words."""
-    from mmspubench.eval.bundled import train_tokenizer
-
-    return train_tokenizer([IMAGE_TOKEN, "<|im_start|>", END_OF_TURN], vocab_size=vocab_size,
-                           words=corpus_words(items))
-
-
-def build_processor(tokenizer: Any, arch: Architecture) -> LlavaProcessor:
-    """LLaVA processor: fixed-size resize, CLIP normalisation, one image token per patch."""
-    from mmspubench.eval.bundled import TINY_CHAT_TEMPLATE
-    from transformers import CLIPImageProcessorPil, LlavaProcessor
-
-    side = {"height": arch.image_size, "width": arch.image_size}
-    images = CLIPImageProcessorPil(size=side, crop_size=side, do_center_crop=False, do_resize=True)
-    return LlavaProcessor(image_processor=images, tokenizer=tokenizer, patch_size=arch.patch_size,
-                          vision_feature_select_strategy="default", num_additional_image_tokens=1,
-                          chat_template=TINY_CHAT_TEMPLATE)
-
-
-def build_model(tokenizer: Any, arch: Architecture, seed: int) -> LlavaForConditionalGeneration:
-    """A randomly initialised tiny LLaVA whose vocabulary is the tokenizer's."""
-    import torch
-    from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
-
-    vision = CLIPVisionConfig(image_size=arch.image_size, patch_size=arch.patch_size,
-                              hidden_size=arch.vision_hidden, intermediate_size=2 * arch.vision_hidden,
-                              num_hidden_layers=arch.vision_layers, num_attention_heads=max(1, arch.heads // 2),
-                              projection_dim=arch.vision_hidden)
-    ids = {name: tokenizer.convert_tokens_to_ids(name) for name in (IMAGE_TOKEN, END_OF_TURN)}
-    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=arch.text_hidden,
-                       intermediate_size=2 * arch.text_hidden, num_hidden_layers=arch.text_layers,
-                       num_attention_heads=arch.heads, num_key_value_heads=arch.heads,
-                       max_position_embeddings=1024, pad_token_id=tokenizer.pad_token_id,
-                       bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-    config = LlavaConfig(vision_config=vision, text_config=text, image_token_index=ids[IMAGE_TOKEN],
-                         image_seq_length=(arch.image_size // arch.patch_size) ** 2,
-                         vision_feature_select_strategy="default", vision_feature_layer=-1)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = LlavaForConditionalGeneration(config)
-    # Stop at the end of the assistant turn (what the model learns after the letter) or at EOS.
-    model.generation_config.eos_token_id = [ids[END_OF_TURN], tokenizer.eos_token_id]
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.do_sample = False
-    return model
 
 
 # ---------------------------------------------------------------- encoding and the loss
