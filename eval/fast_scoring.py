@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-EXACT_FAMILIES: frozenset[str] = frozenset({"llava", "qwen2_vl", "idefics3", "smolvlm"})
-"""``config.model_type`` values whose cache reuse is tested equal to plain scoring."""
+EXACT_FAMILIES: frozenset[str] = frozenset({"llava", "qwen2_vl", "idefics3"})
+"""``config.model_type`` values whose reuse is tested equal to plain scoring (tiny models of each)."""
 
 FALLBACKS: dict[str, str] = {
     "paligemma": "prefix-LM mask: the prompt attends bidirectionally, so its states depend on later prompt tokens",
@@ -406,7 +406,8 @@ def _continuation_sum(enc: Encoded, prefix_len: int, start: int, last: torch.Ten
         total = total + last[targets[0]]
         targets, first = targets[1:], first + 1
     if targets.shape[0]:
-        assert suffix is not None
+        if suffix is None:
+            raise RuntimeError("continuation tokens after the prefix but no suffix pass was planned")
         first_column = start + first - 1 - prefix_len
         kept = [packed.needed[(row, first_column + k)] for k in range(targets.shape[0])]
         picked = suffix[torch.tensor(kept, device=last.device)].gather(-1, targets[:, None])
