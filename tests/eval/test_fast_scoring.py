@@ -85,6 +85,17 @@ def test_chunk_split_into_several_suffix_passes(family: str, session_cache: Path
     assert fast_scoring.score_fast(adapter, requests) == pytest.approx(scoring.score_plain(adapter, requests), abs=1e-4)
 
 
+@pytest.mark.parametrize("family", EXACT)
+def test_images_of_different_sizes_in_one_call(family: str, session_cache: Path) -> None:
+    """Different sizes give different grids, crops or token counts: separate chunks, same scores."""
+    adapter = _adapter(family, session_cache, batch_size=4)
+    requests = []
+    for seed, size in ((1, (48, 40)), (2, (64, 32)), (3, (40, 64)), (4, (48, 40))):
+        image = make_image(seed, size)
+        requests.extend(ScoreRequest(image, adapter.render(prompts.cgla_prompt(a)), " dog") for a in ATTRIBUTES[:3])
+    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(scoring.score_plain(adapter, requests), abs=1e-4)
+
+
 def test_each_image_processed_once_per_call(session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     adapter = _adapter("llava", session_cache)
     requests = _requests(adapter, n_items=3)  # three items, two image objects with equal pixels
