@@ -1,8 +1,9 @@
 """A LLaVA-shaped model built offline from a config, for the scoring benchmarks.
 
-Nothing is downloaded: the tokenizer is trained here with ``tokenizers`` on a small generated
-corpus, the weights are random, and the folder is written with ``save_pretrained`` so that the
-benchmark loads it back exactly as a user's model is loaded (``from_pretrained(folder)``).
+Nothing is downloaded: the tokenizer is trained with ``tokenizers`` on the bundled model's word
+corpus plus a few class-name words, the weights are random, and :func:`save_llava` writes the
+folder with ``save_pretrained`` so that the benchmark loads it back exactly as a user's model is
+loaded. :func:`build_llava` alone creates the model in memory on any device (the GPU script).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ TINY = Shape(image_size=28, patch_size=14, vision_hidden=32, vision_layers=1, te
 
 CPU_REALISTIC = Shape(image_size=336, patch_size=14, vision_hidden=256, vision_layers=4, text_hidden=512,
                       text_layers=8, text_heads=8, intermediate=1408, vocab_size=32064)
-"""LLaVA-1.5 token profile (576 image tokens, 32k vocabulary), ~60M language-model parameters."""
+"""LLaVA-1.5 token profile (576 image tokens, 32k vocabulary), a 42M-parameter language model."""
 
 LLAVA_7B = Shape(image_size=336, patch_size=14, vision_hidden=1024, vision_layers=24, text_hidden=4096,
                  text_layers=32, text_heads=32, intermediate=11008, vocab_size=32064)

@@ -1,16 +1,18 @@
 """Plain vs fast continuation scoring on the same model, in one run.
 
-For each profile the same generated items are scored twice through the adapter's ``score`` (one
-call per item for the CGLA conditions and one for the four option letters, as the runner does),
-first with the plain scorer, then with the fast one. Printed per profile and workload: items/s of
-both, their ratio, peak memory during scoring, the largest difference between the two scorers'
-log-probabilities, and the tokens the language model processed against the unique-token minimum
-(one shared prefix per call plus each request's tokens after it).
+For each profile the same generated items are scored twice through the adapter's ``score`` (the
+CGLA conditions of ``--items-per-call`` items in one call, the same for the four option letters of
+logprob mode), first with the plain scorer, then with the fast one (each after a warm-up call).
+Printed per profile and workload: items/s of both, their ratio (wall time and CPU time of this
+process), peak memory during scoring, the largest difference between the two scorers'
+log-probabilities, and the tokens the language model processed (padding included) against the
+unique-token minimum (per item: one shared prefix plus each request's tokens after it).
 
 Profiles:
   bundled    the bundled tiny model (16 image tokens)
   realistic  LLaVA-1.5 token profile on the CPU: 336 px images, patch 14 (576 image tokens),
-             32k vocabulary, a ~60M-parameter language model; built offline, saved, loaded back
+             32k vocabulary, a 42M-parameter language model (8 x 512 Llama); built offline,
+             saved, loaded back with load_model
   llava-7b   llava-1.5-7b's shapes with random weights, built directly on --device (GPU script)
   tiny       the llava-7b code path on a few-kilobyte model (checks the GPU script on a CPU)
 
@@ -18,7 +20,8 @@ Items follow the benchmark's profile: 1-5 core and 1-5 spurious attributes (2-7 
 class names of 1-4 tokens, one image each.
 
 Examples:
-  python bench/score_speed.py                                # bundled + realistic, 2 threads
+  python bench/score_speed.py                                # bundled + realistic, ~1 min
+  python bench/score_speed.py --profile realistic --items-per-call 1   # one call per item
   python bench/score_speed.py --profile realistic --items 6
   python bench/score_speed.py --profile llava-7b --device cuda --dtype bfloat16 --items 60 --extrapolate 2400
 """
