@@ -1,9 +1,15 @@
-"""The bundled small model: a tiny randomly initialised LLaVA-architecture model built on first use.
+"""The bundled small models.
 
-Nothing is downloaded: the tokenizer is trained with ``tokenizers`` on a fixed word corpus, the
-weights are drawn from a fixed seed, and the folder is written with ``save_pretrained`` so that it
-loads through exactly the ``from_pretrained(folder)`` path a Hub model takes. The same builders
-make the tiny models of the test suite.
+``bundled_model_dir()`` is the default model of ``eval`` and of the Space: a tiny LLaVA-architecture
+model trained on the synthetic twin with a strong class-spurious correlation (shipped in
+``eval/assets/tiny-llava-biased``, trained by ``mmspubench.eval.train_tiny``), a positive control
+for the bias the benchmark measures.
+
+``random_model_dir()`` is a tiny randomly initialised model of the same architecture, built on
+first use: the tokenizer is trained with ``tokenizers`` on a fixed word corpus, the weights are
+drawn from a fixed seed, and the folder is written with ``save_pretrained`` so that it loads
+through exactly the ``from_pretrained(folder)`` path a Hub model takes. The same builders make the
+tiny models of the test suite and the starting point of training.
 """
 
 from __future__ import annotations
@@ -226,8 +232,26 @@ def cache_root() -> Path:
     return Path.home() / ".cache" / "huggingface" / "mmspubench"
 
 
+ASSETS = Path(__file__).resolve().parent / "assets"
+BIASED_MODEL = ASSETS / "tiny-llava-biased"
+"""The shipped trained model whose training data tie each class to its spurious "home" values."""
+BALANCED_MODEL = ASSETS / "tiny-llava-balanced"
+"""Its twin, trained with the same budget on data without that correlation."""
+
+
 def bundled_model_dir() -> Path:
-    """Folder of the bundled model, built (deterministically) and cached on first use."""
+    """Folder of the default model: the shipped tiny model trained with a planted spurious bias."""
+    if not (BIASED_MODEL / "config.json").is_file():
+        from mmspubench.dataset_builder.errors import MMSpuBenchError
+
+        raise MMSpuBenchError(
+            f"{BIASED_MODEL}: the bundled model's files are missing; reinstall mm-spubench or pass --model"
+        )
+    return BIASED_MODEL
+
+
+def random_model_dir() -> Path:
+    """Folder of the tiny random model, built (deterministically) and cached on first use."""
     name = bundled_model_name()
     target = cache_root() / name
     if (target / "config.json").is_file():
@@ -249,11 +273,12 @@ def bundled_model_dir() -> Path:
 
 
 def bundled_model_note() -> str:
-    """Plain-language warning that the bundled model's scores are chance-level, and why."""
+    """Plain-language note on what the bundled model is and how to read its scores."""
     return (
-        "Note: no --model was given, so the bundled model was used. It is a tiny LLaVA-architecture "
-        "model with randomly initialised weights (built offline from a fixed seed), not a trained "
-        "model: its accuracy and CGLA are at chance level and say nothing about any real model. It "
-        "exists to show that the pipeline runs end to end; pass --model <Hub id or folder> to "
-        "evaluate a real vision-language model."
+        "Note: no --model was given, so the bundled model was used: a tiny LLaVA-architecture model "
+        "(0.9 M parameters) trained on synthetic scenes in which each class appears with its own "
+        "spurious cues 95% of the time. It is biased on purpose, as a positive control: it answers "
+        "well when the cue agrees with the class and badly when the cue points at another class, as "
+        "in the bundled synthetic release. Its scores say nothing about any real model; pass "
+        "--model <Hub id or folder> to evaluate one."
     )

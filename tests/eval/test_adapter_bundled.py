@@ -1,4 +1,5 @@
-"""The bundled model: deterministic build, cache location, atomic write, loads like a Hub model."""
+"""The bundled models: the shipped trained default, and the random one (deterministic build, cache
+location, atomic write, loads like a Hub model)."""
 
 from __future__ import annotations
 
@@ -42,12 +43,12 @@ def test_built_once_cached_and_loads_through_from_pretrained(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path / "cache"))
-    folder = bundled.bundled_model_dir()
+    folder = bundled.random_model_dir()
     assert folder == tmp_path / "cache" / bundled.bundled_model_name()
     assert folder.name.startswith(bundled.BUNDLED_MODEL_VERSION)
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [folder.name]
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
-    assert bundled.bundled_model_dir() == folder
+    assert bundled.random_model_dir() == folder
     assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
     model = load_model(folder, scorer="plain")
     assert model.info.adapter == "hf-image-text-to-text/llava"
@@ -59,7 +60,7 @@ def test_built_once_cached_and_loads_through_from_pretrained(
 
 def test_class_names_are_few_tokens(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path))
-    tokenizer = load_model(bundled.bundled_model_dir()).processor.tokenizer
+    tokenizer = load_model(bundled.random_model_dir()).processor.tokenizer
     from mmspubench.dataset_builder.synth_vocab import CLASSES
 
     assert {c.name for c in CLASSES} <= set(bundled.bundled_corpus_words())
@@ -67,8 +68,25 @@ def test_class_names_are_few_tokens(monkeypatch: pytest.MonkeyPatch, tmp_path: P
         assert len(tokenizer(" " + word, add_special_tokens=False)["input_ids"]) <= 2
 
 
-def test_note_says_chance_level_and_why() -> None:
+def test_default_model_is_the_shipped_biased_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path / "cache"))
+    folder = bundled.bundled_model_dir()
+    assert folder == bundled.BIASED_MODEL
+    assert not (tmp_path / "cache").exists()  # nothing is built for the default model
+    training = (folder / "training.json").read_text()
+    assert '"correlation": 0.95' in training
+
+
+def test_missing_default_model_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from mmspubench.dataset_builder.errors import MMSpuBenchError
+
+    monkeypatch.setattr(bundled, "BIASED_MODEL", tmp_path / "gone")
+    with pytest.raises(MMSpuBenchError, match="gone.*--model"):
+        bundled.bundled_model_dir()
+
+
+def test_note_says_what_the_model_is_and_how_to_read_it() -> None:
     note = bundled.bundled_model_note()
-    assert "chance" in note
-    assert "random" in note
+    assert "trained" in note and "biased on purpose" in note
+    assert "nothing about any real model" in note
     assert "--model" in note

@@ -58,7 +58,7 @@ def test_default_eval_end_to_end_with_bundled_model(tmp_path: Path, capsys: pyte
     out = tmp_path / "run"
     assert main(["eval", "--limit", "5", "--out", str(out), "--no-progress"]) == 0
     captured = capsys.readouterr()
-    assert "randomly initialised" in captured.out and "chance level" in captured.out
+    assert "biased on purpose" in captured.out and "--model" in captured.out
     res = json.loads((out / "results.json").read_text())
     assert res["model"]["path"] == str(bundled_model_dir())
     assert res["dataset"]["path"] == str(default_dataset_dir())
