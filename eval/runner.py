@@ -1,11 +1,14 @@
 """Scoring of items (accuracy and CGLA) and the resumable run loop.
 
-The runner talks to the model only through ``VisionLanguageModel``. Per item:
+The runner talks to the model only through ``VisionLanguageModel`` and works in chunks of up to
+``batch_size`` items:
 
-- accuracy, ``generate`` mode: one greedy answer (batched over up to ``batch_size`` items) read by
-  ``parse_answer``; ``logprob`` mode: the four option letters scored in one ``score`` call, argmax.
-- CGLA: one ``ScoreRequest`` per core and spurious attribute, all in ONE ``score`` call, so that a
-  prefix-sharing scorer encodes the image and the shared prompt prefix once per item.
+- accuracy, ``generate`` mode: one greedy answer per item (one ``generate`` call per chunk) read by
+  ``parse_answer``; ``logprob`` mode: the four option letters of every item of the chunk scored in
+  one ``score`` call, argmax per item.
+- CGLA: one ``ScoreRequest`` per core and spurious attribute of every item of the chunk, all in ONE
+  ``score`` call, so that a prefix-sharing scorer encodes each image and shared prompt prefix once
+  and shares passes across items.
 """
 
 from __future__ import annotations
@@ -67,25 +70,45 @@ def _answers_generate(model: VisionLanguageModel, items: Sequence[Item], config:
     return [_Answer(parse_answer(out, i.options), out, None) for i, out in zip(items, outputs, strict=True)]
 
 
-def _answer_logprob(model: VisionLanguageModel, item: Item) -> _Answer:
-    context = model.render(prompts.mcq_prompt(item.question, item.options, "logprob"))
-    requests = [ScoreRequest(item.image, context, c) for c in prompts.letter_continuations()]
-    scores = _finite(_score(model, requests), "option", item.id)
-    # max() keeps the first of tied letters: deterministic, documented in the README.
-    best = max(range(len(scores)), key=lambda k: scores[k])
-    return _Answer(ANSWER_LETTERS[best], None, tuple(scores))
+def _score_per_item(model: VisionLanguageModel, per_item: Sequence[Sequence[ScoreRequest]],
+                    items: Sequence[Item], what: str) -> list[list[float]]:
+    """All items' requests in ONE ``score`` call (a prefix-sharing scorer shares passes across
+    items), split back per item in order; each item's scores must be finite."""
+    scores = _score(model, [r for requests in per_item for r in requests])
+    out, first = [], 0
+    for item, requests in zip(items, per_item, strict=True):
+        out.append(_finite(scores[first : first + len(requests)], what, item.id))
+        first += len(requests)
+    return out
 
 
-def _conditions(model: VisionLanguageModel, item: Item) -> tuple[Condition, ...]:
-    continuation = prompts.cgla_continuation(item.class_name)
-    plan = [(a, "core") for a in item.core_attributes] + [(a, "spurious") for a in item.spurious_attributes]
-    contexts = [model.render(prompts.cgla_prompt(attribute)) for attribute, _ in plan]
-    requests = [ScoreRequest(item.image, ctx, continuation) for ctx in contexts]
-    scores = _finite(_score(model, requests), "CGL", item.id)
-    return tuple(
-        Condition(attribute, kind, ctx, continuation, cgl)
-        for (attribute, kind), ctx, cgl in zip(plan, contexts, scores, strict=True)
-    )
+def _answers_logprob(model: VisionLanguageModel, items: Sequence[Item]) -> list[_Answer]:
+    per_item = []
+    for item in items:
+        context = model.render(prompts.mcq_prompt(item.question, item.options, "logprob"))
+        per_item.append([ScoreRequest(item.image, context, c) for c in prompts.letter_continuations()])
+    answers = []
+    for scores in _score_per_item(model, per_item, items, "option"):
+        # max() keeps the first of tied letters: deterministic, documented in the README.
+        best = max(range(len(scores)), key=lambda k: scores[k])
+        answers.append(_Answer(ANSWER_LETTERS[best], None, tuple(scores)))
+    return answers
+
+
+def _conditions(model: VisionLanguageModel, items: Sequence[Item]) -> list[tuple[Condition, ...]]:
+    """CGL conditions of each item; every item's requests go into one ``score`` call."""
+    plans, per_item = [], []
+    for item in items:
+        continuation = prompts.cgla_continuation(item.class_name)
+        plan = [(a, "core") for a in item.core_attributes] + [(a, "spurious") for a in item.spurious_attributes]
+        plans.append(plan)
+        per_item.append([ScoreRequest(item.image, model.render(prompts.cgla_prompt(attribute)), continuation)
+                         for attribute, _ in plan])
+    return [
+        tuple(Condition(attribute, kind, request.context, request.continuation, cgl)
+              for (attribute, kind), request, cgl in zip(plan, requests, scores, strict=True))
+        for plan, requests, scores in zip(plans, per_item, _score_per_item(model, per_item, items, "CGL"), strict=True)
+    ]
 
 
 def _result(item: Item, answer: _Answer | None, conditions: tuple[Condition, ...] | None,
@@ -114,7 +137,12 @@ def _result(item: Item, answer: _Answer | None, conditions: tuple[Condition, ...
 def evaluate_items(
     model: VisionLanguageModel, items: Sequence[Item], config: RunConfig, clock: Clock | None = None
 ) -> list[SampleResult]:
-    """Score a small batch of items (generation is batched over them); results in input order."""
+    """Score a small batch of items; results in input order.
+
+    Generation is batched over the items, and the CGLA requests of all items go into one ``score``
+    call (the option letters too in ``logprob`` mode), so a prefix-sharing scorer can share passes
+    across items.
+    """
     clock = clock if clock is not None else Clock()
     answers: list[_Answer | None] = [None] * len(items)
     if "accuracy" in config.metrics:
@@ -122,17 +150,15 @@ def evaluate_items(
         if config.answer_mode == "generate":
             answers = list(_answers_generate(model, items, config))
         else:
-            answers = [_answer_logprob(model, item) for item in items]
+            answers = list(_answers_logprob(model, items))
         clock.accuracy_seconds += time.perf_counter() - start
-    out = []
-    for item, answer in zip(items, answers, strict=True):
-        conditions = None
-        if "cgla" in config.metrics:
-            start = time.perf_counter()
-            conditions = _conditions(model, item)
-            clock.cgla_seconds += time.perf_counter() - start
-        out.append(_result(item, answer, conditions, config))
-    return out
+    conditions: list[tuple[Condition, ...] | None] = [None] * len(items)
+    if "cgla" in config.metrics:
+        start = time.perf_counter()
+        conditions = list(_conditions(model, items))
+        clock.cgla_seconds += time.perf_counter() - start
+    return [_result(item, answer, conds, config)
+            for item, answer, conds in zip(items, answers, conditions, strict=True)]
 
 
 def evaluate_item(model: VisionLanguageModel, item: Item, config: RunConfig) -> SampleResult:

@@ -77,11 +77,12 @@ def test_results_json_has_the_design_fields(tmp_path: Path) -> None:
     assert not list((tmp_path / "run").glob("*.rank*"))
 
 
-def test_one_score_call_per_item_and_batched_generation(tmp_path: Path) -> None:
+def test_one_score_call_per_chunk_and_batched_generation(tmp_path: Path) -> None:
     fake = FakeModel()
     _run(tmp_path / "run", n=7, model=fake)
-    ds_items = data.load_items(make_dataset(7), None, "hand-made")
-    assert fake.score_calls == [len(i.core_attributes) + len(i.spurious_attributes) for i in ds_items]
+    sizes = [len(i.core_attributes) + len(i.spurious_attributes)
+             for i in data.load_items(make_dataset(7), None, "hand-made")]
+    assert fake.score_calls == [sum(sizes[0:3]), sum(sizes[3:6]), sizes[6]]
     assert fake.generate_calls == [3, 3, 1]
 
 
