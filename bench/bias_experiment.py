@@ -230,9 +230,12 @@ class (`broken`), against its twin:
   the same budget: its accuracy is near chance on both cues, and many of its answers name a class
   that is not among the options (counted as unparsed, scored wrong). It is a control for the cue's
   effect (none, as expected), not a model that sees.
-- CGLA_acc is 100 % for both models: the synthetic core attributes name the class on their own, so
-  CGL(class | core attribute) is close to 0 whatever the picture. The bias shows in mean CGLA_min
-  instead (the spurious attribute explains the class almost as well as the core one).
+- Each synthetic core attribute text ("a red part", "a pointed top") is shared by two or three
+  classes, so, as in real data, it does not name the class on its own. CGLA detects the bias on
+  aligned items (see the table): for the biased model the spurious attribute explains the class
+  about as well as the core one, for the balanced one the core attribute is clearly the better
+  condition. On broken items the spurious attribute points at a decoy class, which raises CGLA
+  rather than lowering it, so a drop of CGLA_acc on broken cues cannot show with this prompt design.
 """
 
 

@@ -1,7 +1,8 @@
 """Vocabulary of the synthetic twin: object classes, spurious values, positions, question templates.
 
-Each class has intrinsic parts, shape and colours (its core attributes) and, for each of the nine
-spurious types, one "home" value: the value that co-occurs with the class in the training mode.
+Each class has intrinsic parts, shape and colours (its core attributes, each text shared with at
+least one other class) and, for each of the nine spurious types, one "home" value: the value that
+co-occurs with the class in the training mode.
 Every spurious value is the home of at least one class, so planting a value that is not the true
 class's home always points at some other class -- the lure a cue-following model falls for.
 """
@@ -142,17 +143,21 @@ SPURIOUS_VALUES: dict[str, tuple[SpuriousValue, ...]] = {
 }
 """Plantable values per spurious type, keyed by canonical type name."""
 
+# Core attributes are generic part, shape and colour descriptions, each shared by at least two
+# classes, as in real data where "four legs" or "a long neck" does not name the class on its own:
+# the class then follows from the picture and the text together, not from the core text alone.
+# Each text is true of the drawing of every class that lists it (synth_shapes.CLASS_DRAWERS).
 _CLASS_CORES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("boat", ("brown trapezoid hull", "white triangular sail", "thin dark mast")),
-    ("cactus", ("tall green column", "two upturned arms", "pink blossom on top")),
-    ("snowman", ("three stacked white balls", "orange pointed nose", "black dot eyes")),
-    ("rocket", ("white cylindrical body", "red pointed nose cone", "orange flame at the bottom")),
-    ("sunflower", ("ring of yellow petals", "round brown centre", "long green stem")),
-    ("mailbox", ("blue box with a rounded top", "red flag on the side", "brown wooden post")),
-    ("lamp", ("yellow cone-shaped shade", "thin grey pole", "flat round base")),
-    ("car", ("red boxy body", "two black wheels", "light blue windows")),
-    ("kite", ("diamond of red and blue panels", "long tail with yellow bows", "thin crossed spars")),
-    ("teapot", ("round teal body", "curved spout", "looped handle")),
+    ("boat", ("a white part", "a brown part", "a long thin upright part")),
+    ("cactus", ("a green part", "a round part on top", "rectangular parts")),
+    ("snowman", ("a white part", "an orange part", "a round body")),
+    ("rocket", ("a red part", "an orange part", "a pointed top")),
+    ("sunflower", ("a yellow part", "a green part", "a long thin upright part")),
+    ("mailbox", ("a blue part", "a red part", "a brown part")),
+    ("lamp", ("a yellow part", "a long thin upright part", "a dark rounded part")),
+    ("car", ("a red part", "rectangular parts", "a dark rounded part")),
+    ("kite", ("a pointed top", "a blue part", "a yellow part")),
+    ("teapot", ("a round body", "a round part on top", "a white part")),
 )
 
 

@@ -276,7 +276,7 @@ def bundled_model_note() -> str:
     """Plain-language note on what the bundled model is and how to read its scores."""
     return (
         "Note: no --model was given, so the bundled model was used: a tiny LLaVA-architecture model "
-        "(0.9 M parameters) trained on synthetic scenes in which each class appears with its own "
+        "(0.8 M parameters) trained on synthetic scenes in which each class appears with its own "
         "spurious cues 95% of the time. It is biased on purpose, as a positive control: it answers "
         "well when the cue agrees with the class and badly when the cue points at another class, as "
         "in the bundled synthetic release. Its scores say nothing about any real model; pass "

@@ -92,6 +92,16 @@ def test_records_are_schema_valid_and_questions_hide_class_and_core() -> None:
             assert phrase.lower() in question
 
 
+def test_every_core_attribute_is_shared_by_at_least_two_classes() -> None:
+    # A core text unique to one class would name the class on its own, whatever the picture, and
+    # CGLA could not tell a cue-following model from one that looks (the positive control).
+    holders = Counter(text for c in CLASSES for text in set(c.core_attributes))
+    assert holders and min(holders.values()) >= 2, holders
+    # Together the texts and the picture still tell the classes apart: no two classes share all.
+    core_sets = [frozenset(c.core_attributes) for c in CLASSES]
+    assert len(set(core_sets)) == len(CLASSES)
+
+
 def test_written_release_passes_the_builder_validation(tmp_path: Path) -> None:
     from mmspubench.dataset_builder.builder import validate_release
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -34,6 +35,22 @@ def _figures(out: Path) -> dict[str, Any]:
     return {k: res[k] for k in ("accuracy", "cgla", "dataset", "model", "config")}
 
 
+def _assert_close(got: Any, want: Any, where: str = "") -> None:
+    """Equal, floats up to float32 rounding (exact equality for everything else)."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and got.keys() == want.keys(), where
+        for key in want:
+            _assert_close(got[key], want[key], f"{where}.{key}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _assert_close(g, w, f"{where}[{i}]")
+    elif isinstance(want, float):
+        assert math.isclose(got, want, rel_tol=1e-5, abs_tol=1e-6), (where, got, want)
+    else:
+        assert got == want, (where, got, want)
+
+
 def test_cli_sigkill_then_resume(tmp_path: Path) -> None:
     n = "12"
     subprocess.run([*EVAL, "--limit", n, "--out", str(tmp_path / "ref")], env=_env(), check=True, timeout=600)
@@ -59,5 +76,7 @@ def test_cli_two_processes_equal_one(tmp_path: Path) -> None:
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
     subprocess.run([*launcher, "-m", "mmspubench.eval.cli", *EVAL[3:], *args, "--out", str(tmp_path / "two")],
                    env=_env(), check=True, timeout=600)
-    assert _figures(tmp_path / "two") == _figures(tmp_path / "one")
-    assert _samples(tmp_path / "two" / "samples.jsonl") == _samples(tmp_path / "one" / "samples.jsonl")
+    # Each process scores its own share of the items, so the items share a forward pass (and its
+    # padding) with different neighbours than in one process: scores agree to float32 rounding.
+    _assert_close(_figures(tmp_path / "two"), _figures(tmp_path / "one"))
+    _assert_close(_samples(tmp_path / "two" / "samples.jsonl"), _samples(tmp_path / "one" / "samples.jsonl"))
