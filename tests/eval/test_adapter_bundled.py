@@ -81,7 +81,7 @@ def test_missing_default_model_is_one_clear_error(monkeypatch: pytest.MonkeyPatc
     from mmspubench.dataset_builder.errors import MMSpuBenchError
 
     monkeypatch.setattr(bundled, "BIASED_MODEL", tmp_path / "gone")
-    with pytest.raises(MMSpuBenchError, match="gone.*--model"):
+    with pytest.raises(MMSpuBenchError, match=r"gone.*--model"):
         bundled.bundled_model_dir()
 
 
