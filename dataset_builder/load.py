@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from mmspubench.dataset_builder.defaults import cache_root
 from mmspubench.dataset_builder.errors import MMSpuBenchError
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     import datasets
 
 DatasetKind = Literal["hub", "built", "raw"]
-CACHE_ENV = "MMSPUBENCH_CACHE"
 BUILD_FORMAT_VERSION = "1"
 """Bumped when the build output changes for the same input, so cached builds are redone."""
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9][\w.\-]*)?$")
@@ -36,15 +36,6 @@ class DatasetRef:
     """A Hub id, a built Hub-layout folder, or a raw release folder."""
     location: str
     """The Hub id, or the resolved local path."""
-
-
-def cache_root() -> Path:
-    """``$MMSPUBENCH_CACHE``, else ``$HF_HOME/mmspubench``, else ``~/.cache/huggingface/mmspubench``."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "mmspubench"
-    return Path.home() / ".cache" / "huggingface" / "mmspubench"
 
 
 def classify(dataset: str | Path) -> DatasetRef:

@@ -15,13 +15,14 @@ tiny models of the test suite and the starting point of training.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from mmspubench.dataset_builder.defaults import cache_root
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -221,15 +222,6 @@ def build_tiny_llava(
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
     return folder
-
-
-def cache_root() -> Path:
-    """``$MMSPUBENCH_CACHE``, else ``$HF_HOME/mmspubench``, else ``~/.cache/huggingface/mmspubench``."""
-    if os.environ.get("MMSPUBENCH_CACHE"):
-        return Path(os.environ["MMSPUBENCH_CACHE"])
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]) / "mmspubench"
-    return Path.home() / ".cache" / "huggingface" / "mmspubench"
 
 
 ASSETS = Path(__file__).resolve().parent / "assets"
