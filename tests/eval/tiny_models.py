@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 from mmspubench.eval.bundled import build_tiny_llava, train_tokenizer
 from PIL import Image
+from transformers import PreTrainedTokenizerBase
 
 FAMILIES = ("llava", "qwen2_vl", "idefics3", "gemma3")
 """Families with a tiny builder; every adapter/scoring test runs over all of them."""
@@ -51,6 +53,33 @@ GEMMA3_TEMPLATE = (
 )
 
 
+_SIGLIP_VISION: dict[str, Any] = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "image_size": 32,
+    "patch_size": 8,
+}
+"""The SigLIP-like vision tower shared by the tiny Idefics3 and Gemma 3 (copied per use: configs may mutate it)."""
+
+
+def _text_config(tokenizer: PreTrainedTokenizerBase, eos_token: str, **family: Any) -> dict[str, Any]:
+    """The tiny decoder every family shares (32 wide, 2 layers, 2 heads); ``family`` adds its own keys."""
+    return {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "max_position_embeddings": 512,
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.convert_tokens_to_ids(eos_token),
+        **family,
+    }
+
+
 def _seeded_model(factory: Callable[[], torch.nn.Module]) -> torch.nn.Module:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(_SEED)
@@ -83,19 +112,12 @@ def build_qwen2_vl(folder: Path) -> Path:
     )
     ids = tokenizer.convert_tokens_to_ids
     config = Qwen2VLConfig(
-        text_config={
-            "vocab_size": len(tokenizer),
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 2,
-            "num_key_value_heads": 1,
-            "max_position_embeddings": 512,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
-            "bos_token_id": tokenizer.bos_token_id,
-            "eos_token_id": ids("<|im_end|>"),
-            "pad_token_id": tokenizer.pad_token_id,
-        },
+        text_config=_text_config(
+            tokenizer,
+            "<|im_end|>",
+            num_key_value_heads=1,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
+        ),
         vision_config={
             "depth": 2,
             "embed_dim": 32,
@@ -143,27 +165,8 @@ def build_idefics3(folder: Path) -> Path:
         image_processor=image_processor, tokenizer=tokenizer, image_seq_len=4, chat_template=IDEFICS3_TEMPLATE
     )
     config = Idefics3Config(
-        vision_config={
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 2,
-            "image_size": 32,
-            "patch_size": 8,
-        },
-        text_config={
-            "model_type": "llama",
-            "vocab_size": len(tokenizer),
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 2,
-            "num_key_value_heads": 2,
-            "max_position_embeddings": 512,
-            "pad_token_id": tokenizer.pad_token_id,
-            "bos_token_id": tokenizer.bos_token_id,
-            "eos_token_id": tokenizer.convert_tokens_to_ids("<end_of_utterance>"),
-        },
+        vision_config=dict(_SIGLIP_VISION),
+        text_config=_text_config(tokenizer, "<end_of_utterance>", model_type="llama", num_key_value_heads=2),
         image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
         scale_factor=2,
         pad_token_id=tokenizer.pad_token_id,
@@ -198,30 +201,16 @@ def build_gemma3(folder: Path) -> Path:
     )
     ids = tokenizer.convert_tokens_to_ids
     config = Gemma3Config(
-        text_config={
-            "vocab_size": len(tokenizer),
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 2,
-            "num_key_value_heads": 1,
-            "head_dim": 16,
-            "query_pre_attn_scalar": 16,
-            "sliding_window": 64,
-            "max_position_embeddings": 512,
-            "final_logit_softcapping": 30.0,
-            "pad_token_id": tokenizer.pad_token_id,
-            "bos_token_id": tokenizer.bos_token_id,
-            "eos_token_id": ids("<end_of_turn>"),
-        },
-        vision_config={
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 2,
-            "image_size": 32,
-            "patch_size": 8,
-        },
+        text_config=_text_config(
+            tokenizer,
+            "<end_of_turn>",
+            num_key_value_heads=1,
+            head_dim=16,
+            query_pre_attn_scalar=16,
+            sliding_window=64,
+            final_logit_softcapping=30.0,
+        ),
+        vision_config=dict(_SIGLIP_VISION),
         mm_tokens_per_image=4,
         boi_token_index=ids("<start_of_image>"),
         eoi_token_index=ids("<end_of_image>"),
