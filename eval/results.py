@@ -43,12 +43,22 @@ def package_version() -> str:
 
 def write_json_atomic(path: Path, obj: Any) -> None:
     """Write JSON to a temporary file beside ``path``, fsync, then rename over it."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    write_bytes_atomic(path, [text.encode("utf-8")])
+
+
+def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> None:
+    """Write ``chunks`` to a temporary file beside ``path``, fsync, then rename over it.
+
+    A failure (also one raised while ``chunks`` is produced) leaves ``path`` as it was and no
+    temporary file behind.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(obj, handle, indent=2, ensure_ascii=False, allow_nan=False)
-            handle.write("\n")
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -109,17 +119,7 @@ class SampleWriter:
 
 def write_samples_atomic(path: Path, samples: Iterable[SampleResult]) -> None:
     """Rewrite a samples file in one rename (used to put the final file in dataset order)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for sample in samples:
-                handle.write(sample_line(sample))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, (sample_line(sample) for sample in samples))
 
 
 def _differences(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str) -> list[str]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -263,12 +262,10 @@ def validate_submission(
 
 def write_dry_run(submission: Submission, out_dir: Path) -> Path:
     """Write the file the pull request would add under ``out_dir``; returns its path."""
+    from mmspubench.eval.results import write_bytes_atomic
+
     target = out_dir / YAML_PATH
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".mm-spubench.", suffix=".tmp", dir=target.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(submission.yaml_text)
-    os.replace(tmp, target)
+    write_bytes_atomic(target, [submission.yaml_text.encode("utf-8")])
     return target
 
 
