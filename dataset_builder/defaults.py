@@ -45,7 +45,7 @@ def default_release_name() -> str:
     return f"synthetic-v{GENERATOR_VERSION}-n{DEFAULT_N}-seed{DEFAULT_SEED}-px{DEFAULT_IMAGE_SIZE}"
 
 
-def _materialise(target: Path, make: Callable[[Path], object]) -> Path:
+def materialise(target: Path, make: Callable[[Path], object]) -> Path:
     """Return ``target``, creating it with ``make(tmp_path)`` and an atomic rename when missing."""
     if target.is_dir():
         return target
@@ -72,7 +72,7 @@ def default_raw_release() -> Path:
     def make(out: Path) -> None:
         write_release(out, generate_items(DEFAULT_N, seed=DEFAULT_SEED, image_size=DEFAULT_IMAGE_SIZE))
 
-    return _materialise(cache_root() / default_release_name() / "raw", make)
+    return materialise(cache_root() / default_release_name() / "raw", make)
 
 
 def default_dataset_dir() -> Path:
@@ -83,4 +83,4 @@ def default_dataset_dir() -> Path:
     from mmspubench.dataset_builder.builder import build_repo
 
     raw = default_raw_release()
-    return _materialise(raw.parent / "repo", lambda out: build_repo(raw, out))
+    return materialise(raw.parent / "repo", lambda out: build_repo(raw, out))

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mmspubench.dataset_builder.defaults import cache_root
+from mmspubench.dataset_builder.defaults import cache_root, materialise
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -244,24 +242,7 @@ def bundled_model_dir() -> Path:
 
 def random_model_dir() -> Path:
     """Folder of the tiny random model, built (deterministically) and cached on first use."""
-    name = bundled_model_name()
-    target = cache_root() / name
-    if (target / "config.json").is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Build beside the target and rename, so that an interrupted build never leaves a half folder
-    # and two processes building at once both end with one complete copy.
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    try:
-        build_tiny_llava(tmp)
-        try:
-            tmp.rename(target)
-        except OSError:
-            if not (target / "config.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+    return materialise(cache_root() / bundled_model_name(), build_tiny_llava)
 
 
 def bundled_model_note() -> str:

@@ -107,7 +107,7 @@ def test_materialise_uses_a_copy_that_appeared_meanwhile(tmp_path: Path) -> None
         out.mkdir()
         (out / "mine.txt").write_text("mine")
 
-    assert defaults._materialise(target, racing) == target
+    assert defaults.materialise(target, racing) == target
     assert [p.name for p in target.iterdir()] == ["theirs.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["release"]
 
@@ -118,7 +118,7 @@ def test_materialise_cleans_up_after_a_failure(tmp_path: Path) -> None:
         raise RuntimeError("broken generator")
 
     with pytest.raises(RuntimeError, match="broken generator"):
-        defaults._materialise(tmp_path / "release", failing)
+        defaults.materialise(tmp_path / "release", failing)
     assert list(tmp_path.iterdir()) == []
 
 
