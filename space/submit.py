@@ -75,13 +75,14 @@ def published_revision(dataset_id: str = PUBLISHED_DATASET_ID, explicit: str | N
         return os.environ[REVISION_ENV]
     from huggingface_hub import HfApi
     from huggingface_hub.constants import is_offline_mode
+    from mmspubench.dataset_builder.load import network_errors
 
     hint = f"pass --dataset-revision SHA or set {REVISION_ENV}"
     if is_offline_mode():
         raise MMSpuBenchError(f"cannot look up the published revision of {dataset_id!r}: Hub offline mode; {hint}")
     try:
         sha = HfApi().dataset_info(dataset_id).sha
-    except Exception as err:  # any network or Hub failure becomes the same actionable line
+    except (ValueError, *network_errors()) as err:  # an invalid id or any Hub failure: one actionable line
         raise MMSpuBenchError(
             f"cannot look up the published revision of {dataset_id!r} on the Hub ({type(err).__name__}); {hint}"
         ) from None

@@ -14,6 +14,7 @@ from mmspubench.eval.cli import main
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import Condition, RunConfig, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
+from mmspubench.space import submit
 from mmspubench.space.submit import YAML_PATH, validate_submission
 
 REVISION = "0123456789abcdef0123456789abcdef01234567"
@@ -158,3 +159,27 @@ def test_revision_unknown_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(MMSpuBenchError, match="pass --dataset-revision"):
         validate_submission(make_run(tmp_path / "run"), "org/model")
+
+
+def _hub_lookup_raising(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    import huggingface_hub
+    import huggingface_hub.constants
+
+    def dataset_info(self: Any, repo_id: str) -> Any:
+        raise error
+
+    monkeypatch.delenv(submit.REVISION_ENV, raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "is_offline_mode", lambda: False)
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", dataset_info)
+
+
+def test_unreachable_hub_becomes_one_actionable_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    _hub_lookup_raising(monkeypatch, ConnectionError("no route to host"))
+    with pytest.raises(MMSpuBenchError, match=r"'org/data' on the Hub \(ConnectionError\); pass --dataset-revision"):
+        submit.published_revision("org/data")
+
+
+def test_a_bug_in_the_revision_lookup_is_not_disguised_as_a_hub_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    _hub_lookup_raising(monkeypatch, TypeError("unexpected argument"))
+    with pytest.raises(TypeError, match="unexpected argument"):
+        submit.published_revision("org/data")
