@@ -71,11 +71,15 @@ def content_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def built_folder_for(release: Path) -> Path:
-    """The cached build of a raw release, built now if it is not there yet."""
+def built_folder_for(release: Path, digest: str | None = None) -> Path:
+    """The cached build of a raw release, built now if it is not there yet.
+
+    ``digest`` is the release's ``content_hash`` when the caller has it already (hashing reads
+    every image of the release).
+    """
     from mmspubench.dataset_builder.builder import build_repo
 
-    target = cache_root() / "builds" / content_hash(release)[:32]
+    target = cache_root() / "builds" / (digest or content_hash(release))[:32]
     if not (target / "README.md").is_file():
         build_repo(release, target, overwrite=True)
     return target
@@ -83,14 +87,25 @@ def built_folder_for(release: Path) -> Path:
 
 def load_benchmark(dataset: str | Path, split: str = "test") -> datasets.Dataset:
     """The benchmark split as a ``datasets.Dataset`` whose features equal ``schema.FEATURES``."""
+    return _load(classify(dataset), str(dataset), split, None)
+
+
+def load_pinned(dataset: str | Path, split: str = "test") -> tuple[datasets.Dataset, dict[str, Any]]:
+    """``load_benchmark`` and ``dataset_identity`` together, a local folder read for its hash once."""
     ref = classify(dataset)
+    digest = None if ref.kind == "hub" else content_hash(Path(ref.location))
+    ds = _load(ref, str(dataset), split, digest)
+    return ds, _identity(ref, digest)
+
+
+def _load(ref: DatasetRef, where: str, split: str, digest: str | None) -> datasets.Dataset:
     if ref.kind == "raw":
-        ds = _load_local(built_folder_for(Path(ref.location)), split)
+        ds = _load_local(built_folder_for(Path(ref.location), digest), split)
     elif ref.kind == "built":
         ds = _load_local(Path(ref.location), split)
     else:
         ds = _load_hub(ref.location, split)
-    check_features(ds, str(dataset))
+    check_features(ds, where)
     return ds
 
 
@@ -174,10 +189,14 @@ def check_features(ds: datasets.Dataset, where: str) -> None:
 
 def dataset_identity(dataset: str | Path) -> dict[str, Any]:
     """``{"kind", "id", "path", "revision", "content_hash"}`` pinning the data a result came from."""
-    ref = classify(dataset)
+    return _identity(classify(dataset), None)
+
+
+def _identity(ref: DatasetRef, digest: str | None) -> dict[str, Any]:
     if ref.kind == "hub":
         return {"kind": "hub", "id": ref.location, "path": None, "revision": hub_revision(ref.location), "content_hash": None}
-    return {"kind": ref.kind, "id": None, "path": ref.location, "revision": None, "content_hash": content_hash(Path(ref.location))}
+    digest = digest or content_hash(Path(ref.location))
+    return {"kind": ref.kind, "id": None, "path": ref.location, "revision": None, "content_hash": digest}
 
 
 def hub_revision(repo_id: str) -> str | None:

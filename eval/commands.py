@@ -120,10 +120,10 @@ def _summary(results: dict[str, Any], out: Path) -> str:
 def run_eval_command(args: argparse.Namespace) -> int:
     """``mmspubench eval``: check the cheap options first, then load the data, the model and run."""
     from mmspubench.eval import distributed
+    from mmspubench.eval.data import check_limit
 
     metrics = parse_metrics(args.metrics)
-    if args.limit is not None and args.limit <= 0:
-        raise MMSpuBenchError(f"--limit must be a positive number of items, got {args.limit}")
+    check_limit(args.limit)
     shard = distributed.current_shard()
     if args.out is None and shard.world > 1:
         raise MMSpuBenchError("--out is required with several processes (they must share one run folder)")
@@ -145,7 +145,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
 def _evaluate(
     args: argparse.Namespace, metrics: tuple[str, ...], shard: Shard
 ) -> tuple[dict[str, Any] | None, Path]:
-    from mmspubench.dataset_builder.load import dataset_identity, load_benchmark
+    from mmspubench.dataset_builder.load import load_pinned
     from mmspubench.eval import distributed, prompts
     from mmspubench.eval.loading import load_model
     from mmspubench.eval.records import RunConfig
@@ -157,7 +157,7 @@ def _evaluate(
         dataset = str(default_dataset_dir())
     else:
         dataset = args.dataset
-    ds = load_benchmark(dataset, args.split)
+    ds, dataset_info = load_pinned(dataset, args.split)
     if args.model is None:
         from mmspubench.eval.bundled import bundled_model_dir, bundled_model_note
 
@@ -181,6 +181,6 @@ def _evaluate(
                           batch_size=args.batch_size, scorer=args.scorer,
                           trust_remote_code=args.trust_remote_code)
 
-    results = run_eval(load, ds, dataset_identity(dataset), config, out, shard=shard,
+    results = run_eval(load, ds, dataset_info, config, out, shard=shard,
                        progress=not args.no_progress)
     return results, out

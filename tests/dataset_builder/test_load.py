@@ -6,6 +6,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+from mmspubench.dataset_builder import load
 from mmspubench.dataset_builder.builder import build_repo
 from mmspubench.dataset_builder.errors import MMSpuBenchError
 from mmspubench.dataset_builder.load import cache_root, content_hash, dataset_identity, load_benchmark
@@ -40,6 +41,29 @@ def test_raw_release_is_built_once_into_the_cache(tmp_path: Path, monkeypatch: p
     assert load_benchmark(raw)[0]["question"] == "A changed question?"
     assert len(list((tmp_path / "cache" / "builds").iterdir())) == 2
     assert dataset_identity(raw)["content_hash"] == content_hash(raw)
+
+
+@pytest.mark.parametrize("kind", ["raw", "built"])
+def test_load_pinned_equals_load_and_identity_with_one_hash(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path / "cache"))
+    folder = make_release(tmp_path / "raw", n=3)
+    if kind == "built":
+        folder = build_repo(folder, tmp_path / "repo")
+    plain = load_benchmark(folder)
+    plain_identity = dataset_identity(folder)
+    hashed: list[Path] = []
+
+    def counting_hash(path: Path) -> str:
+        hashed.append(path)
+        return content_hash(path)
+
+    monkeypatch.setattr(load, "content_hash", counting_hash)
+    ds, identity = load.load_pinned(folder)
+    assert identity == plain_identity and identity["kind"] == kind
+    assert ds.features == plain.features and ds.to_list() == plain.to_list()
+    assert hashed == [folder.resolve()]
 
 
 def test_cache_root_follows_hf_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
