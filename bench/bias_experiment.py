@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 from mmspubench.eval import metrics, results
+from mmspubench.eval.bundled import BALANCED_MODEL, BIASED_MODEL
 from mmspubench.eval.records import Item, RunConfig, SampleResult
 
-ASSETS = Path(__file__).resolve().parent.parent / "eval" / "assets"
-DEFAULT_MODELS = {"biased": ASSETS / "tiny-llava-biased", "balanced": ASSETS / "tiny-llava-balanced"}
+DEFAULT_MODELS = {"biased": BIASED_MODEL, "balanced": BALANCED_MODEL}
 CUES = ("aligned", "broken")
 EVAL_SEED = 1
 """Seed of the evaluation items; the shipped models were trained on seed-0 training-mode items."""

@@ -258,11 +258,6 @@ def draw_co_object(canvas: Image.Image, key: str, box: tuple[int, int, int]) -> 
 
 # --- backgrounds ------------------------------------------------------------------------------
 
-def _shade(rgb: RGB, factor: float) -> RGB:
-    r, g, b = (min(255, round(c * factor)) for c in rgb)
-    return (r, g, b)
-
-
 def draw_background(key: str | None, size: int, rng: np.random.Generator) -> Image.Image:
     """The scene background: neutral when ``key`` is None, else the named background value."""
     base = NEUTRAL_BACKGROUND if key is None else BACKGROUND_RGB[key]
