@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from mmspubench.dataset_builder.defaults import cache_root, materialise
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedTokenizerBase
+    from transformers import LlavaConfig, PreTrainedTokenizerBase
 
 BUNDLED_MODEL_VERSION = "tiny-llava-v1"
 """Builder version, part of the cache folder's name; bump it whenever the builder's code changes."""
@@ -160,20 +160,12 @@ def build_tiny_llava(
     The tokenizer is trained on ``words`` (default: :func:`bundled_corpus_words`).
     """
     import torch
-    from transformers import (
-        CLIPVisionConfig,
-        LlamaConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-    )
+    from transformers import LlavaForConditionalGeneration, LlavaProcessor
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
     tokenizer = train_tokenizer(
         ["<image>", "<|im_start|>", "<|im_end|>"], words=bundled_corpus_words() if words is None else words
     )
-    image_token_id = tokenizer.convert_tokens_to_ids("<image>")
-    assert isinstance(image_token_id, int)
     image_processor = CLIPImageProcessorPil(
         size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
     )
@@ -185,6 +177,22 @@ def build_tiny_llava(
         num_additional_image_tokens=1,
         chat_template=TINY_CHAT_TEMPLATE,
     )
+    config = _tiny_llava_config(tokenizer, image_size, patch_size)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = LlavaForConditionalGeneration(config).eval()
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+def _tiny_llava_config(tokenizer: PreTrainedTokenizerBase, image_size: int, patch_size: int) -> LlavaConfig:
+    """Sizes of the tiny random LLaVA: a 2-layer, 32-wide CLIP-like tower and Llama LM."""
+    from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig
+
+    image_token_id = tokenizer.convert_tokens_to_ids("<image>")
+    assert isinstance(image_token_id, int)
     vision = CLIPVisionConfig(
         hidden_size=32,
         intermediate_size=64,
@@ -206,20 +214,13 @@ def build_tiny_llava(
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
     )
-    config = LlavaConfig(
+    return LlavaConfig(
         vision_config=vision,
         text_config=text,
         image_token_index=image_token_id,
         vision_feature_select_strategy="default",
         vision_feature_layer=-1,
     )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = LlavaForConditionalGeneration(config).eval()
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
-    return folder
 
 
 ASSETS = Path(__file__).resolve().parent / "assets"
