@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.eval import metrics, results
 from mmspubench.eval.bundled import BALANCED_MODEL, BIASED_MODEL
 from mmspubench.eval.records import Item, RunConfig, SampleResult
@@ -117,17 +116,8 @@ def experiment(models: dict[str, Path], out: Path, *, n: int, seed: int, image_s
     Everything is written into a temporary sibling folder that replaces ``out`` at the end, so an
     interrupted run leaves no partial output.
     """
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        rows = _run_all(models, staging / "result", n=n, seed=seed, image_size=image_size,
-                        answer_mode=answer_mode, batch_size=batch_size)
-        if out.exists():
-            out.rename(staging / "replaced")
-        (staging / "result").rename(out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return rows
+    return replace_folder(out, lambda folder: _run_all(models, folder, n=n, seed=seed, image_size=image_size,
+                                                       answer_mode=answer_mode, batch_size=batch_size))
 
 
 def _run_all(models: dict[str, Path], out: Path, *, n: int, seed: int, image_size: int,

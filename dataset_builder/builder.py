@@ -9,7 +9,6 @@ beside ``--out`` and renamed into place at the end, so a failure leaves nothing 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
@@ -20,6 +19,7 @@ from typing import Any
 
 import datasets
 from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.folders import swap_into
 from mmspubench.dataset_builder.images import MAX_IMAGE_PIXELS, check_image, resolve_image
 from mmspubench.dataset_builder.raw import (
     RawRecord,
@@ -120,7 +120,7 @@ def build_repo(
         download_size = sum(p.stat().st_size for p in shards)
         (repo / "README.md").write_text(render_card(records, split_info, download_size), encoding="utf-8")
         (repo / "eval.yaml").write_text(render_eval_yaml(), encoding="utf-8")
-        _replace(repo, out, work)
+        swap_into(repo, out, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
@@ -158,17 +158,3 @@ def _write_shards(
 def _shard_index(path: Path) -> int:
     match = re.search(r"-(\d{5})-of-\d{5}\.parquet$", path.name)
     return int(match.group(1)) if match else 0
-
-
-def _replace(repo: Path, out: Path, work: Path) -> None:
-    """Move the finished folder to ``out``; an existing ``out`` is swapped out, then deleted."""
-    if out.exists() or out.is_symlink():
-        old = work / "old"
-        os.replace(out, old)
-        try:
-            os.replace(repo, out)
-        except OSError:
-            os.replace(old, out)
-            raise
-    else:
-        os.replace(repo, out)

@@ -22,8 +22,6 @@ byte-identical images and annotations, and item ``i`` does not depend on ``n``.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +37,7 @@ from mmspubench.dataset_builder.defaults import (
     MODES,
 )
 from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
 from mmspubench.dataset_builder.synth_draw import SceneSpec, render_scene
 from mmspubench.dataset_builder.synth_vocab import (
@@ -307,15 +306,7 @@ def write_release(out: Path, items: Iterable[SynthItem], *, overwrite: bool = Fa
     out = Path(out)
     if out.exists() and not overwrite:
         raise MMSpuBenchError(f"{out}: output folder already exists (pass --overwrite to replace it)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-    try:
-        _write_into(staging / "release", items)
-        if out.exists():
-            out.rename(staging / "replaced")
-        (staging / "release").rename(out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    replace_folder(out, lambda folder: _write_into(folder, items))
     return out
 
 
