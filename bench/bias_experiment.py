@@ -39,15 +39,25 @@ def synth_items(n: int, cue: str, seed: int, image_size: int) -> list[Item]:
     from mmspubench.dataset_builder import synth
 
     return [
-        Item(id=s.id, image=s.image, question=s.question, options=s.options, answer=s.answer,
-             class_name=s.class_name, core_attributes=s.core_attributes,
-             spurious_attributes=s.spurious_attributes, types=s.spurious_types, source=s.source)
+        Item(
+            id=s.id,
+            image=s.image,
+            question=s.question,
+            options=s.options,
+            answer=s.answer,
+            class_name=s.class_name,
+            core_attributes=s.core_attributes,
+            spurious_attributes=s.spurious_attributes,
+            types=s.spurious_types,
+            source=s.source,
+        )
         for s in synth.generate_items(n, seed=seed, image_size=image_size, mode="benchmark", cue=cue)
     ]
 
 
-def bootstrap_mean_ci(values: Sequence[float], seed: int,
-                      resamples: int = metrics.BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+def bootstrap_mean_ci(
+    values: Sequence[float], seed: int, resamples: int = metrics.BOOTSTRAP_RESAMPLES
+) -> tuple[float, float]:
     """Percentile bootstrap 95% interval of the mean, drawn like ``metrics.bootstrap_ci``."""
     if len(values) == 0:
         raise ValueError("bootstrap interval of zero values is undefined")
@@ -109,34 +119,77 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def experiment(models: dict[str, Path], out: Path, *, n: int, seed: int, image_size: int,
-               answer_mode: str, batch_size: int) -> list[dict[str, Any]]:
+def experiment(
+    models: dict[str, Path],
+    out: Path,
+    *,
+    n: int,
+    seed: int,
+    image_size: int,
+    answer_mode: str,
+    batch_size: int,
+) -> list[dict[str, Any]]:
     """Every model on every cue; writes the samples, ``summary.json`` and ``table.md`` under ``out``.
 
     Everything is written into a temporary sibling folder that replaces ``out`` at the end, so an
     interrupted run leaves no partial output.
     """
-    return replace_folder(out, lambda folder: _run_all(models, folder, n=n, seed=seed, image_size=image_size,
-                                                       answer_mode=answer_mode, batch_size=batch_size))
+    return replace_folder(
+        out,
+        lambda folder: _run_all(
+            models,
+            folder,
+            n=n,
+            seed=seed,
+            image_size=image_size,
+            answer_mode=answer_mode,
+            batch_size=batch_size,
+        ),
+    )
 
 
-def _run_all(models: dict[str, Path], out: Path, *, n: int, seed: int, image_size: int,
-             answer_mode: str, batch_size: int) -> list[dict[str, Any]]:
+def _run_all(
+    models: dict[str, Path],
+    out: Path,
+    *,
+    n: int,
+    seed: int,
+    image_size: int,
+    answer_mode: str,
+    batch_size: int,
+) -> list[dict[str, Any]]:
     from mmspubench.eval import prompts
 
     rows = []
     for cue in CUES:
         items = synth_items(n, cue, seed, image_size)
         for name, folder in models.items():
-            config = RunConfig(model=str(folder), dataset=f"synthetic:{cue}:seed={seed}:n={n}",
-                               answer_mode=answer_mode, batch_size=batch_size, scorer="plain",  # type: ignore[arg-type]
-                               prompts=prompts.prompt_spec())
+            config = RunConfig(
+                model=str(folder),
+                dataset=f"synthetic:{cue}:seed={seed}:n={n}",
+                answer_mode=answer_mode,
+                batch_size=batch_size,
+                scorer="plain",  # type: ignore[arg-type]
+                prompts=prompts.prompt_spec(),
+            )
             started = time.perf_counter()
             row = run_one(folder, items, config, out / f"{name}-{cue}")
-            rows.append({"model": name, "cue": cue, "folder": f"{name}-{cue}", "config": config.to_json(),
-                         **row, "seconds": time.perf_counter() - started})
-            print(f"{name:9s} {cue:8s} acc {row['accuracy']:5.1f}  CGLA_acc {row['cgla_acc']:5.1f}  "
-                  f"mean CGLA_min {row['mean_cgla_min']:+.3f}", file=sys.stderr, flush=True)
+            rows.append(
+                {
+                    "model": name,
+                    "cue": cue,
+                    "folder": f"{name}-{cue}",
+                    "config": config.to_json(),
+                    **row,
+                    "seconds": time.perf_counter() - started,
+                }
+            )
+            print(
+                f"{name:9s} {cue:8s} acc {row['accuracy']:5.1f}  CGLA_acc {row['cgla_acc']:5.1f}  "
+                f"mean CGLA_min {row['mean_cgla_min']:+.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
     results.write_json_atomic(out / "summary.json", {"rows": rows, "seed": seed, "n": n})
     (out / "table.md").write_text(markdown_table(rows) + "\n", encoding="utf-8")
     return rows
@@ -149,9 +202,9 @@ TRAIN_COMMANDS = {
 GENERATE_TEXT = {"option": "option's text", "letter": "option's letter"}
 DATA_TEXT = {
     "biased": "planted spurious values are the true class's home values with probability 0.95 "
-              "(else those of a decoy class)",
+    "(else those of a decoy class)",
     "balanced": "planted spurious values drawn uniformly at random (synth cue `random`): they say nothing "
-                "about the class",
+    "about the class",
 }
 
 
@@ -237,8 +290,10 @@ def write_cards(models: dict[str, Path], table: str, command: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     epilog="example: python bench/bias_experiment.py --out runs/bias-experiment")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="example: python bench/bias_experiment.py --out runs/bias-experiment",
+    )
     parser.add_argument("--out", required=True, type=Path, help="folder for samples, summary.json, table.md")
     parser.add_argument("--n", type=int, default=450, help="items per cue (default 450: 50 per type)")
     parser.add_argument("--seed", type=int, default=EVAL_SEED, help="seed of the synthetic evaluation items")
@@ -247,17 +302,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--biased", type=Path, default=DEFAULT_MODELS["biased"])
     parser.add_argument("--balanced", type=Path, default=DEFAULT_MODELS["balanced"])
-    parser.add_argument("--write-cards", action="store_true",
-                        help="also write each model's README.md (model card) with the table")
+    parser.add_argument(
+        "--write-cards",
+        action="store_true",
+        help="also write each model's README.md (model card) with the table",
+    )
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error(f"--n must be positive, got {args.n}")
-    rows = experiment({"biased": args.biased, "balanced": args.balanced}, args.out, n=args.n, seed=args.seed,
-                      image_size=args.image_size, answer_mode=args.answer_mode, batch_size=args.batch_size)
+    rows = experiment(
+        {"biased": args.biased, "balanced": args.balanced},
+        args.out,
+        n=args.n,
+        seed=args.seed,
+        image_size=args.image_size,
+        answer_mode=args.answer_mode,
+        batch_size=args.batch_size,
+    )
     table = markdown_table(rows)
     print(table)
     if args.write_cards:
-        shown = ["python bench/bias_experiment.py", *(a for a in (argv if argv is not None else sys.argv[1:]))]
+        shown = [
+            "python bench/bias_experiment.py",
+            *(a for a in (argv if argv is not None else sys.argv[1:])),
+        ]
         write_cards({"biased": args.biased, "balanced": args.balanced}, table, " ".join(shown))
     return 0
 

@@ -41,17 +41,21 @@ def write_noise(raw: Path, n: int, image_size: int) -> None:
     for i in range(n):
         pixels = rng.integers(0, 256, size=(image_size, image_size * 4 // 3, 3), dtype=np.uint8)
         Image.fromarray(pixels).save(images / f"{i:06d}.jpg", quality=90)
-        records.append({
-            "id": f"{i:06d}",
-            "question": f"What is the object in image {i}?",
-            "options": [f"A. option {i} {k}" if k == 0 else f"{'ABCD'[k]}. option {i} {k}" for k in range(4)],
-            "answer": "ABCD"[i % 4],
-            "class_name": f"class {i % 50}",
-            "core_attributes": ["round", "metal"],
-            "spurious_attributes": ["on grass", "red light"],
-            "spurious_types": [TYPE_NAMES[i % 9]],
-            "source": SOURCES[i % 5],
-        })
+        records.append(
+            {
+                "id": f"{i:06d}",
+                "question": f"What is the object in image {i}?",
+                "options": [
+                    f"A. option {i} {k}" if k == 0 else f"{'ABCD'[k]}. option {i} {k}" for k in range(4)
+                ],
+                "answer": "ABCD"[i % 4],
+                "class_name": f"class {i % 50}",
+                "core_attributes": ["round", "metal"],
+                "spurious_attributes": ["on grass", "red light"],
+                "spurious_types": [TYPE_NAMES[i % 9]],
+                "source": SOURCES[i % 5],
+            }
+        )
     (raw / "annotation.json").write_text(json.dumps(records), encoding="utf-8")
 
 
@@ -78,10 +82,14 @@ def measure(raw: Path, out: Path) -> dict[str, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=500, help="the smaller size N (the larger is 4N)")
     parser.add_argument("--image-size", type=int, default=256, help="image side in pixels")
-    parser.add_argument("--images", choices=("synth", "noise"), default="synth", help="how to draw the images")
+    parser.add_argument(
+        "--images", choices=("synth", "noise"), default="synth", help="how to draw the images"
+    )
     parser.add_argument("--child", nargs=2, type=Path, metavar=("RAW", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -105,7 +113,9 @@ def main() -> int:
     print("| items | image data (MiB) | build (s) | items/s | peak RSS (MiB) |")
     print("|---:|---:|---:|---:|---:|")
     for n, image_mib, f in rows:
-        print(f"| {n} | {image_mib:.1f} | {f['seconds']:.2f} | {n / f['seconds']:.0f} | {f['peak_rss_mib']:.0f} |")
+        print(
+            f"| {n} | {image_mib:.1f} | {f['seconds']:.2f} | {n / f['seconds']:.0f} | {f['peak_rss_mib']:.0f} |"
+        )
     ratio = rows[1][2]["peak_rss_mib"] / rows[0][2]["peak_rss_mib"]
     verdict = "ok" if ratio <= RSS_RATIO_TARGET else "OVER TARGET"
     print(f"peak RSS 4N / N = {ratio:.2f} (target <= {RSS_RATIO_TARGET}): {verdict}")

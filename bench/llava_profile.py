@@ -15,11 +15,38 @@ from typing import Any
 from mmspubench.eval.bundled import CORPUS_WORDS, TINY_CHAT_TEMPLATE, train_tokenizer
 
 BENCH_WORDS: tuple[str, ...] = (
-    "wooden", "metal", "plastic", "striped", "spotted", "golden", "retriever", "tabby", "persian",
-    "convertible", "espresso", "maker", "electric", "acoustic", "guitar", "grand", "piano", "banana",
-    "zebra", "tiger", "shark", "truck", "bottle", "phone", "beach", "street", "sunset", "furry", "tail",
+    "wooden",
+    "metal",
+    "plastic",
+    "striped",
+    "spotted",
+    "golden",
+    "retriever",
+    "tabby",
+    "persian",
+    "convertible",
+    "espresso",
+    "maker",
+    "electric",
+    "acoustic",
+    "guitar",
+    "grand",
+    "piano",
+    "banana",
+    "zebra",
+    "tiger",
+    "shark",
+    "truck",
+    "bottle",
+    "phone",
+    "beach",
+    "street",
+    "sunset",
+    "furry",
+    "tail",
 )
 """Words added to the bundled corpus so that class names and attributes look like the real ones."""
+
 
 @dataclass(frozen=True, slots=True)
 class Shape:
@@ -45,20 +72,49 @@ class Shape:
     """Rows of the embedding and the output head (at least the tokenizer's size)."""
 
 
-TINY = Shape(image_size=28, patch_size=14, vision_hidden=32, vision_layers=1, text_hidden=32,
-             text_layers=2, text_heads=4, intermediate=64, vocab_size=1024)
+TINY = Shape(
+    image_size=28,
+    patch_size=14,
+    vision_hidden=32,
+    vision_layers=1,
+    text_hidden=32,
+    text_layers=2,
+    text_heads=4,
+    intermediate=64,
+    vocab_size=1024,
+)
 """Seconds to build; 4 image tokens."""
 
-CPU_REALISTIC = Shape(image_size=336, patch_size=14, vision_hidden=256, vision_layers=4, text_hidden=512,
-                      text_layers=8, text_heads=8, intermediate=1408, vocab_size=32064)
+CPU_REALISTIC = Shape(
+    image_size=336,
+    patch_size=14,
+    vision_hidden=256,
+    vision_layers=4,
+    text_hidden=512,
+    text_layers=8,
+    text_heads=8,
+    intermediate=1408,
+    vocab_size=32064,
+)
 """LLaVA-1.5 token profile (576 image tokens, 32k vocabulary), a 42M-parameter language model."""
 
-LLAVA_7B = Shape(image_size=336, patch_size=14, vision_hidden=1024, vision_layers=24, text_hidden=4096,
-                 text_layers=32, text_heads=32, intermediate=11008, vocab_size=32064)
+LLAVA_7B = Shape(
+    image_size=336,
+    patch_size=14,
+    vision_hidden=1024,
+    vision_layers=24,
+    text_hidden=4096,
+    text_layers=32,
+    text_heads=32,
+    intermediate=11008,
+    vocab_size=32064,
+)
 """The shape of llava-1.5-7b (CLIP ViT-L/14-336 + a 7B Llama)."""
 
 
-def build_llava(shape: Shape, *, device: str = "cpu", dtype: str = "float32", seed: int = 0) -> tuple[Any, Any]:
+def build_llava(
+    shape: Shape, *, device: str = "cpu", dtype: str = "float32", seed: int = 0
+) -> tuple[Any, Any]:
     """(model, processor) of ``shape`` with random weights, created directly on ``device`` in ``dtype``."""
     import torch
     from transformers import (
@@ -70,18 +126,37 @@ def build_llava(shape: Shape, *, device: str = "cpu", dtype: str = "float32", se
     )
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-    tokenizer = train_tokenizer(["<image>", "<|im_start|>", "<|im_end|>"], words=(*CORPUS_WORDS, *BENCH_WORDS),
-                                vocab_size=900)
-    vision = CLIPVisionConfig(hidden_size=shape.vision_hidden, intermediate_size=4 * shape.vision_hidden,
-                              num_hidden_layers=shape.vision_layers, num_attention_heads=max(1, shape.vision_hidden // 64),
-                              image_size=shape.image_size, patch_size=shape.patch_size, projection_dim=shape.vision_hidden)
-    text = LlamaConfig(hidden_size=shape.text_hidden, intermediate_size=shape.intermediate,
-                       num_hidden_layers=shape.text_layers, num_attention_heads=shape.text_heads,
-                       num_key_value_heads=shape.text_heads, vocab_size=shape.vocab_size,
-                       max_position_embeddings=4096, bos_token_id=tokenizer.bos_token_id,
-                       eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
-    config = LlavaConfig(vision_config=vision, text_config=text, image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
-                         vision_feature_select_strategy="default", vision_feature_layer=-2)
+    tokenizer = train_tokenizer(
+        ["<image>", "<|im_start|>", "<|im_end|>"], words=(*CORPUS_WORDS, *BENCH_WORDS), vocab_size=900
+    )
+    vision = CLIPVisionConfig(
+        hidden_size=shape.vision_hidden,
+        intermediate_size=4 * shape.vision_hidden,
+        num_hidden_layers=shape.vision_layers,
+        num_attention_heads=max(1, shape.vision_hidden // 64),
+        image_size=shape.image_size,
+        patch_size=shape.patch_size,
+        projection_dim=shape.vision_hidden,
+    )
+    text = LlamaConfig(
+        hidden_size=shape.text_hidden,
+        intermediate_size=shape.intermediate,
+        num_hidden_layers=shape.text_layers,
+        num_attention_heads=shape.text_heads,
+        num_key_value_heads=shape.text_heads,
+        vocab_size=shape.vocab_size,
+        max_position_embeddings=4096,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    config = LlavaConfig(
+        vision_config=vision,
+        text_config=text,
+        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-2,
+    )
     previous = torch.get_default_dtype()
     torch.manual_seed(seed)
     try:
@@ -93,10 +168,17 @@ def build_llava(shape: Shape, *, device: str = "cpu", dtype: str = "float32", se
     finally:
         torch.set_default_dtype(previous)
     side = shape.image_size
-    image_processor = CLIPImageProcessorPil(size={"shortest_edge": side}, crop_size={"height": side, "width": side})
-    processor = LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=shape.patch_size,
-                               vision_feature_select_strategy="default", num_additional_image_tokens=1,
-                               chat_template=TINY_CHAT_TEMPLATE)
+    image_processor = CLIPImageProcessorPil(
+        size={"shortest_edge": side}, crop_size={"height": side, "width": side}
+    )
+    processor = LlavaProcessor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        patch_size=shape.patch_size,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=TINY_CHAT_TEMPLATE,
+    )
     return model, processor
 
 

@@ -46,9 +46,35 @@ from mmspubench.eval.prefix_plan import common_prefix_len
 from mmspubench.eval.protocol import ScoreRequest
 
 ATTRIBUTE_WORDS = (
-    "red", "green", "blue", "striped", "spotted", "wooden", "metal", "plastic", "bright", "dark", "small",
-    "large", "round", "pointed", "furry", "grass", "sky", "water", "snow", "road", "wall", "floor", "beach",
-    "street", "shadow", "texture", "background", "sunset", "tail",
+    "red",
+    "green",
+    "blue",
+    "striped",
+    "spotted",
+    "wooden",
+    "metal",
+    "plastic",
+    "bright",
+    "dark",
+    "small",
+    "large",
+    "round",
+    "pointed",
+    "furry",
+    "grass",
+    "sky",
+    "water",
+    "snow",
+    "road",
+    "wall",
+    "floor",
+    "beach",
+    "street",
+    "shadow",
+    "texture",
+    "background",
+    "sunset",
+    "tail",
 )
 """Words of the generated attribute texts."""
 
@@ -73,13 +99,22 @@ def make_items(adapter: Any, n: int, seed: int, image_side: int) -> list[Item]:
     for _ in range(n):
         size = (int(image_side * rng.uniform(1.0, 1.4)), int(image_side * rng.uniform(0.9, 1.2)))
         image = Image.frombytes("RGB", size, rng.randbytes(size[0] * size[1] * 3))
-        attributes = [" ".join(rng.sample(ATTRIBUTE_WORDS, rng.randint(2, 7)))
-                      for _ in range(rng.randint(1, 5) + rng.randint(1, 5))]
+        attributes = [
+            " ".join(rng.sample(ATTRIBUTE_WORDS, rng.randint(2, 7)))
+            for _ in range(rng.randint(1, 5) + rng.randint(1, 5))
+        ]
         class_name = _class_name(rng, tokenizer, rng.randint(1, 4))
         continuation = prompts.cgla_continuation(class_name)
-        cgla = tuple(ScoreRequest(image, adapter.render(prompts.cgla_prompt(a)), continuation) for a in attributes)
-        mcq = adapter.render(prompts.mcq_prompt("What is the main object in the image?",
-                                                [_class_name(rng, tokenizer, 2) for _ in range(4)], "logprob"))
+        cgla = tuple(
+            ScoreRequest(image, adapter.render(prompts.cgla_prompt(a)), continuation) for a in attributes
+        )
+        mcq = adapter.render(
+            prompts.mcq_prompt(
+                "What is the main object in the image?",
+                [_class_name(rng, tokenizer, 2) for _ in range(4)],
+                "logprob",
+            )
+        )
         options = tuple(ScoreRequest(image, mcq, letter) for letter in prompts.letter_continuations())
         items.append(Item(cgla=cgla, options=options))
     return items
@@ -150,8 +185,13 @@ class PeakMemory:
             self._max = max(self._max, self._rss())
 
 
-def run_scorer(adapter: Any, warm: tuple[ScoreRequest, ...], calls: list[tuple[ScoreRequest, ...]], scorer: str,
-               device: str) -> tuple[float, float, float, list[float]]:
+def run_scorer(
+    adapter: Any,
+    warm: tuple[ScoreRequest, ...],
+    calls: list[tuple[ScoreRequest, ...]],
+    scorer: str,
+    device: str,
+) -> tuple[float, float, float, list[float]]:
     """(wall seconds, CPU seconds, peak MiB, scores) of one pass over ``calls`` with ``scorer``, after a warm-up call.
 
     CPU seconds (this process, all threads) are reported beside wall time because a shared CPU
@@ -182,9 +222,13 @@ def token_counts(adapter: Any, calls: list[tuple[ScoreRequest, ...]]) -> tuple[i
         encoded = [fast_scoring.encode(adapter, r) for r in requests]
         lengths = sorted((e.ids.shape[0] for e in encoded), reverse=True)
         # score_plain: longest first, batch_size rows per pass, right-padded to the longest row.
-        plain += sum(lengths[k] * len(lengths[k : k + adapter.batch_size])
-                     for k in range(0, len(lengths), adapter.batch_size))
-        fast += fast_scoring.plan_call(adapter.model, encoded, requests, batch_size=adapter.batch_size).processed_tokens
+        plain += sum(
+            lengths[k] * len(lengths[k : k + adapter.batch_size])
+            for k in range(0, len(lengths), adapter.batch_size)
+        )
+        fast += fast_scoring.plan_call(
+            adapter.model, encoded, requests, batch_size=adapter.batch_size
+        ).processed_tokens
         by_item: dict[int, list[tuple[int, ...]]] = {}
         for request, enc in zip(requests, encoded, strict=True):
             by_item.setdefault(id(request.image), []).append(tuple(enc.ids.tolist()))
@@ -205,13 +249,21 @@ def load_profile(args: argparse.Namespace, workdir: Path) -> Any:
     if args.profile == "bundled":
         from mmspubench.eval.bundled import bundled_model_dir
 
-        return load_model(bundled_model_dir(), device=args.device, dtype=args.dtype, batch_size=args.batch_size)
+        return load_model(
+            bundled_model_dir(), device=args.device, dtype=args.dtype, batch_size=args.batch_size
+        )
     if args.profile == "realistic":
         folder = llava_profile.save_llava(workdir / "realistic-llava", llava_profile.CPU_REALISTIC)
         return load_model(folder, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
     shape = llava_profile.LLAVA_7B if args.profile == "llava-7b" else llava_profile.TINY
     model, processor = llava_profile.build_llava(shape, device=args.device, dtype=args.dtype)
-    info = ModelInfo(id=f"random-{args.profile}", path="", revision=None, dtype=args.dtype, adapter="hf-image-text-to-text/llava")
+    info = ModelInfo(
+        id=f"random-{args.profile}",
+        path="",
+        revision=None,
+        dtype=args.dtype,
+        adapter="hf-image-text-to-text/llava",
+    )
     return TransformersVLM(model, processor, hooks=hooks_for("llava"), info=info, batch_size=args.batch_size)
 
 
@@ -224,34 +276,46 @@ def bench_profile(args: argparse.Namespace, workdir: Path) -> None:
     warm, items = items[0], items[1:]
     per_call = max(1, args.items_per_call)
     workloads = {
-        name: [tuple(r for item in items[k : k + per_call] for r in getattr(item, name))
-               for k in range(0, len(items), per_call)]
+        name: [
+            tuple(r for item in items[k : k + per_call] for r in getattr(item, name))
+            for k in range(0, len(items), per_call)
+        ]
         for name in ("cgla", "options")
     }
     image_tokens = int((fast_encode_ids(adapter, warm.cgla[0]) == adapter.model.config.image_token_id).sum())
-    print(f"\n## {args.profile}: language model {params:.1f}M parameters, {image_tokens} image tokens, "
-          f"{len(items)} items ({sum(len(i.cgla) for i in items)} CGLA conditions), {per_call} item(s) per "
-          f"score call, device {args.device}, dtype {args.dtype}, batch size {args.batch_size}")
-    print("| workload | plain items/s | fast items/s | ratio | CPU-time ratio | plain peak MiB | fast peak MiB "
-          "| plain tokens | fast tokens | unique minimum | fast / minimum | max abs diff |")
+    print(
+        f"\n## {args.profile}: language model {params:.1f}M parameters, {image_tokens} image tokens, "
+        f"{len(items)} items ({sum(len(i.cgla) for i in items)} CGLA conditions), {per_call} item(s) per "
+        f"score call, device {args.device}, dtype {args.dtype}, batch size {args.batch_size}"
+    )
+    print(
+        "| workload | plain items/s | fast items/s | ratio | CPU-time ratio | plain peak MiB | fast peak MiB "
+        "| plain tokens | fast tokens | unique minimum | fast / minimum | max abs diff |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     totals = {"plain": 0.0, "fast": 0.0}
     for name, calls in workloads.items():
         warm_call = getattr(warm, name)
-        plain_s, plain_cpu, plain_mem, plain_scores = run_scorer(adapter, warm_call, calls, "plain", args.device)
+        plain_s, plain_cpu, plain_mem, plain_scores = run_scorer(
+            adapter, warm_call, calls, "plain", args.device
+        )
         fast_s, fast_cpu, fast_mem, fast_scores = run_scorer(adapter, warm_call, calls, "fast", args.device)
         totals["plain"] += plain_s
         totals["fast"] += fast_s
         diff = max(abs(a - b) for a, b in zip(plain_scores, fast_scores, strict=True))
         plain_tok, fast_tok, minimum = token_counts(adapter, calls)
         n = len(items)
-        print(f"| {name} | {n / plain_s:.3f} | {n / fast_s:.3f} | {plain_s / fast_s:.2f}x | {plain_cpu / fast_cpu:.2f}x | {plain_mem:.0f} "
-              f"| {fast_mem:.0f} | {plain_tok} | {fast_tok} | {minimum} | {fast_tok / minimum:.2f}x | {diff:.2e} |")
+        print(
+            f"| {name} | {n / plain_s:.3f} | {n / fast_s:.3f} | {plain_s / fast_s:.2f}x | {plain_cpu / fast_cpu:.2f}x | {plain_mem:.0f} "
+            f"| {fast_mem:.0f} | {plain_tok} | {fast_tok} | {minimum} | {fast_tok / minimum:.2f}x | {diff:.2e} |"
+        )
     if args.extrapolate:
         for scorer, seconds in totals.items():
             minutes = seconds / len(items) * args.extrapolate / 60
-            print(f"extrapolated {scorer} scoring time for {args.extrapolate} items (CGLA + logprob options): "
-                  f"{minutes:.1f} min")
+            print(
+                f"extrapolated {scorer} scoring time for {args.extrapolate} items (CGLA + logprob options): "
+                f"{minutes:.1f} min"
+            )
         print(f"extrapolated ratio: {totals['plain'] / totals['fast']:.2f}x")
 
 
@@ -261,21 +325,44 @@ def fast_encode_ids(adapter: Any, request: ScoreRequest) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--profile", action="append", choices=("bundled", "realistic", "llava-7b", "tiny"),
-                        help="profile to run (repeatable; default: bundled and realistic)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--profile",
+        action="append",
+        choices=("bundled", "realistic", "llava-7b", "tiny"),
+        help="profile to run (repeatable; default: bundled and realistic)",
+    )
     parser.add_argument("--items", type=int, default=6, help="timed items per profile (default 6)")
-    parser.add_argument("--batch-size", type=int, default=8, help="adapter batch size for both scorers (default 8)")
-    parser.add_argument("--items-per-call", type=int, default=8,
-                        help="items whose requests go in one score call (default 8; 1 = one call per item)")
+    parser.add_argument(
+        "--batch-size", type=int, default=8, help="adapter batch size for both scorers (default 8)"
+    )
+    parser.add_argument(
+        "--items-per-call",
+        type=int,
+        default=8,
+        help="items whose requests go in one score call (default 8; 1 = one call per item)",
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch CPU threads (default 1: on a shared CPU, multi-threaded small ops stall on each other)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads (default 1: on a shared CPU, multi-threaded small ops stall on each other)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--extrapolate", type=int, default=0, metavar="N",
-                        help="also print the scoring time extrapolated to N items (e.g. 2400)")
-    parser.add_argument("--workdir", type=Path, default=None, help="where built models are kept (default: temp)")
+    parser.add_argument(
+        "--extrapolate",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print the scoring time extrapolated to N items (e.g. 2400)",
+    )
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="where built models are kept (default: temp)"
+    )
     args = parser.parse_args(argv)
     import torch
 

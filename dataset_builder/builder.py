@@ -129,7 +129,9 @@ def build_repo(
 def _write_shards(
     records: Sequence[RawRecord], work: Path, repo: Path, options: BuildOptions
 ) -> tuple[list[Path], datasets.SplitInfo]:
-    builder = MMSpuBenchBuilder(records, cache_dir=str(work / "cache"), writer_batch_size=options.writer_batch_size)
+    builder = MMSpuBenchBuilder(
+        records, cache_dir=str(work / "cache"), writer_batch_size=options.writer_batch_size
+    )
     prepared = work / "prepared"
     try:
         builder.download_and_prepare(
@@ -151,7 +153,9 @@ def _write_shards(
         path.rename(target)
         shards.append(target)
     written_info = builder.info.splits[SPLIT]
-    split_info = datasets.SplitInfo(name=SPLIT, num_bytes=written_info.num_bytes, num_examples=written_info.num_examples)
+    split_info = datasets.SplitInfo(
+        name=SPLIT, num_bytes=written_info.num_bytes, num_examples=written_info.num_examples
+    )
     return shards, split_info
 
 

@@ -97,11 +97,16 @@ def render_card(
     data = card.data
     stats = compute_statistics(records)
     info = datasets.DatasetInfo(
-        features=FEATURES, splits=datasets.SplitDict(), download_size=download_size, dataset_size=split_info.num_bytes
+        features=FEATURES,
+        splits=datasets.SplitDict(),
+        download_size=download_size,
+        dataset_size=split_info.num_bytes,
     )
     info.splits.add(split_info)
     DatasetInfosDict({"default": info}).to_dataset_card_data(data)
-    MetadataConfigs({"default": {"data_files": [{"split": split_info.name, "path": f"data/{split_info.name}-*"}]}}).to_dataset_card_data(data)
+    MetadataConfigs(
+        {"default": {"data_files": [{"split": split_info.name, "path": f"data/{split_info.name}-*"}]}}
+    ).to_dataset_card_data(data)
     data["size_categories"] = [_size_category(stats.total)]
     values = {
         "build_note": _build_note(stats),
@@ -120,7 +125,9 @@ def _fill(text: str, values: dict[str, str], template: Path) -> str:
     def sub(match: re.Match[str]) -> str:
         key = match.group(1)
         if key not in values:
-            raise MMSpuBenchError(f"{template}: unknown placeholder {{{{{key}}}}}; known: {', '.join(values)}")
+            raise MMSpuBenchError(
+                f"{template}: unknown placeholder {{{{{key}}}}}; known: {', '.join(values)}"
+            )
         return values[key]
 
     return _PLACEHOLDER.sub(sub, text)

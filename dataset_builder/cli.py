@@ -34,8 +34,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         epilog=BUILD_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    build.add_argument("--source", required=True, type=Path, help="raw release folder holding annotation.json")
-    build.add_argument("--out", required=True, type=Path, help="folder to create (the Hub repository content)")
+    build.add_argument(
+        "--source", required=True, type=Path, help="raw release folder holding annotation.json"
+    )
+    build.add_argument(
+        "--out", required=True, type=Path, help="folder to create (the Hub repository content)"
+    )
     build.add_argument("--overwrite", action="store_true", help="replace --out if it already exists")
     build.add_argument(
         "--max-image-pixels", type=int, default=None, help="refuse larger images as decompression bombs"

@@ -41,22 +41,36 @@ def resolve_image(release: Path, file: str, record_id: str, named: object | None
     for candidate in candidates:
         if candidate.exists() or candidate.is_symlink():
             return _inside(root, file, record_id, candidate)
-    raise record_error(file, record_id, "image", f"image {named!r} not found (looked in {root} and {root / IMAGES_DIR})")
+    raise record_error(
+        file, record_id, "image", f"image {named!r} not found (looked in {root} and {root / IMAGES_DIR})"
+    )
 
 
 def _check_safe(file: str, record_id: str, named: str) -> None:
-    if PurePosixPath(named).is_absolute() or PureWindowsPath(named).is_absolute() or named.startswith(("/", "\\")):
-        raise record_error(file, record_id, "image", f"path {named!r} is absolute; expected a path relative to the release")
+    if (
+        PurePosixPath(named).is_absolute()
+        or PureWindowsPath(named).is_absolute()
+        or named.startswith(("/", "\\"))
+    ):
+        raise record_error(
+            file, record_id, "image", f"path {named!r} is absolute; expected a path relative to the release"
+        )
     if _URL_SCHEME.match(named) or "://" in named:
-        raise record_error(file, record_id, "image", f"path {named!r} has a URL scheme; expected a relative file path")
+        raise record_error(
+            file, record_id, "image", f"path {named!r} has a URL scheme; expected a relative file path"
+        )
     if ".." in re.split(r"[/\\]", named):
-        raise record_error(file, record_id, "image", f"path {named!r} contains '..'; expected a path inside the release")
+        raise record_error(
+            file, record_id, "image", f"path {named!r} contains '..'; expected a path inside the release"
+        )
 
 
 def _inside(root: Path, file: str, record_id: str, candidate: Path) -> Path:
     resolved = candidate.resolve()
     if not resolved.is_relative_to(root):
-        raise record_error(file, record_id, "image", f"path {str(candidate)!r} resolves outside the release folder {root}")
+        raise record_error(
+            file, record_id, "image", f"path {str(candidate)!r} resolves outside the release folder {root}"
+        )
     if not resolved.is_file():
         raise record_error(file, record_id, "image", f"{resolved} is not a file")
     return resolved
@@ -65,18 +79,28 @@ def _inside(root: Path, file: str, record_id: str, candidate: Path) -> Path:
 def _find_by_id(root: Path, file: str, record_id: str) -> Path:
     _check_safe(file, record_id, record_id)
     folder = root / IMAGES_DIR
-    found = [folder / f"{record_id}{suffix}" for suffix in IMAGE_SUFFIXES if (folder / f"{record_id}{suffix}").is_file()]
+    found = [
+        folder / f"{record_id}{suffix}"
+        for suffix in IMAGE_SUFFIXES
+        if (folder / f"{record_id}{suffix}").is_file()
+    ]
     # Case-insensitive file systems report the same file under several suffix spellings.
     unique = sorted({p.resolve() for p in found})
     if not unique:
-        raise record_error(file, record_id, "image", f"no 'image' field and no {record_id}.png/.jpg/.jpeg in {folder}")
+        raise record_error(
+            file, record_id, "image", f"no 'image' field and no {record_id}.png/.jpg/.jpeg in {folder}"
+        )
     if len(unique) > 1:
         names = ", ".join(p.name for p in unique)
-        raise record_error(file, record_id, "image", f"several images match the id ({names}); name one in the 'image' field")
+        raise record_error(
+            file, record_id, "image", f"several images match the id ({names}); name one in the 'image' field"
+        )
     return _inside(root, file, record_id, unique[0])
 
 
-def check_image(path: Path, file: str, record_id: str, *, max_pixels: int = MAX_IMAGE_PIXELS) -> tuple[int, int]:
+def check_image(
+    path: Path, file: str, record_id: str, *, max_pixels: int = MAX_IMAGE_PIXELS
+) -> tuple[int, int]:
     """Open, verify and fully decode the image once; return its ``(width, height)``."""
     try:
         with warnings.catch_warnings():
@@ -95,11 +119,16 @@ def check_image(path: Path, file: str, record_id: str, *, max_pixels: int = MAX_
     return size
 
 
-def _check_header(path: Path, file: str, record_id: str, size: tuple[int, int], fmt: str | None, max_pixels: int) -> None:
+def _check_header(
+    path: Path, file: str, record_id: str, size: tuple[int, int], fmt: str | None, max_pixels: int
+) -> None:
     if fmt not in IMAGE_FORMATS:
         raise record_error(file, record_id, "image", f"{path}: format {fmt}; expected PNG or JPEG")
     width, height = size
     if width * height > max_pixels:
         raise record_error(
-            file, record_id, "image", f"{path}: {width}x{height} = {width * height} pixels is over the limit of {max_pixels} (decompression bomb)"
+            file,
+            record_id,
+            "image",
+            f"{path}: {width}x{height} = {width * height} pixels is over the limit of {max_pixels} (decompression bomb)",
         )

@@ -122,7 +122,9 @@ def _load_local(folder: Path, split: str) -> datasets.Dataset:
     files = sorted(str(p) for p in (folder / "data").glob(f"{split}-*.parquet"))
     if not files:
         found = sorted({p.name.split("-")[0] for p in (folder / "data").glob("*.parquet")})
-        raise MMSpuBenchError(f"{folder}: cannot load split {split!r}: no data/{split}-*.parquet (splits here: {found})")
+        raise MMSpuBenchError(
+            f"{folder}: cannot load split {split!r}: no data/{split}-*.parquet (splits here: {found})"
+        )
     try:
         ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
     except (ValueError, FileNotFoundError, datasets.exceptions.DatasetGenerationError) as err:
@@ -179,12 +181,16 @@ def check_features(ds: datasets.Dataset, where: str) -> None:
         return
     missing = [name for name in FEATURES if name not in ds.features]
     if missing:
-        raise MMSpuBenchError(f"{where}: missing required field(s) {', '.join(missing)}; expected {', '.join(FEATURES)}")
+        raise MMSpuBenchError(
+            f"{where}: missing required field(s) {', '.join(missing)}; expected {', '.join(FEATURES)}"
+        )
     for name, feature in FEATURES.items():
         if ds.features[name] != feature:
             raise MMSpuBenchError(f"{where}: field {name!r} has type {ds.features[name]}; expected {feature}")
     extra = [name for name in ds.features if name not in FEATURES]
-    raise MMSpuBenchError(f"{where}: unexpected field(s) {', '.join(extra)}; expected exactly {', '.join(FEATURES)}")
+    raise MMSpuBenchError(
+        f"{where}: unexpected field(s) {', '.join(extra)}; expected exactly {', '.join(FEATURES)}"
+    )
 
 
 def dataset_identity(dataset: str | Path) -> dict[str, Any]:
@@ -194,7 +200,13 @@ def dataset_identity(dataset: str | Path) -> dict[str, Any]:
 
 def _identity(ref: DatasetRef, digest: str | None) -> dict[str, Any]:
     if ref.kind == "hub":
-        return {"kind": "hub", "id": ref.location, "path": None, "revision": hub_revision(ref.location), "content_hash": None}
+        return {
+            "kind": "hub",
+            "id": ref.location,
+            "path": None,
+            "revision": hub_revision(ref.location),
+            "content_hash": None,
+        }
     digest = digest or content_hash(Path(ref.location))
     return {"kind": ref.kind, "id": None, "path": ref.location, "revision": None, "content_hash": digest}
 

@@ -54,12 +54,18 @@ class HubApi(Protocol):
 def check_built_folder(repo_dir: Path) -> list[Path]:
     """The files of a built folder, relative paths sorted; raise if it is not a built folder."""
     if not repo_dir.is_dir():
-        raise MMSpuBenchError(f"{repo_dir}: --repo-dir not found; expected a folder written by `mmspubench build`")
+        raise MMSpuBenchError(
+            f"{repo_dir}: --repo-dir not found; expected a folder written by `mmspubench build`"
+        )
     for required in ("README.md", "eval.yaml"):
         if not (repo_dir / required).is_file():
-            raise MMSpuBenchError(f"{repo_dir}: missing {required}; expected a folder written by `mmspubench build`")
+            raise MMSpuBenchError(
+                f"{repo_dir}: missing {required}; expected a folder written by `mmspubench build`"
+            )
     if not sorted((repo_dir / "data").glob("test-*.parquet")):
-        raise MMSpuBenchError(f"{repo_dir}: no data/test-*.parquet; expected a folder written by `mmspubench build`")
+        raise MMSpuBenchError(
+            f"{repo_dir}: no data/test-*.parquet; expected a folder written by `mmspubench build`"
+        )
     files = []
     for path in sorted(repo_dir.rglob("*")):
         rel = path.relative_to(repo_dir)
@@ -102,7 +108,9 @@ def push(
     repo_dir = Path(repo_dir)
     if dry_run:
         ops = plan_push(repo_dir, repo_id, revision=revision)
-        where = f"{repo_id}" + (f" (branch {revision})" if revision else "") + (" [private]" if private else "")
+        where = (
+            f"{repo_id}" + (f" (branch {revision})" if revision else "") + (" [private]" if private else "")
+        )
         print(f"dry run: would push {repo_dir} to dataset {where}:", file=sys.stdout)
         for op in ops:
             print(f"  {op.describe()}")
@@ -112,7 +120,9 @@ def push(
     return _push_for_real(repo_dir, repo_id, revision, private, api)
 
 
-def _push_for_real(repo_dir: Path, repo_id: str, revision: str | None, private: bool, api: HubApi | None) -> list[PushOperation]:
+def _push_for_real(
+    repo_dir: Path, repo_id: str, revision: str | None, private: bool, api: HubApi | None
+) -> list[PushOperation]:
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.errors import HFValidationError
     from mmspubench.dataset_builder.load import network_errors
@@ -129,7 +139,9 @@ def _push_for_real(repo_dir: Path, repo_id: str, revision: str | None, private: 
             for op in ops
             if op.kind == "add"
         ]
-        commit_ops += [CommitOperationDelete(path_in_repo=op.path_in_repo) for op in ops if op.kind == "delete"]
+        commit_ops += [
+            CommitOperationDelete(path_in_repo=op.path_in_repo) for op in ops if op.kind == "delete"
+        ]
         hub.create_commit(
             repo_id,
             commit_ops,
@@ -139,5 +151,8 @@ def _push_for_real(repo_dir: Path, repo_id: str, revision: str | None, private: 
         )
     except (HFValidationError, *network_errors()) as err:
         raise MMSpuBenchError(f"push to {repo_id} failed: {type(err).__name__}: {err}") from None
-    print(f"pushed {repo_dir} to https://huggingface.co/datasets/{repo_id}" + (f" (branch {revision})" if revision else ""))
+    print(
+        f"pushed {repo_dir} to https://huggingface.co/datasets/{repo_id}"
+        + (f" (branch {revision})" if revision else "")
+    )
     return ops

@@ -109,7 +109,13 @@ def _norm_name(text: str) -> str:
 def _type_aliases() -> dict[str, str]:
     aliases: dict[str, str] = {}
     for t in SPURIOUS_TYPES:
-        for variant in (t.name, t.abbrev, t.title, t.title.replace(" and ", " "), t.title.replace(" and ", "/")):
+        for variant in (
+            t.name,
+            t.abbrev,
+            t.title,
+            t.title.replace(" and ", " "),
+            t.title.replace(" and ", "/"),
+        ):
             aliases[_norm_name(variant)] = t.name
     # Obvious short forms seen in annotation tools and the paper's prose.
     extra = {
@@ -160,7 +166,12 @@ def read_annotation(release: Path, *, unknown_keys: UnknownKeyPolicy = "error") 
     elif isinstance(data, list):
         items = ((None, item) for item in data)
     else:
-        raise record_error(file, None, None, f"top level is {type(data).__name__}; expected a list of records or a dict keyed by id")
+        raise record_error(
+            file,
+            None,
+            None,
+            f"top level is {type(data).__name__}; expected a list of records or a dict keyed by id",
+        )
     seen: set[str] = set()
     for position, (key, item) in enumerate(items):
         entry = _map_entry(file, position, key, item, unknown_keys)
@@ -170,7 +181,9 @@ def read_annotation(release: Path, *, unknown_keys: UnknownKeyPolicy = "error") 
         yield entry
 
 
-def _map_entry(file: str, position: int, key: str | None, item: Any, unknown_keys: UnknownKeyPolicy) -> RawEntry:
+def _map_entry(
+    file: str, position: int, key: str | None, item: Any, unknown_keys: UnknownKeyPolicy
+) -> RawEntry:
     label = key if key is not None else f"#{position}"
     if not isinstance(item, Mapping):
         raise record_error(file, label, None, f"record is {type(item).__name__}; expected a JSON object")
@@ -183,9 +196,16 @@ def _map_entry(file: str, position: int, key: str | None, item: Any, unknown_key
             if unknown_keys == "ignore":
                 continue
             known = ", ".join(KEY_TABLE)
-            raise record_error(file, label, str(raw_key), f"unknown key; expected one of the fields {known} (or a listed variant)")
+            raise record_error(
+                file,
+                label,
+                str(raw_key),
+                f"unknown key; expected one of the fields {known} (or a listed variant)",
+            )
         if field in fields:
-            raise record_error(file, label, str(raw_key), f"maps to {field!r} like key {raw_key_of[field]!r}; give it once")
+            raise record_error(
+                file, label, str(raw_key), f"maps to {field!r} like key {raw_key_of[field]!r}; give it once"
+            )
         fields[field] = value
         raw_key_of[field] = str(raw_key)
     record_id = _entry_id(file, label, key, fields)
@@ -196,7 +216,11 @@ def _map_entry(file: str, position: int, key: str | None, item: Any, unknown_key
 def _label(item: Mapping[Any, Any], fallback: str) -> str:
     """The record's id for error messages, when it has a usable one; else its key or position."""
     for raw_key, value in item.items():
-        if _KEY_LOOKUP.get(_norm_key(str(raw_key))) == "id" and isinstance(value, (str, int)) and str(value).strip():
+        if (
+            _KEY_LOOKUP.get(_norm_key(str(raw_key))) == "id"
+            and isinstance(value, (str, int))
+            and str(value).strip()
+        ):
             return str(value).strip()
     return fallback
 
@@ -220,7 +244,9 @@ def validate_entry(entry: RawEntry, image_path: Path) -> RawRecord:
     f, rid, fields = entry.file, entry.id, entry.fields
     for name in REQUIRED_RAW_FIELDS:
         if name not in fields or fields[name] is None:
-            raise record_error(f, rid, name, f"missing required field (accepted keys: {', '.join(KEY_TABLE[name])})")
+            raise record_error(
+                f, rid, name, f"missing required field (accepted keys: {', '.join(KEY_TABLE[name])})"
+            )
     options = parse_options(f, rid, fields["options"])
     return RawRecord(
         id=rid,
@@ -249,7 +275,9 @@ def parse_options(file: str, rid: str, value: Any) -> tuple[str, str, str, str]:
     if isinstance(value, Mapping):
         keys = sorted(str(k).strip().upper() for k in value)
         if keys != list(ANSWER_LETTERS):
-            raise record_error(file, rid, "options", f"keys {sorted(map(str, value))} are not exactly A, B, C, D")
+            raise record_error(
+                file, rid, "options", f"keys {sorted(map(str, value))} are not exactly A, B, C, D"
+            )
         by_letter = {str(k).strip().upper(): v for k, v in value.items()}
         value = [by_letter[letter] for letter in ANSWER_LETTERS]
     if not isinstance(value, list):
@@ -272,8 +300,13 @@ def _strip_option_prefix(file: str, rid: str, letter: str, option: str) -> str:
     match = _OPTION_PREFIX.match(option)
     if match is not None:
         if match.group(1).upper() != letter:
-            raise record_error(file, rid, "options", f"option {option!r} in position {letter} carries prefix {match.group(1)!r}")
-        option = option[match.end():]
+            raise record_error(
+                file,
+                rid,
+                "options",
+                f"option {option!r} in position {letter} carries prefix {match.group(1)!r}",
+            )
+        option = option[match.end() :]
     if not option.strip():
         raise record_error(file, rid, "options", f"option {letter} is empty")
     return option.strip()
@@ -289,11 +322,13 @@ def parse_answer(file: str, rid: str, value: Any, options: tuple[str, ...]) -> s
         prefixed = _OPTION_PREFIX.match(value)
         if prefixed is not None:
             letter = prefixed.group(1).upper()
-            if " ".join(value[prefixed.end():].casefold().split()) == folded[ANSWER_LETTERS.index(letter)]:
+            if " ".join(value[prefixed.end() :].casefold().split()) == folded[ANSWER_LETTERS.index(letter)]:
                 return letter
         elif " ".join(value.casefold().split()) in folded:
             return ANSWER_LETTERS[folded.index(" ".join(value.casefold().split()))]
-    raise record_error(file, rid, "answer", f"value {value!r} is not one of the letters A, B, C, D (or its option)")
+    raise record_error(
+        file, rid, "answer", f"value {value!r} is not one of the letters A, B, C, D (or its option)"
+    )
 
 
 def parse_attributes(file: str, rid: str, field: str, value: Any) -> tuple[str, ...]:
@@ -301,7 +336,9 @@ def parse_attributes(file: str, rid: str, field: str, value: Any) -> tuple[str, 
     if not isinstance(value, list):
         raise record_error(file, rid, field, f"value {value!r} is not a list of strings")
     if not MIN_ATTRIBUTES <= len(value) <= MAX_ATTRIBUTES:
-        raise record_error(file, rid, field, f"{len(value)} attributes; expected {MIN_ATTRIBUTES} to {MAX_ATTRIBUTES}")
+        raise record_error(
+            file, rid, field, f"{len(value)} attributes; expected {MIN_ATTRIBUTES} to {MAX_ATTRIBUTES}"
+        )
     for item in value:
         if not isinstance(item, str):
             raise record_error(file, rid, field, f"attribute {item!r} is not a string")
@@ -317,7 +354,9 @@ def parse_types(file: str, rid: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise record_error(file, rid, "spurious_types", f"value {value!r} is not a list of type names")
     if not MIN_TYPES <= len(value) <= MAX_TYPES:
-        raise record_error(file, rid, "spurious_types", f"{len(value)} types; expected {MIN_TYPES} or {MAX_TYPES}")
+        raise record_error(
+            file, rid, "spurious_types", f"{len(value)} types; expected {MIN_TYPES} or {MAX_TYPES}"
+        )
     names: list[str] = []
     for item in value:
         canonical = TYPE_ALIASES.get(_norm_name(item)) if isinstance(item, str) else None
@@ -332,13 +371,19 @@ def parse_types(file: str, rid: str, value: Any) -> tuple[str, ...]:
 
 def parse_source(file: str, rid: str, value: Any) -> str:
     """The canonical source dataset name."""
-    canonical = SOURCE_ALIASES.get(re.sub(r"[^a-z0-9]", "", value.lower())) if isinstance(value, str) else None
+    canonical = (
+        SOURCE_ALIASES.get(re.sub(r"[^a-z0-9]", "", value.lower())) if isinstance(value, str) else None
+    )
     if canonical is None:
-        raise record_error(file, rid, "source", f"unknown source {value!r}; expected one of {', '.join(SOURCES)}")
+        raise record_error(
+            file, rid, "source", f"unknown source {value!r}; expected one of {', '.join(SOURCES)}"
+        )
     return canonical
 
 
 def check_release(release: Path) -> None:
     """Fail early when ``release`` is not a folder."""
     if not release.is_dir():
-        raise MMSpuBenchError(f"{release}: raw release folder not found (expected a folder holding {ANNOTATION_FILE})")
+        raise MMSpuBenchError(
+            f"{release}: raw release folder not found (expected a folder holding {ANNOTATION_FILE})"
+        )

@@ -95,7 +95,8 @@ class SynthConfig:
             raise MMSpuBenchError(f"synth: seed {self.seed!r}: expected a non-negative integer")
         if not MIN_IMAGE_SIZE <= self.image_size <= MAX_IMAGE_SIZE:
             raise MMSpuBenchError(
-                f"synth: image size {self.image_size!r}: expected {MIN_IMAGE_SIZE}..{MAX_IMAGE_SIZE} pixels")
+                f"synth: image size {self.image_size!r}: expected {MIN_IMAGE_SIZE}..{MAX_IMAGE_SIZE} pixels"
+            )
         if self.mode not in MODES:
             raise MMSpuBenchError(f"synth: mode {self.mode!r}: expected one of {', '.join(MODES)}")
         if self.correlation is not None and self.cue is not None:
@@ -214,7 +215,11 @@ def _plant(
 
 
 def _misleading(
-    true: SynthClass, types: tuple[str, ...], keys: tuple[str, ...], decoy: str | None, rng: np.random.Generator
+    true: SynthClass,
+    types: tuple[str, ...],
+    keys: tuple[str, ...],
+    decoy: str | None,
+    rng: np.random.Generator,
 ) -> list[str]:
     """Three wrong class names: the decoy, then classes at home with a planted value, then others."""
     lured = [name for t, k in zip(types, keys, strict=True) for name in home_of(t, k)]
@@ -242,11 +247,16 @@ def make_item(index: int, config: SynthConfig) -> SynthItem:
     cell = 4 if size_key in LARGE_SIZES else int(rng.integers(9))
     offset = rng.uniform(-0.04, 0.04, 2)
     scene = SceneSpec(
-        class_name=true.name, cell=cell, offset=(float(offset[0]), float(offset[1])),
-        scale=float(rng.uniform(0.44, 0.54)), planted=tuple(zip(types, keys, strict=True)),
+        class_name=true.name,
+        cell=cell,
+        offset=(float(offset[0]), float(offset[1])),
+        scale=float(rng.uniform(0.44, 0.54)),
+        planted=tuple(zip(types, keys, strict=True)),
         noise_seed=int(rng.integers(2**31)),
     )
-    wrong = [wrong_name for wrong_name in rng.permutation(_misleading(true, types, keys, decoy, rng)).tolist()]
+    wrong = [
+        wrong_name for wrong_name in rng.permutation(_misleading(true, types, keys, decoy, rng)).tolist()
+    ]
     slot = _block_permutation(config.seed, 3, index, len(ANSWER_LETTERS))
     options = (*wrong[:slot], true.name, *wrong[slot:])
     return SynthItem(
@@ -315,4 +325,6 @@ def class_info(name: str) -> SynthClass:
     try:
         return CLASS_BY_NAME[name]
     except KeyError:
-        raise MMSpuBenchError(f"synth: unknown class {name!r}: expected one of {', '.join(CLASS_BY_NAME)}") from None
+        raise MMSpuBenchError(
+            f"synth: unknown class {name!r}: expected one of {', '.join(CLASS_BY_NAME)}"
+        ) from None

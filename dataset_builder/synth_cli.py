@@ -45,18 +45,37 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--out", required=True, type=Path, help="folder to create (the raw release)")
     parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"number of items (default {DEFAULT_N})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
-    parser.add_argument("--image-size", type=int, default=DEFAULT_IMAGE_SIZE,
-                        help=f"side of the square images in pixels (default {DEFAULT_IMAGE_SIZE})")
-    parser.add_argument("--mode", choices=MODES, default="benchmark",
-                        help="benchmark: balanced types, cue broken by default; train: independent draws, "
-                        "class-cue correlation 0.9 by default")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
+    )
+    parser.add_argument(
+        "--image-size",
+        type=int,
+        default=DEFAULT_IMAGE_SIZE,
+        help=f"side of the square images in pixels (default {DEFAULT_IMAGE_SIZE})",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="benchmark",
+        help="benchmark: balanced types, cue broken by default; train: independent draws, "
+        "class-cue correlation 0.9 by default",
+    )
     policy = parser.add_mutually_exclusive_group()
-    policy.add_argument("--correlation", type=_probability, default=None, metavar="P",
-                        help="probability that the planted values are the true class's home values")
-    policy.add_argument("--cue", choices=CUES, default=None,
-                        help="aligned: always the true class's home values; broken: always a misleading "
-                        "class's; random: uniform, uncorrelated with the class")
+    policy.add_argument(
+        "--correlation",
+        type=_probability,
+        default=None,
+        metavar="P",
+        help="probability that the planted values are the true class's home values",
+    )
+    policy.add_argument(
+        "--cue",
+        choices=CUES,
+        default=None,
+        help="aligned: always the true class's home values; broken: always a misleading "
+        "class's; random: uniform, uncorrelated with the class",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     parser.set_defaults(func=run_synth)
 
@@ -71,8 +90,14 @@ def run_synth(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
 
     def counted() -> Any:
-        for item in generate_items(args.n, seed=args.seed, image_size=args.image_size, mode=args.mode,
-                                   correlation=args.correlation, cue=args.cue):
+        for item in generate_items(
+            args.n,
+            seed=args.seed,
+            image_size=args.image_size,
+            mode=args.mode,
+            correlation=args.correlation,
+            cue=args.cue,
+        ):
             counts.update(item.spurious_types)
             yield item
 

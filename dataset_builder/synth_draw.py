@@ -44,8 +44,14 @@ RELATIVE_SCALE: dict[str, float] = {"tiny": 0.13, "very_small": 0.21, "very_larg
 """Object box size (fraction of the image) of each relative-size value."""
 
 ROTATION_DEGREES: dict[str, float] = {
-    "upside_down": 180, "left_90": 90, "right_90": -90, "left_45": 45, "right_45": -45,
-    "left_135": 135, "right_135": -135, "right_20": -20,
+    "upside_down": 180,
+    "left_90": 90,
+    "right_90": -90,
+    "left_45": 45,
+    "right_45": -45,
+    "left_135": 135,
+    "right_135": -135,
+    "right_20": -20,
 }
 """Counter-clockwise rotation of each orientation value."""
 
@@ -61,9 +67,16 @@ PERSPECTIVE_QUADS: dict[str, tuple[tuple[float, float], ...]] = {
 }
 
 TINTS: dict[str, tuple[int, int, int]] = {
-    "red": (255, 50, 50), "orange": (255, 150, 30), "yellow": (255, 240, 50), "green": (60, 230, 60),
-    "cyan": (50, 230, 240), "blue": (60, 100, 255), "purple": (160, 60, 240), "magenta": (250, 50, 220),
-    "sepia": (240, 200, 140), "gray": (255, 255, 255),
+    "red": (255, 50, 50),
+    "orange": (255, 150, 30),
+    "yellow": (255, 240, 50),
+    "green": (60, 230, 60),
+    "cyan": (50, 230, 240),
+    "blue": (60, 100, 255),
+    "purple": (160, 60, 240),
+    "magenta": (250, 50, 220),
+    "sepia": (240, 200, 140),
+    "gray": (255, 255, 255),
 }
 """Tint colour of each colorization value (gray: plain luminance)."""
 
@@ -115,8 +128,11 @@ def _apply_shape(layer: Image.Image, key: str) -> Image.Image:
     layer, w = padded, w + 2 * margin
     y, x = np.mgrid[0:h, 0:w].astype(float)
     if key == "wavy":
-        return _remap(layer, x + 0.07 * w * np.sin(2 * np.pi * y / (0.3 * h)),
-                      y + 0.05 * h * np.sin(2 * np.pi * x / (0.35 * w)))
+        return _remap(
+            layer,
+            x + 0.07 * w * np.sin(2 * np.pi * y / (0.3 * h)),
+            y + 0.05 * h * np.sin(2 * np.pi * x / (0.35 * w)),
+        )
     cx, cy, radius = w / 2, h / 2, max(w, h) / 2
     if key == "bent":
         # Rows shift sideways along a half sine: the upright axis of the object bows into a curve.
@@ -144,8 +160,9 @@ def _apply_perspective(layer: Image.Image, key: str) -> Image.Image:
     w, h = layer.size
     dst = [(fx * w, fy * h) for fx, fy in PERSPECTIVE_QUADS[key]]
     src = [(0.0, 0.0), (float(w), 0.0), (float(w), float(h)), (0.0, float(h))]
-    return layer.transform((w, h), Image.Transform.PERSPECTIVE, _perspective_coefficients(dst, src),
-                           Image.Resampling.BICUBIC)
+    return layer.transform(
+        (w, h), Image.Transform.PERSPECTIVE, _perspective_coefficients(dst, src), Image.Resampling.BICUBIC
+    )
 
 
 def _apply_side_light(layer: Image.Image, key: str) -> Image.Image:
@@ -165,9 +182,12 @@ def _cast_shadow(layer: Image.Image, to_right: bool) -> Image.Image:
         alpha = alpha.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
     w, h = alpha.size
     shear, squash = 1.3, 2.5
-    shadow = alpha.transform((w + round(shear * h), h), Image.Transform.AFFINE,
-                             (1, squash * shear, -squash * shear * h, 0, squash, (1 - squash) * h),
-                             Image.Resampling.BILINEAR)
+    shadow = alpha.transform(
+        (w + round(shear * h), h),
+        Image.Transform.AFFINE,
+        (1, squash * shear, -squash * shear * h, 0, squash, (1 - squash) * h),
+        Image.Resampling.BILINEAR,
+    )
     shadow = shadow.point(lambda v: round(v * 0.6)).filter(ImageFilter.GaussianBlur(max(1, w / 60)))
     if not to_right:
         shadow = shadow.transpose(Image.Transpose.FLIP_LEFT_RIGHT)

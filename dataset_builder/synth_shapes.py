@@ -46,18 +46,28 @@ class Pen:
 
     def poly(self, points: list[tuple[float, float]], fill: RGB, outline: bool = True) -> None:
         """Filled polygon."""
-        self.draw.polygon([self.xy(*p) for p in points], fill=fill, outline=OUTLINE if outline else None,
-                          width=self.width if outline else 0)
+        self.draw.polygon(
+            [self.xy(*p) for p in points],
+            fill=fill,
+            outline=OUTLINE if outline else None,
+            width=self.width if outline else 0,
+        )
 
     def ellipse(self, cx: float, cy: float, rx: float, ry: float, fill: RGB, outline: bool = True) -> None:
         """Filled ellipse centred at (cx, cy) with radii rx, ry."""
         box = [self.xy(cx - rx, cy - ry), self.xy(cx + rx, cy + ry)]
-        self.draw.ellipse(box, fill=fill, outline=OUTLINE if outline else None, width=self.width if outline else 0)
+        self.draw.ellipse(
+            box, fill=fill, outline=OUTLINE if outline else None, width=self.width if outline else 0
+        )
 
     def rect(self, x0: float, y0: float, x1: float, y1: float, fill: RGB, outline: bool = True) -> None:
         """Filled rectangle."""
-        self.draw.rectangle([self.xy(x0, y0), self.xy(x1, y1)], fill=fill,
-                            outline=OUTLINE if outline else None, width=self.width if outline else 0)
+        self.draw.rectangle(
+            [self.xy(x0, y0), self.xy(x1, y1)],
+            fill=fill,
+            outline=OUTLINE if outline else None,
+            width=self.width if outline else 0,
+        )
 
     def line(self, points: list[tuple[float, float]], fill: RGB, width: float) -> None:
         """Polyline of width ``width`` (unit coordinates)."""
@@ -65,6 +75,7 @@ class Pen:
 
 
 # --- object classes -------------------------------------------------------------------------
+
 
 def _boat(p: Pen) -> None:
     p.line([(0.5, 0.1), (0.5, 0.66)], (60, 50, 45), 0.035)
@@ -146,8 +157,11 @@ def _kite(p: Pen) -> None:
     p.line([left, right], (120, 90, 50), 0.015)
     p.line([bottom, (0.44, 0.8), (0.56, 0.88), (0.46, 0.97)], (60, 60, 60), 0.012)
     for x, y in ((0.44, 0.8), (0.56, 0.88)):
-        p.poly([(x - 0.05, y - 0.03), (x + 0.05, y + 0.03), (x + 0.05, y - 0.03), (x - 0.05, y + 0.03)],
-               (250, 220, 30), outline=False)
+        p.poly(
+            [(x - 0.05, y - 0.03), (x + 0.05, y + 0.03), (x + 0.05, y - 0.03), (x - 0.05, y + 0.03)],
+            (250, 220, 30),
+            outline=False,
+        )
 
 
 def _teapot(p: Pen) -> None:
@@ -160,8 +174,16 @@ def _teapot(p: Pen) -> None:
 
 
 CLASS_DRAWERS: dict[str, Callable[[Pen], None]] = {
-    "boat": _boat, "cactus": _cactus, "snowman": _snowman, "rocket": _rocket, "sunflower": _sunflower,
-    "mailbox": _mailbox, "lamp": _lamp, "car": _car, "kite": _kite, "teapot": _teapot,
+    "boat": _boat,
+    "cactus": _cactus,
+    "snowman": _snowman,
+    "rocket": _rocket,
+    "sunflower": _sunflower,
+    "mailbox": _mailbox,
+    "lamp": _lamp,
+    "car": _car,
+    "kite": _kite,
+    "teapot": _teapot,
 }
 """Drawer of each object class (names match ``synth_vocab.CLASSES``)."""
 
@@ -174,6 +196,7 @@ def draw_object(class_name: str, size: int) -> Image.Image:
 
 
 # --- co-occurring objects ---------------------------------------------------------------------
+
 
 def _co_tree(p: Pen) -> None:
     p.rect(0.44, 0.55, 0.56, 0.95, (110, 70, 35))
@@ -197,15 +220,23 @@ def _co_cloud(p: Pen) -> None:
 def _co_sun(p: Pen) -> None:
     for k in range(8):
         a = 2 * math.pi * k / 8
-        p.line([(0.5 + 0.28 * math.cos(a), 0.5 + 0.28 * math.sin(a)),
-                (0.5 + 0.45 * math.cos(a), 0.5 + 0.45 * math.sin(a))], (250, 200, 0), 0.05)
+        p.line(
+            [
+                (0.5 + 0.28 * math.cos(a), 0.5 + 0.28 * math.sin(a)),
+                (0.5 + 0.45 * math.cos(a), 0.5 + 0.45 * math.sin(a)),
+            ],
+            (250, 200, 0),
+            0.05,
+        )
     p.ellipse(0.5, 0.5, 0.24, 0.24, (255, 220, 0), outline=False)
 
 
 def _co_tulip(p: Pen) -> None:
     p.line([(0.5, 0.45), (0.5, 0.95)], (40, 140, 50), 0.05)
-    p.poly([(0.3, 0.2), (0.4, 0.35), (0.5, 0.18), (0.6, 0.35), (0.7, 0.2), (0.68, 0.45), (0.32, 0.45)],
-           (220, 20, 60))
+    p.poly(
+        [(0.3, 0.2), (0.4, 0.35), (0.5, 0.18), (0.6, 0.35), (0.7, 0.2), (0.68, 0.45), (0.32, 0.45)],
+        (220, 20, 60),
+    )
 
 
 def _co_rock(p: Pen) -> None:
@@ -223,8 +254,10 @@ def _co_bird(p: Pen) -> None:
 
 def _co_fence(p: Pen) -> None:
     for x in (0.15, 0.38, 0.61, 0.84):
-        p.poly([(x - 0.08, 0.95), (x - 0.08, 0.35), (x, 0.25), (x + 0.08, 0.35), (x + 0.08, 0.95)],
-               (190, 140, 80))
+        p.poly(
+            [(x - 0.08, 0.95), (x - 0.08, 0.35), (x, 0.25), (x + 0.08, 0.35), (x + 0.08, 0.95)],
+            (190, 140, 80),
+        )
     for y in (0.5, 0.75):
         p.rect(0.05, y, 0.95, y + 0.07, (170, 120, 65))
 
@@ -241,8 +274,16 @@ def _co_balloon(p: Pen) -> None:
 
 
 CO_OBJECT_DRAWERS: dict[str, Callable[[Pen], None]] = {
-    "tree": _co_tree, "house": _co_house, "cloud": _co_cloud, "sun": _co_sun, "tulip": _co_tulip,
-    "rock": _co_rock, "bird": _co_bird, "fence": _co_fence, "cone": _co_cone, "balloon": _co_balloon,
+    "tree": _co_tree,
+    "house": _co_house,
+    "cloud": _co_cloud,
+    "sun": _co_sun,
+    "tulip": _co_tulip,
+    "rock": _co_rock,
+    "bird": _co_bird,
+    "fence": _co_fence,
+    "cone": _co_cone,
+    "balloon": _co_balloon,
 }
 """Drawer of each co-occurring object (keys match the ``co_occurring_objects`` values)."""
 
@@ -257,6 +298,7 @@ def draw_co_object(canvas: Image.Image, key: str, box: tuple[int, int, int]) -> 
 
 
 # --- backgrounds ------------------------------------------------------------------------------
+
 
 def draw_background(key: str | None, size: int, rng: np.random.Generator) -> Image.Image:
     """The scene background: neutral when ``key`` is None, else the named background value."""
@@ -281,8 +323,14 @@ def draw_background(key: str | None, size: int, rng: np.random.Generator) -> Ima
             draw.rectangle([x, size * 0.48, x + size // 10, size * 0.52], fill=(245, 215, 40))
         return canvas
     # Scattered marks (waves, dunes, snowflakes, stars, grass blades, sunset streaks).
-    marks = {"water": (120, 170, 235), "sand": (190, 160, 100), "snow": (170, 200, 235),
-             "night": (250, 245, 180), "grass": (40, 110, 35), "sunset": (250, 190, 120)}[key]
+    marks = {
+        "water": (120, 170, 235),
+        "sand": (190, 160, 100),
+        "snow": (170, 200, 235),
+        "night": (250, 245, 180),
+        "grass": (40, 110, 35),
+        "sunset": (250, 190, 120),
+    }[key]
     for _ in range(40):
         mx, my = (float(v) for v in rng.uniform(0, size, 2))
         length = size * 0.06

@@ -46,14 +46,24 @@ def encode(adapter: Any, request: ScoreRequest, processor: Any = None) -> Encode
     from mmspubench.eval.hooks import SEQUENCE_KEYS
     from mmspubench.eval.scoring import encode_request
 
-    enc = encode_request(processor if processor is not None else adapter.processor, request,
-                         add_special_tokens=adapter.add_special_tokens_for(request.context))
-    token_inputs = {k: v for k, v in enc.inputs.items() if k in SEQUENCE_KEYS and k not in ("input_ids", "attention_mask")}
+    enc = encode_request(
+        processor if processor is not None else adapter.processor,
+        request,
+        add_special_tokens=adapter.add_special_tokens_for(request.context),
+    )
+    token_inputs = {
+        k: v for k, v in enc.inputs.items() if k in SEQUENCE_KEYS and k not in ("input_ids", "attention_mask")
+    }
     image_inputs = {k: v for k, v in enc.inputs.items() if k not in SEQUENCE_KEYS}
     # The position hook reads ids and grid sizes only: it runs on the CPU copies.
     positions = adapter.hooks.position_ids(adapter.model, enc.inputs)
-    return Encoded(ids=enc.inputs["input_ids"][0], n_context=enc.n_context, token_inputs=token_inputs,
-                   image_inputs=image_inputs, positions=None if positions is None else positions.cpu())
+    return Encoded(
+        ids=enc.inputs["input_ids"][0],
+        n_context=enc.n_context,
+        token_inputs=token_inputs,
+        image_inputs=image_inputs,
+        positions=None if positions is None else positions.cpu(),
+    )
 
 
 class _OnceImageProcessor:

@@ -74,7 +74,13 @@ def corpus_words(items: Sequence[TrainItem]) -> list[str]:
     """Words the tokenizer learns whole: the prompt templates' and every text field's of the items."""
     texts = [json.dumps(prompts.prompt_spec()), "A B C D Answer:"]
     for item in items:
-        texts += [item.question, *item.options, item.class_name, *item.core_attributes, *item.spurious_attributes]
+        texts += [
+            item.question,
+            *item.options,
+            item.class_name,
+            *item.core_attributes,
+            *item.spurious_attributes,
+        ]
     words = {w for text in texts for w in re.findall(r"[A-Za-z]+|[0-9]+|[^\sA-Za-z0-9]", text)}
     return sorted(words)
 
@@ -83,8 +89,9 @@ def build_tokenizer(items: Sequence[TrainItem], vocab_size: int) -> Any:
     """Byte-level BPE made the way the bundled model's is, but trained on the training texts' words."""
     from mmspubench.eval.bundled import train_tokenizer
 
-    return train_tokenizer([IMAGE_TOKEN, "<|im_start|>", END_OF_TURN], vocab_size=vocab_size,
-                           words=corpus_words(items))
+    return train_tokenizer(
+        [IMAGE_TOKEN, "<|im_start|>", END_OF_TURN], vocab_size=vocab_size, words=corpus_words(items)
+    )
 
 
 def build_processor(tokenizer: Any, arch: Architecture) -> LlavaProcessor:
@@ -94,9 +101,14 @@ def build_processor(tokenizer: Any, arch: Architecture) -> LlavaProcessor:
 
     side = {"height": arch.image_size, "width": arch.image_size}
     images = CLIPImageProcessorPil(size=side, crop_size=side, do_center_crop=False, do_resize=True)
-    return LlavaProcessor(image_processor=images, tokenizer=tokenizer, patch_size=arch.patch_size,
-                          vision_feature_select_strategy="default", num_additional_image_tokens=1,
-                          chat_template=TINY_CHAT_TEMPLATE)
+    return LlavaProcessor(
+        image_processor=images,
+        tokenizer=tokenizer,
+        patch_size=arch.patch_size,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=TINY_CHAT_TEMPLATE,
+    )
 
 
 def build_model(tokenizer: Any, arch: Architecture, seed: int) -> LlavaForConditionalGeneration:
@@ -104,19 +116,36 @@ def build_model(tokenizer: Any, arch: Architecture, seed: int) -> LlavaForCondit
     import torch
     from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
 
-    vision = CLIPVisionConfig(image_size=arch.image_size, patch_size=arch.patch_size,
-                              hidden_size=arch.vision_hidden, intermediate_size=2 * arch.vision_hidden,
-                              num_hidden_layers=arch.vision_layers, num_attention_heads=max(1, arch.heads // 2),
-                              projection_dim=arch.vision_hidden)
+    vision = CLIPVisionConfig(
+        image_size=arch.image_size,
+        patch_size=arch.patch_size,
+        hidden_size=arch.vision_hidden,
+        intermediate_size=2 * arch.vision_hidden,
+        num_hidden_layers=arch.vision_layers,
+        num_attention_heads=max(1, arch.heads // 2),
+        projection_dim=arch.vision_hidden,
+    )
     ids = {name: tokenizer.convert_tokens_to_ids(name) for name in (IMAGE_TOKEN, END_OF_TURN)}
-    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=arch.text_hidden,
-                       intermediate_size=2 * arch.text_hidden, num_hidden_layers=arch.text_layers,
-                       num_attention_heads=arch.heads, num_key_value_heads=arch.heads,
-                       max_position_embeddings=1024, pad_token_id=tokenizer.pad_token_id,
-                       bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-    config = LlavaConfig(vision_config=vision, text_config=text, image_token_index=ids[IMAGE_TOKEN],
-                         image_seq_length=(arch.image_size // arch.patch_size) ** 2,
-                         vision_feature_select_strategy="default", vision_feature_layer=-1)
+    text = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=arch.text_hidden,
+        intermediate_size=2 * arch.text_hidden,
+        num_hidden_layers=arch.text_layers,
+        num_attention_heads=arch.heads,
+        num_key_value_heads=arch.heads,
+        max_position_embeddings=1024,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    config = LlavaConfig(
+        vision_config=vision,
+        text_config=text,
+        image_token_index=ids[IMAGE_TOKEN],
+        image_seq_length=(arch.image_size // arch.patch_size) ** 2,
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+    )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = LlavaForConditionalGeneration(config)

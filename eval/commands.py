@@ -34,7 +34,9 @@ def parse_metrics(text: str) -> tuple[str, ...]:
     names = {part.strip() for part in text.split(",") if part.strip()}
     unknown = sorted(names - set(METRIC_NAMES))
     if unknown or not names:
-        raise MMSpuBenchError(f"--metrics {text!r}: expected a comma-separated subset of {','.join(METRIC_NAMES)}")
+        raise MMSpuBenchError(
+            f"--metrics {text!r}: expected a comma-separated subset of {','.join(METRIC_NAMES)}"
+        )
     return tuple(m for m in METRIC_NAMES if m in names)
 
 
@@ -55,20 +57,34 @@ def _add_eval(sub: argparse._SubParsersAction[Any]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--model", help="Hub id or local folder (default: the bundled tiny random model)")
-    p.add_argument("--dataset", help="Hub id, built folder or raw release (default: bundled synthetic release)")
+    p.add_argument(
+        "--dataset", help="Hub id, built folder or raw release (default: bundled synthetic release)"
+    )
     p.add_argument("--split", default="test", help="dataset split (default: test)")
     p.add_argument("--metrics", default="accuracy,cgla", help="comma-separated subset of accuracy,cgla")
     p.add_argument("--out", help="run folder (default: runs/<model>-<UTC time>); rerun with it to resume")
     p.add_argument("--limit", type=int, help="evaluate only the first N items")
-    p.add_argument("--answer-mode", choices=("generate", "logprob"), default="generate",
-                   help="generate: greedy answer read by the parser; logprob: argmax of option-letter scores")
-    p.add_argument("--scorer", choices=("plain", "fast"), default="fast",
-                   help="continuation scorer: fast shares the image and prompt prefix across conditions")
+    p.add_argument(
+        "--answer-mode",
+        choices=("generate", "logprob"),
+        default="generate",
+        help="generate: greedy answer read by the parser; logprob: argmax of option-letter scores",
+    )
+    p.add_argument(
+        "--scorer",
+        choices=("plain", "fast"),
+        default="fast",
+        help="continuation scorer: fast shares the image and prompt prefix across conditions",
+    )
     p.add_argument("--batch-size", type=int, default=8, help="items per generate call, sequences per forward")
     p.add_argument("--device", default="cpu", help="torch device: cpu, cuda, cuda:1, mps (default: cpu)")
     p.add_argument("--dtype", default="float32", help="float32, bfloat16 or float16 (default: float32)")
-    p.add_argument("--core-reduction", choices=("best", "mean", "first"), default="best",
-                   help="one CGL from several core attributes: best (max, default), mean, first")
+    p.add_argument(
+        "--core-reduction",
+        choices=("best", "mean", "first"),
+        default="best",
+        help="one CGL from several core attributes: best (max, default), mean, first",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default: 0)")
     p.add_argument("--max-new-tokens", type=int, default=16, help="answer length in generate mode")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a model's own code to run")
@@ -107,13 +123,19 @@ def _summary(results: dict[str, Any], out: Path) -> str:
     acc = results.get("accuracy")
     if acc:
         low, high = acc["ci95"]["overall"]
-        parts.append(f"accuracy {acc['overall']:.2f}% (95% CI {low:.2f}-{high:.2f}; n={acc['n']}, "
-                     f"unparsed {acc['unparsed']})")
+        parts.append(
+            f"accuracy {acc['overall']:.2f}% (95% CI {low:.2f}-{high:.2f}; n={acc['n']}, "
+            f"unparsed {acc['unparsed']})"
+        )
     cgla = results.get("cgla")
     if cgla:
-        parts.append(f"CGLA_acc {cgla['acc']:.2f}% (mean CGLA_min {cgla['mean_cgla_min']:.3f}; "
-                     f"core reduction {cgla['core_reduction']})")
-    parts.append(f"CGLA scoring {results['timing']['cgla_seconds']:.1f}s, total {results['timing']['total_seconds']:.1f}s")
+        parts.append(
+            f"CGLA_acc {cgla['acc']:.2f}% (mean CGLA_min {cgla['mean_cgla_min']:.3f}; "
+            f"core reduction {cgla['core_reduction']})"
+        )
+    parts.append(
+        f"CGLA scoring {results['timing']['cgla_seconds']:.1f}s, total {results['timing']['total_seconds']:.1f}s"
+    )
     return "; ".join(parts) + f"\nresults: {out / 'results.json'}\nsamples: {out / 'samples.jsonl'}"
 
 
@@ -170,17 +192,31 @@ def _evaluate(
     if args.out is None:
         print(f"run folder: {out} (pass --out {out} to resume this run)", file=sys.stderr)
     config = RunConfig(
-        model=model, dataset=dataset, split=args.split, metrics=metrics, answer_mode=args.answer_mode,
-        scorer=args.scorer, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
-        limit=args.limit, core_reduction=args.core_reduction, seed=args.seed,
-        max_new_tokens=args.max_new_tokens, prompts=prompts.prompt_spec(),
+        model=model,
+        dataset=dataset,
+        split=args.split,
+        metrics=metrics,
+        answer_mode=args.answer_mode,
+        scorer=args.scorer,
+        batch_size=args.batch_size,
+        device=args.device,
+        dtype=args.dtype,
+        limit=args.limit,
+        core_reduction=args.core_reduction,
+        seed=args.seed,
+        max_new_tokens=args.max_new_tokens,
+        prompts=prompts.prompt_spec(),
     )
 
     def load() -> Any:
-        return load_model(model, device=distributed.device_for(args.device, shard), dtype=args.dtype,
-                          batch_size=args.batch_size, scorer=args.scorer,
-                          trust_remote_code=args.trust_remote_code)
+        return load_model(
+            model,
+            device=distributed.device_for(args.device, shard),
+            dtype=args.dtype,
+            batch_size=args.batch_size,
+            scorer=args.scorer,
+            trust_remote_code=args.trust_remote_code,
+        )
 
-    results = run_eval(load, ds, dataset_info, config, out, shard=shard,
-                       progress=not args.no_progress)
+    results = run_eval(load, ds, dataset_info, config, out, shard=shard, progress=not args.no_progress)
     return results, out

@@ -58,7 +58,9 @@ def _label(value: Any, names: Sequence[str], where: str, row_id: str, field: str
     raise record_error(where, row_id, field, f"bad value {value!r}; expected one of {list(names)}")
 
 
-def _texts(row: Mapping[str, Any], field: str, where: str, row_id: str, low: int, high: int) -> tuple[str, ...]:
+def _texts(
+    row: Mapping[str, Any], field: str, where: str, row_id: str, low: int, high: int
+) -> tuple[str, ...]:
     value = row[field]
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise record_error(where, row_id, field, f"bad value {value!r}; expected a list of strings")
@@ -75,7 +77,9 @@ def row_to_item(row: Mapping[str, Any], where: str) -> Item:
         raise record_error(where, row_id, "spurious_types", f"bad value {types!r}; expected 1 or 2 types")
     image = row["image"]
     if not hasattr(image, "convert"):
-        raise record_error(where, row_id, "image", f"bad value of type {type(image).__name__}; expected an image")
+        raise record_error(
+            where, row_id, "image", f"bad value of type {type(image).__name__}; expected an image"
+        )
     return Item(
         id=row_id,
         image=image.convert("RGB"),

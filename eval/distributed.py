@@ -132,7 +132,9 @@ def merge(out_dir: Path, ids: Sequence[str]) -> list[SampleResult]:
         by_id.setdefault(sample.id, sample)
     missing = [i for i in ids if i not in by_id]
     if missing:
-        raise RuntimeError(f"{out_dir}: {len(missing)} item(s) missing after every shard finished: {missing[:3]}")
+        raise RuntimeError(
+            f"{out_dir}: {len(missing)} item(s) missing after every shard finished: {missing[:3]}"
+        )
     ordered = [by_id[i] for i in ids]
     results.write_samples_atomic(out_dir / results.SAMPLES_NAME, ordered)
     return ordered

@@ -35,7 +35,16 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.eval._fast_encode import Encoded, ImageKeys, encode, encode_all
 from mmspubench.eval.prefix_plan import Plan, TokenView, make_plan
 
-__all__ = ["EXACT_FAMILIES", "FALLBACKS", "Encoded", "encode", "encode_all", "fallback_reason", "plan_call", "score_fast"]
+__all__ = [
+    "EXACT_FAMILIES",
+    "FALLBACKS",
+    "Encoded",
+    "encode",
+    "encode_all",
+    "fallback_reason",
+    "plan_call",
+    "score_fast",
+]
 
 if TYPE_CHECKING:
     import torch
@@ -107,7 +116,9 @@ def score_fast(adapter: Any, requests: Sequence[ScoreRequest]) -> list[float]:
     return scores
 
 
-def plan_call(model: Any, encoded: Sequence[Encoded], requests: Sequence[ScoreRequest], *, batch_size: int) -> Plan:
+def plan_call(
+    model: Any, encoded: Sequence[Encoded], requests: Sequence[ScoreRequest], *, batch_size: int
+) -> Plan:
     """The plan for encoded requests (exposed for the benchmark's token counts)."""
     image_token = _image_token_id(model)
     keys = ImageKeys()
@@ -116,8 +127,15 @@ def plan_call(model: Any, encoded: Sequence[Encoded], requests: Sequence[ScoreRe
         ids = tuple(int(t) for t in enc.ids.tolist())
         hits = [i for i, t in enumerate(ids) if t == image_token]
         shapes = tuple((k, tuple(v.shape[1:])) for k, v in sorted(enc.image_inputs.items()))
-        views.append(TokenView(ids=ids, n_context=enc.n_context, image_key=keys.key(request.image),
-                               last_image_index=hits[-1] if hits else -1, batch_key=shapes))
+        views.append(
+            TokenView(
+                ids=ids,
+                n_context=enc.n_context,
+                image_key=keys.key(request.image),
+                last_image_index=hits[-1] if hits else -1,
+                batch_key=shapes,
+            )
+        )
     return make_plan(views, prefix_batch=max(1, batch_size))
 
 
@@ -155,7 +173,9 @@ def _positions(encoded: Sequence[Encoded], start: int, width: int, device: Any) 
     return stacked if any(enc.positions is not None for enc in encoded) else stacked[0]
 
 
-def _run_chunk(adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Encoded], scores: list[float]) -> None:
+def _run_chunk(
+    adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Encoded], scores: list[float]
+) -> None:
     """One prefix pass over the chunk's groups, then its packed suffix passes; fills ``scores``."""
     import torch
     from mmspubench.eval.scoring import to_model
@@ -165,15 +185,22 @@ def _run_chunk(adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Enc
     groups = [plan.groups[g] for g in chunk.groups]
     prefix_len = groups[0].prefix_len
     reps = [encoded[group.members[0]] for group in groups]
-    inputs: dict[str, Any] = {name: torch.cat([rep.image_inputs[name] for rep in reps]) for name in reps[0].image_inputs}
+    inputs: dict[str, Any] = {
+        name: torch.cat([rep.image_inputs[name] for rep in reps]) for name in reps[0].image_inputs
+    }
     for name in reps[0].token_inputs:
         inputs[name] = torch.cat([rep.token_inputs[name][:, :prefix_len] for rep in reps])
     ids = torch.stack([rep.ids[:prefix_len] for rep in reps])
     inputs.update(input_ids=ids, attention_mask=torch.ones_like(ids))
     extra: dict[str, Any] = {"logits_to_keep": 1} if adapter.accepts_logits_to_keep else {}
     with torch.inference_mode():
-        out = model(**to_model(inputs, model), position_ids=_positions(reps, 0, prefix_len, model.device),
-                    cache=_prefix_cache(), use_cache=True, **extra)
+        out = model(
+            **to_model(inputs, model),
+            position_ids=_positions(reps, 0, prefix_len, model.device),
+            cache=_prefix_cache(),
+            use_cache=True,
+            **extra,
+        )
         last = out.logits[:, -1].float().log_softmax(-1)
         members = [[encoded[i] for i in group.members] for group in groups]
         layers = [(layer.keys, layer.values) for layer in out.cache.layers]
@@ -182,8 +209,12 @@ def _run_chunk(adapter: Any, plan: Plan, chunk_index: int, encoded: Sequence[Enc
             packed = _pack(members[first:end], prefix_len, width, adapter.pad_token_id, model)
             suffix = _suffix_log_probs(adapter, packed, _cache_rows(layers, first, end)) if width else None
             for row in range(first, end):
-                for index, enc, start in zip(groups[row].members, members[row], packed.starts[row - first], strict=True):
-                    scores[index] = _continuation_sum(enc, prefix_len, start, last[row], suffix, packed, row - first)
+                for index, enc, start in zip(
+                    groups[row].members, members[row], packed.starts[row - first], strict=True
+                ):
+                    scores[index] = _continuation_sum(
+                        enc, prefix_len, start, last[row], suffix, packed, row - first
+                    )
 
 
 def _prefix_cache() -> Any:
@@ -236,14 +267,18 @@ class _Packed:
     """(row, column) of every position that predicts a continuation token -> its index in the head's output."""
 
 
-def _pack(members: Sequence[Sequence[Encoded]], prefix_len: int, width: int, pad_id: int, model: Any) -> _Packed:
+def _pack(
+    members: Sequence[Sequence[Encoded]], prefix_len: int, width: int, pad_id: int, model: Any
+) -> _Packed:
     """Pack each group's feeds into one row and build its mask, positions and needed columns."""
     import torch
 
     device, dtype = model.device, model.dtype
     if width == 0:  # nothing to feed: every score comes from the prefix pass
         empty = torch.empty(0)
-        return _Packed(ids=empty, positions=empty, mask=empty, starts=[[0] * len(g) for g in members], needed={})
+        return _Packed(
+            ids=empty, positions=empty, mask=empty, starts=[[0] * len(g) for g in members], needed={}
+        )
     ids = torch.full((len(members), width), pad_id, dtype=torch.long)
     blocked = torch.finfo(dtype).min
     mask = torch.full((len(members), 1, width, prefix_len + width), blocked, dtype=dtype)
@@ -271,8 +306,9 @@ def _pack(members: Sequence[Sequence[Encoded]], prefix_len: int, width: int, pad
             parts.append(_positions([group[0]], prefix_len, 1, "cpu"))
         position_rows.append(_pad_positions(parts, width))
     positions = torch.cat(position_rows, dim=-2)
-    return _Packed(ids=ids.to(device), positions=positions.to(device), mask=mask.to(device), starts=starts,
-                   needed=needed)
+    return _Packed(
+        ids=ids.to(device), positions=positions.to(device), mask=mask.to(device), starts=starts, needed=needed
+    )
 
 
 def _pad_positions(parts: Sequence[torch.Tensor], width: int) -> torch.Tensor:
@@ -295,16 +331,28 @@ def _suffix_log_probs(adapter: Any, packed: _Packed, cache: Any) -> torch.Tensor
     import torch
 
     model = adapter.model
-    out = model.model(input_ids=packed.ids, attention_mask=packed.mask, position_ids=packed.positions, cache=cache,
-                      use_cache=True)
+    out = model.model(
+        input_ids=packed.ids,
+        attention_mask=packed.mask,
+        position_ids=packed.positions,
+        cache=cache,
+        use_cache=True,
+    )
     rows = torch.tensor([row for row, _ in packed.needed], device=model.device)
     columns = torch.tensor([col for _, col in packed.needed], device=model.device)
     hidden = out.last_hidden_state[rows, columns]
     return model.get_output_embeddings()(hidden).float().log_softmax(-1)
 
 
-def _continuation_sum(enc: Encoded, prefix_len: int, start: int, last: torch.Tensor, suffix: torch.Tensor | None,
-                      packed: _Packed, row: int) -> float:
+def _continuation_sum(
+    enc: Encoded,
+    prefix_len: int,
+    start: int,
+    last: torch.Tensor,
+    suffix: torch.Tensor | None,
+    packed: _Packed,
+    row: int,
+) -> float:
     """Sum of the log-probabilities of ``enc``'s continuation tokens.
 
     Token ``j`` is predicted at sequence position ``j - 1``: the prefix's last position for

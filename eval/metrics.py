@@ -39,7 +39,9 @@ def percent(values: Sequence[bool]) -> float:
     return 100.0 * float(np.mean(np.asarray(values, dtype=np.float64)))
 
 
-def bootstrap_ci(values: Sequence[bool], seed: int, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+def bootstrap_ci(
+    values: Sequence[bool], seed: int, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float, float]:
     """Percentile bootstrap 95% interval of ``percent(values)``, reproducible from ``seed``."""
     if len(values) == 0:
         raise ValueError("bootstrap interval of zero items is undefined")

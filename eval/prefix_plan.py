@@ -114,7 +114,9 @@ def group_requests(views: Sequence[TokenView]) -> tuple[list[Group], list[int]]:
             members_of_run = tuple(ordered[k] for k in run)
             for index in members_of_run:
                 group_of[index] = len(groups)
-            groups.append(Group(members=members_of_run, prefix_len=shared_prefix([views[i] for i in members_of_run])))
+            groups.append(
+                Group(members=members_of_run, prefix_len=shared_prefix([views[i] for i in members_of_run]))
+            )
     return groups, group_of
 
 
@@ -167,7 +169,8 @@ def split_passes(widths: Sequence[int]) -> tuple[tuple[int, int, int], ...]:
     cut: dict[int, int] = {}
     for end in range(first + 1, n + 1):
         best[end], cut[end] = min(
-            (best[start] + PASS_OVERHEAD_TOKENS + (end - start) * widths[end - 1], start) for start in range(first, end)
+            (best[start] + PASS_OVERHEAD_TOKENS + (end - start) * widths[end - 1], start)
+            for start in range(first, end)
         )
     passes = []
     end = n
@@ -198,4 +201,6 @@ def make_plan(views: Sequence[TokenView], *, prefix_batch: int) -> Plan:
             passes = split_passes(widths)
             processed += prefix_len * len(chunk_groups) + sum((end - first) * w for first, end, w in passes)
             chunks.append(Chunk(groups=chunk_groups, suffix_passes=passes))
-    return Plan(groups=tuple(groups), chunks=tuple(chunks), group_of=tuple(group_of), processed_tokens=processed)
+    return Plan(
+        groups=tuple(groups), chunks=tuple(chunks), group_of=tuple(group_of), processed_tokens=processed
+    )

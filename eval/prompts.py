@@ -74,11 +74,13 @@ def mcq_prompt(question: str, options: Sequence[str], answer_mode: str) -> ChatP
     if answer_mode not in ("generate", "logprob"):
         raise ValueError(f"answer mode must be 'generate' or 'logprob', got {answer_mode!r}")
     lines = "\n".join(
-        MCQ_OPTION_LINE.format(letter=letter, text=text) for letter, text in zip(ANSWER_LETTERS, options, strict=True)
+        MCQ_OPTION_LINE.format(letter=letter, text=text)
+        for letter, text in zip(ANSWER_LETTERS, options, strict=True)
     )
     prefix = MCQ_GENERATE_PREFIX if answer_mode == "generate" else MCQ_LOGPROB_PREFIX
-    return ChatPrompt(system=SYSTEM, user_text=MCQ_USER.format(question=question, options=lines),
-                      assistant_prefix=prefix)
+    return ChatPrompt(
+        system=SYSTEM, user_text=MCQ_USER.format(question=question, options=lines), assistant_prefix=prefix
+    )
 
 
 def letter_continuations() -> tuple[str, ...]:

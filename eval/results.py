@@ -135,7 +135,9 @@ def check_manifest(out_dir: Path, section: str, value: Mapping[str, Any]) -> Non
     path = out_dir / MANIFEST_NAME
     if not path.exists():
         if (out_dir / SAMPLES_NAME).exists() or (out_dir / RESULTS_NAME).exists():
-            raise MMSpuBenchError(f"{out_dir}: holds results but no {MANIFEST_NAME}; use another --out folder")
+            raise MMSpuBenchError(
+                f"{out_dir}: holds results but no {MANIFEST_NAME}; use another --out folder"
+            )
         return
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -196,7 +198,9 @@ def recompute(
     if "accuracy" in config.metrics:
         for sample in ordered:
             if sample.correct is None:
-                raise MMSpuBenchError(f"samples: record {sample.id!r}: field 'correct' missing in an accuracy run")
+                raise MMSpuBenchError(
+                    f"samples: record {sample.id!r}: field 'correct' missing in an accuracy run"
+                )
         scored = [metrics.Scored(s.types, 1.0 if s.correct else 0.0) for s in ordered]
         unparsed = sum(1 for s in ordered if s.unparsed)
         accuracy = metrics.accuracy_summary(scored, unparsed, config.seed)

@@ -70,8 +70,9 @@ def _answers_generate(model: VisionLanguageModel, items: Sequence[Item], config:
     return [_Answer(parse_answer(out, i.options), out, None) for i, out in zip(items, outputs, strict=True)]
 
 
-def _score_per_item(model: VisionLanguageModel, per_item: Sequence[Sequence[ScoreRequest]],
-                    items: Sequence[Item], what: str) -> list[list[float]]:
+def _score_per_item(
+    model: VisionLanguageModel, per_item: Sequence[Sequence[ScoreRequest]], items: Sequence[Item], what: str
+) -> list[list[float]]:
     """All items' requests in ONE ``score`` call (a prefix-sharing scorer shares passes across
     items), split back per item in order; each item's scores must be finite."""
     scores = _score(model, [r for requests in per_item for r in requests])
@@ -100,19 +101,30 @@ def _conditions(model: VisionLanguageModel, items: Sequence[Item]) -> list[tuple
     plans, per_item = [], []
     for item in items:
         continuation = prompts.cgla_continuation(item.class_name)
-        plan = [(a, "core") for a in item.core_attributes] + [(a, "spurious") for a in item.spurious_attributes]
+        plan = [(a, "core") for a in item.core_attributes] + [
+            (a, "spurious") for a in item.spurious_attributes
+        ]
         plans.append(plan)
-        per_item.append([ScoreRequest(item.image, model.render(prompts.cgla_prompt(attribute)), continuation)
-                         for attribute, _ in plan])
+        per_item.append(
+            [
+                ScoreRequest(item.image, model.render(prompts.cgla_prompt(attribute)), continuation)
+                for attribute, _ in plan
+            ]
+        )
     return [
-        tuple(Condition(attribute, kind, request.context, request.continuation, cgl)
-              for (attribute, kind), request, cgl in zip(plan, requests, scores, strict=True))
-        for plan, requests, scores in zip(plans, per_item, _score_per_item(model, per_item, items, "CGL"), strict=True)
+        tuple(
+            Condition(attribute, kind, request.context, request.continuation, cgl)
+            for (attribute, kind), request, cgl in zip(plan, requests, scores, strict=True)
+        )
+        for plan, requests, scores in zip(
+            plans, per_item, _score_per_item(model, per_item, items, "CGL"), strict=True
+        )
     ]
 
 
-def _result(item: Item, answer: _Answer | None, conditions: tuple[Condition, ...] | None,
-            config: RunConfig) -> SampleResult:
+def _result(
+    item: Item, answer: _Answer | None, conditions: tuple[Condition, ...] | None, config: RunConfig
+) -> SampleResult:
     cgla_min = cgla_acc = None
     if conditions is not None:
         core = [c.cgl for c in conditions if c.kind == "core"]
@@ -157,8 +169,10 @@ def evaluate_items(
         start = time.perf_counter()
         conditions = list(_conditions(model, items))
         clock.cgla_seconds += time.perf_counter() - start
-    return [_result(item, answer, conds, config)
-            for item, answer, conds in zip(items, answers, conditions, strict=True)]
+    return [
+        _result(item, answer, conds, config)
+        for item, answer, conds in zip(items, answers, conditions, strict=True)
+    ]
 
 
 def evaluate_item(model: VisionLanguageModel, item: Item, config: RunConfig) -> SampleResult:
@@ -200,20 +214,38 @@ def plan_run(out_dir: Path, ids: Sequence[str], shard: distributed.Shard) -> Run
 
 def _model_identity(model: VisionLanguageModel) -> dict[str, Any]:
     info = model.info
-    return {"id": info.id, "path": info.path, "revision": info.revision, "dtype": info.dtype,
-            "adapter": info.adapter}
+    return {
+        "id": info.id,
+        "path": info.path,
+        "revision": info.revision,
+        "dtype": info.dtype,
+        "adapter": info.adapter,
+    }
 
 
 def _progress(total: int, initial: int, shard: distributed.Shard, enabled: bool) -> Any:
     from tqdm.auto import tqdm
 
     desc = "eval" if shard.world == 1 else f"eval [{shard.rank}/{shard.world}]"
-    return tqdm(total=total, initial=initial, desc=desc, unit="item", disable=not enabled,
-                position=shard.rank, dynamic_ncols=True)
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit="item",
+        disable=not enabled,
+        position=shard.rank,
+        dynamic_ncols=True,
+    )
 
 
-def _evaluate_plan(model: VisionLanguageModel, dataset: datasets.Dataset, config: RunConfig, plan: RunPlan,
-                   clock: Clock, progress: bool) -> None:
+def _evaluate_plan(
+    model: VisionLanguageModel,
+    dataset: datasets.Dataset,
+    config: RunConfig,
+    plan: RunPlan,
+    clock: Clock,
+    progress: bool,
+) -> None:
     """Evaluate this process's items, appending each finished sample to its samples file."""
     bar = _progress(len(plan.todo), 0, plan.shard, progress)
     with results.SampleWriter(distributed.samples_path(plan.out_dir, plan.shard)) as writer:
@@ -253,14 +285,19 @@ def run_eval(
     model_identity = _model_identity(model)
     results.check_manifest(out_dir, "model", model_identity)
     if shard.is_main:
-        results.write_manifest(out_dir, {"config": config.identity(), "dataset": dataset_info,
-                                         "model": model_identity})
+        results.write_manifest(
+            out_dir, {"config": config.identity(), "dataset": dataset_info, "model": model_identity}
+        )
     plan = plan_run(out_dir, ids, shard)
     distributed.barrier(shard)  # every process has planned before anyone appends a sample
     clock = Clock()
     _evaluate_plan(model, dataset, config, plan, clock, progress)
-    timing = {"load_seconds": load_seconds, "accuracy_seconds": clock.accuracy_seconds,
-              "cgla_seconds": clock.cgla_seconds, "items_scored": len(plan.todo)}
+    timing = {
+        "load_seconds": load_seconds,
+        "accuracy_seconds": clock.accuracy_seconds,
+        "cgla_seconds": clock.cgla_seconds,
+        "items_scored": len(plan.todo),
+    }
     distributed.write_timing(out_dir, shard, timing)
     distributed.barrier(shard)  # every shard is complete on disk
     if not shard.is_main:
@@ -268,8 +305,13 @@ def run_eval(
     return _finish(plan, config, model_identity, dataset_info, start)
 
 
-def _finish(plan: RunPlan, config: RunConfig, model_identity: dict[str, Any], dataset_info: dict[str, Any],
-            start: float) -> dict[str, Any]:
+def _finish(
+    plan: RunPlan,
+    config: RunConfig,
+    model_identity: dict[str, Any],
+    dataset_info: dict[str, Any],
+    start: float,
+) -> dict[str, Any]:
     """Main process: merge the samples files, write results.json, remove the shard files."""
     merged = distributed.merge(plan.out_dir, plan.ids)
     timing = distributed.merged_timing(plan.out_dir, plan.shard.world)

@@ -133,8 +133,10 @@ class TrainSummary:
 
 # ---------------------------------------------------------------- training examples
 
-def examples_for(index: int, item: TrainItem, render: Callable[[ChatPrompt], str],
-                 generate_answer: str = "option") -> list[Example]:
+
+def examples_for(
+    index: int, item: TrainItem, render: Callable[[ChatPrompt], str], generate_answer: str = "option"
+) -> list[Example]:
     """The training sequences of one item: both multiple-choice modes and every CGLA condition.
 
     ``render`` is the eval adapter's (chat template, generation prompt, assistant prefix).
@@ -143,14 +145,26 @@ def examples_for(index: int, item: TrainItem, render: Callable[[ChatPrompt], str
         raise ValueError(f"generate_answer must be 'option' or 'letter', got {generate_answer!r}")
     answer = item.options[ANSWER_LETTERS.index(item.answer)] if generate_answer == "option" else item.answer
     out = [
-        Example(index, "mcq-generate", render(prompts.mcq_prompt(item.question, item.options, "generate")),
-                answer, end_of_turn=True),
-        Example(index, "mcq-logprob", render(prompts.mcq_prompt(item.question, item.options, "logprob")),
-                prompts.MCQ_LETTER_CONTINUATION.format(letter=item.answer)),
+        Example(
+            index,
+            "mcq-generate",
+            render(prompts.mcq_prompt(item.question, item.options, "generate")),
+            answer,
+            end_of_turn=True,
+        ),
+        Example(
+            index,
+            "mcq-logprob",
+            render(prompts.mcq_prompt(item.question, item.options, "logprob")),
+            prompts.MCQ_LETTER_CONTINUATION.format(letter=item.answer),
+        ),
     ]
     name = prompts.cgla_continuation(item.class_name)
     out += [Example(index, "cgla-core", render(prompts.cgla_prompt(t)), name) for t in item.core_attributes]
-    out += [Example(index, "cgla-spurious", render(prompts.cgla_prompt(t)), name) for t in item.spurious_attributes]
+    out += [
+        Example(index, "cgla-spurious", render(prompts.cgla_prompt(t)), name)
+        for t in item.spurious_attributes
+    ]
     return out
 
 
@@ -194,15 +208,18 @@ def batch_tensors(batch: Sequence[Encoded], pad_id: int) -> tuple[torch.Tensor, 
     return ids, attention, predicts
 
 
-def continuation_loss(model: LlavaForConditionalGeneration, batch: Sequence[Encoded], pixels: torch.Tensor,
-                      pad_id: int) -> torch.Tensor:
+def continuation_loss(
+    model: LlavaForConditionalGeneration, batch: Sequence[Encoded], pixels: torch.Tensor, pad_id: int
+) -> torch.Tensor:
     """Mean cross-entropy over the continuation tokens of the batch (the LM head only where needed)."""
     import torch
     import torch.nn.functional as F
 
     ids, attention, predicts = batch_tensors(batch, pad_id)
     index = torch.tensor([e.item for e in batch])
-    hidden = model.model(input_ids=ids, pixel_values=pixels[index], attention_mask=attention).last_hidden_state
+    hidden = model.model(
+        input_ids=ids, pixel_values=pixels[index], attention_mask=attention
+    ).last_hidden_state
     targets = ids[:, 1:][predicts[:, :-1]]
     logits = model.lm_head(hidden[predicts])
     return F.cross_entropy(logits.float(), targets)
@@ -227,10 +244,14 @@ def load_items(n: int, *, seed: int, image_size: int, correlation: float | None)
     # about the class. The generator's own default for a missing correlation is 0.9, not balanced.
     if correlation is None:
         return list(synth.generate_items(n, seed=seed, image_size=image_size, mode="train", cue="random"))
-    return list(synth.generate_items(n, seed=seed, image_size=image_size, mode="train", correlation=correlation))
+    return list(
+        synth.generate_items(n, seed=seed, image_size=image_size, mode="train", correlation=correlation)
+    )
 
 
-def initial_adapter(items: Sequence[TrainItem], arch: Architecture, seed: int, folder: Path) -> TransformersVLM:
+def initial_adapter(
+    items: Sequence[TrainItem], arch: Architecture, seed: int, folder: Path
+) -> TransformersVLM:
     """The untrained model written to ``folder`` and loaded back through eval's ``load_model``.
 
     Training then renders and tokenizes with this adapter, so that every sequence it learns from
@@ -244,28 +265,39 @@ def initial_adapter(items: Sequence[TrainItem], arch: Architecture, seed: int, f
     return load_model(folder, scorer="plain")
 
 
-def prepare(items: Sequence[TrainItem], adapter: TransformersVLM,
-            generate_answer: str = "option") -> tuple[list[Encoded], torch.Tensor]:
+def prepare(
+    items: Sequence[TrainItem], adapter: TransformersVLM, generate_answer: str = "option"
+) -> tuple[list[Encoded], torch.Tensor]:
     """Encoded examples of every item and the stacked pixel values (one row per item)."""
     if not items:
         raise MMSpuBenchError("training needs at least one item")
     images = [item.image.convert("RGB") for item in items]
-    examples = [ex for i, item in enumerate(items)
-                for ex in examples_for(i, item, adapter.render, generate_answer)]
+    examples = [
+        ex for i, item in enumerate(items) for ex in examples_for(i, item, adapter.render, generate_answer)
+    ]
     pixels = adapter.processor.image_processor(images=images, return_tensors="pt")["pixel_values"]
     return encode(examples, adapter, images), pixels
 
 
-def optimise(model: LlavaForConditionalGeneration, encoded: Sequence[Encoded], pixels: torch.Tensor,
-             config: TrainConfig, pad_id: int, log: Callable[[str], None]) -> list[float]:
+def optimise(
+    model: LlavaForConditionalGeneration,
+    encoded: Sequence[Encoded],
+    pixels: torch.Tensor,
+    config: TrainConfig,
+    pad_id: int,
+    log: Callable[[str], None],
+) -> list[float]:
     """AdamW over shuffled epochs of the examples; the mean loss of each ``log_every`` window."""
     import torch
 
     torch.set_num_threads(config.threads)
     order_rng = torch.Generator().manual_seed(config.seed)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay,
-                                  betas=(0.9, 0.98))
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: lr_factor(s, config.warmup, config.steps))
+    optimiser = torch.optim.AdamW(
+        model.parameters(), lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.98)
+    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: lr_factor(s, config.warmup, config.steps)
+    )
     model.train()
     queue: list[int] = []
     window: list[float] = []
@@ -285,19 +317,26 @@ def optimise(model: LlavaForConditionalGeneration, encoded: Sequence[Encoded], p
         if (step + 1) % config.log_every == 0 or step + 1 == config.steps:
             losses.append(sum(window) / len(window))
             window = []
-            log(f"step {step + 1}/{config.steps} loss {losses[-1]:.4f} "
-                f"lr {schedule.get_last_lr()[0]:.2e} {time.perf_counter() - started:.0f}s")
+            log(
+                f"step {step + 1}/{config.steps} loss {losses[-1]:.4f} "
+                f"lr {schedule.get_last_lr()[0]:.2e} {time.perf_counter() - started:.0f}s"
+            )
     model.eval()
     return losses
 
 
-def train(config: TrainConfig, items: Sequence[TrainItem] | None = None,
-          log: Callable[[str], None] = print) -> TrainSummary:
+def train(
+    config: TrainConfig, items: Sequence[TrainItem] | None = None, log: Callable[[str], None] = print
+) -> TrainSummary:
     """Build, train and save a tiny LLaVA to ``config.out`` (written beside it, then renamed)."""
     out = Path(config.out)
     if items is None:
-        items = load_items(config.n_items, seed=config.seed, image_size=config.arch.image_size,
-                           correlation=config.correlation)
+        items = load_items(
+            config.n_items,
+            seed=config.seed,
+            image_size=config.arch.image_size,
+            correlation=config.correlation,
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
@@ -305,12 +344,15 @@ def train(config: TrainConfig, items: Sequence[TrainItem] | None = None,
         encoded, pixels = prepare(items, adapter, config.generate_answer)
         model = adapter.model
         n_params = sum(p.numel() for p in model.parameters())
-        log(f"{len(items)} items, {len(encoded)} examples, {n_params} parameters, "
-            f"longest sequence {max(len(e.ids) for e in encoded)} tokens")
+        log(
+            f"{len(items)} items, {len(encoded)} examples, {n_params} parameters, "
+            f"longest sequence {max(len(e.ids) for e in encoded)} tokens"
+        )
         started = time.perf_counter()
         losses = optimise(model, encoded, pixels, config, adapter.pad_token_id, log)
-        summary = TrainSummary(asdict(config), len(encoded), n_params, tuple(losses),
-                               time.perf_counter() - started)
+        summary = TrainSummary(
+            asdict(config), len(encoded), n_params, tuple(losses), time.perf_counter() - started
+        )
         model.save_pretrained(tmp)
         (tmp / "training.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
         if out.exists():
@@ -330,22 +372,40 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         epilog="example: python -m mmspubench.eval.train_tiny --out eval/assets/tiny-llava-biased --correlation 0.95",
     )
     parser.add_argument("--out", required=True, help="folder to write the model to")
-    parser.add_argument("--correlation", type=float, default=None,
-                        help="P(planted spurious value = the class's home value); omit for balanced data")
+    parser.add_argument(
+        "--correlation",
+        type=float,
+        default=None,
+        help="P(planted spurious value = the class's home value); omit for balanced data",
+    )
     for name in ("n_items", "seed", "steps", "batch_size", "warmup", "threads", "log_every"):
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name))
     parser.add_argument("--lr", type=float, default=defaults.lr)
-    parser.add_argument("--generate-answer", choices=("option", "letter"), default=defaults.generate_answer,
-                        help="answer learned in generate mode: the option's text (default) or its letter")
+    parser.add_argument(
+        "--generate-answer",
+        choices=("option", "letter"),
+        default=defaults.generate_answer,
+        help="answer learned in generate mode: the option's text (default) or its letter",
+    )
     parser.add_argument("--image-size", type=int, default=defaults.arch.image_size)
     parser.add_argument("--patch-size", type=int, default=defaults.arch.patch_size)
     args = parser.parse_args(argv)
     if args.correlation is not None and not 0.0 <= args.correlation <= 1.0:
         parser.error(f"--correlation must be in [0, 1], got {args.correlation}")
-    return TrainConfig(out=args.out, correlation=args.correlation, n_items=args.n_items, seed=args.seed,
-                       steps=args.steps, batch_size=args.batch_size, lr=args.lr, warmup=args.warmup,
-                       threads=args.threads, log_every=args.log_every, generate_answer=args.generate_answer,
-                       arch=replace(defaults.arch, image_size=args.image_size, patch_size=args.patch_size))
+    return TrainConfig(
+        out=args.out,
+        correlation=args.correlation,
+        n_items=args.n_items,
+        seed=args.seed,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        warmup=args.warmup,
+        threads=args.threads,
+        log_every=args.log_every,
+        generate_answer=args.generate_answer,
+        arch=replace(defaults.arch, image_size=args.image_size, patch_size=args.patch_size),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -26,13 +26,19 @@ CGL_COLUMNS: tuple[str, ...] = ("condition", "attribute", "kind", "cgl", "role")
 def _conditions(sample: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     conditions = sample.get("conditions")
     if not conditions:
-        raise MMSpuBenchError(f"item {sample.get('id')!r} has no CGLA conditions (was the run made with --metrics cgla?)")
+        raise MMSpuBenchError(
+            f"item {sample.get('id')!r} has no CGLA conditions (was the run made with --metrics cgla?)"
+        )
     for cond in conditions:
         cgl = cond.get("cgl")
         if not isinstance(cgl, (int, float)) or not math.isfinite(cgl):
-            raise MMSpuBenchError(f"item {sample.get('id')!r}: condition {cond.get('attribute')!r} has no finite cgl")
+            raise MMSpuBenchError(
+                f"item {sample.get('id')!r}: condition {cond.get('attribute')!r} has no finite cgl"
+            )
         if cond.get("kind") not in (CORE, SPURIOUS):
-            raise MMSpuBenchError(f"item {sample.get('id')!r}: condition kind {cond.get('kind')!r} is not core/spurious")
+            raise MMSpuBenchError(
+                f"item {sample.get('id')!r}: condition kind {cond.get('kind')!r} is not core/spurious"
+            )
     kinds = {c["kind"] for c in conditions}
     if kinds != {CORE, SPURIOUS}:
         raise MMSpuBenchError(f"item {sample.get('id')!r} needs at least one core and one spurious condition")
@@ -67,7 +73,9 @@ def cgla_summary(sample: Mapping[str, Any]) -> dict[str, Any]:
     winner = frame[frame["role"] == WINNER].iloc[0]
     best_core = frame[frame["kind"] == CORE].sort_values("cgl", ascending=False).iloc[0]
     recorded = sample.get("cgla_min")
-    cgla_min = float(recorded) if isinstance(recorded, (int, float)) else float(best_core["cgl"] - winner["cgl"])
+    cgla_min = (
+        float(recorded) if isinstance(recorded, (int, float)) else float(best_core["cgl"] - winner["cgl"])
+    )
     return {
         "id": sample.get("id"),
         "class_name": sample.get("class_name"),

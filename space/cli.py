@@ -64,7 +64,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     space.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     space.add_argument("--port", type=int, default=7860, help="port (default: 7860)")
-    space.add_argument("--dataset", default=None, help="Hub id or local folder (default: bundled synthetic release)")
+    space.add_argument(
+        "--dataset", default=None, help="Hub id or local folder (default: bundled synthetic release)"
+    )
     space.add_argument("--results", default=None, help="folder (or Hub dataset) of runs for the leaderboard")
     space.set_defaults(func=_run_space)
 
@@ -75,10 +77,18 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         epilog=SUBMIT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    submit.add_argument("results_json", metavar="RESULTS_JSON", help="results.json of a run (samples.jsonl beside it)")
+    submit.add_argument(
+        "results_json", metavar="RESULTS_JSON", help="results.json of a run (samples.jsonl beside it)"
+    )
     submit.add_argument("--model-repo", required=True, help="Hub model repo to open the pull request on")
-    submit.add_argument("--dry-run", metavar="DIR", default=None, help="write the files under DIR instead of sending")
-    submit.add_argument("--dataset-id", default=PUBLISHED_DATASET_ID, help=f"published dataset (default: {PUBLISHED_DATASET_ID})")
+    submit.add_argument(
+        "--dry-run", metavar="DIR", default=None, help="write the files under DIR instead of sending"
+    )
+    submit.add_argument(
+        "--dataset-id",
+        default=PUBLISHED_DATASET_ID,
+        help=f"published dataset (default: {PUBLISHED_DATASET_ID})",
+    )
     submit.add_argument("--dataset-revision", default=None, help="published dataset revision (commit sha)")
     submit.add_argument("--token", default=None, help="Hub token (default: the logged-in token)")
     submit.set_defaults(func=_run_submit)

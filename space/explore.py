@@ -116,7 +116,9 @@ def filter_items(
         wanted = {LABEL_TYPE.get(t, t) for t in types}
         unknown = wanted - set(TYPE_NAMES)
         if unknown:
-            raise MMSpuBenchError(f"unknown spurious type {sorted(unknown)[0]!r}; expected one of {list(TYPE_NAMES)}")
+            raise MMSpuBenchError(
+                f"unknown spurious type {sorted(unknown)[0]!r}; expected one of {list(TYPE_NAMES)}"
+            )
         mask &= frame["type_names"].map(lambda names: bool(wanted.intersection(names)))
     if source and source != ALL:
         mask &= frame["source"] == source

@@ -50,7 +50,9 @@ class SpaceConfig:
         return SpaceConfig(
             dataset=os.environ.get("MMSPUBENCH_DATASET") or None,
             results=os.environ.get("MMSPUBENCH_RESULTS") or None,
-            hub_models=live.DEFAULT_HUB_MODELS if models is None else tuple(m.strip() for m in models.split(",") if m.strip()),
+            hub_models=live.DEFAULT_HUB_MODELS
+            if models is None
+            else tuple(m.strip() for m in models.split(",") if m.strip()),
         )
 
 
@@ -107,7 +109,11 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
 
 
 def filter_items(
-    state: SpaceState, types: Sequence[str] | None, source: str | None, class_name: str | None, query: str | None
+    state: SpaceState,
+    types: Sequence[str] | None,
+    source: str | None,
+    class_name: str | None,
+    query: str | None,
 ) -> pd.DataFrame:
     """Items matching the filters."""
     return explore.filter_items(state.index, types or [], source, class_name, query or "")
@@ -189,7 +195,12 @@ def run_model(
     """Answer, option probabilities, CGL chart data, CGLA reading and record of one live run."""
     if input_kind == UPLOADED_IMAGE:
         item = live.custom_item(
-            live.load_upload(upload), question, [option_a, option_b, option_c, option_d], answer, class_name, core,
+            live.load_upload(upload),
+            question,
+            [option_a, option_b, option_c, option_d],
+            answer,
+            class_name,
+            core,
             spurious,
         )
     else:
@@ -211,10 +222,16 @@ def run_model(
 
 
 def leaderboard_table(
-    state: SpaceState, query: str | None, columns: Sequence[str] | None, sort_by: str | None, ascending: bool | None
+    state: SpaceState,
+    query: str | None,
+    columns: Sequence[str] | None,
+    sort_by: str | None,
+    ascending: bool | None,
 ) -> pd.DataFrame:
     """The leaderboard as shown: searched, sorted, chosen columns."""
-    return leaderboard.view_frame(state.board, query or "", list(columns or []) or None, sort_by or "Average", bool(ascending))
+    return leaderboard.view_frame(
+        state.board, query or "", list(columns or []) or None, sort_by or "Average", bool(ascending)
+    )
 
 
 def leaderboard_plot(state: SpaceState) -> pd.DataFrame:
@@ -225,7 +242,9 @@ def leaderboard_plot(state: SpaceState) -> pd.DataFrame:
 # Submit -------------------------------------------------------------------------------------
 
 
-def validate_upload(results_file: str | None, samples_file: str | None, model_repo: str | None) -> tuple[str, str]:
+def validate_upload(
+    results_file: str | None, samples_file: str | None, model_repo: str | None
+) -> tuple[str, str]:
     """Run ``submit``'s validation on uploaded files; the verdict and the YAML the PR would add."""
     from mmspubench.space.submit import validate_submission
 

@@ -42,7 +42,9 @@ def guarded(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
         except Exception as err:
             # Unexpected failures are logged for the maintainer; the visitor sees one line.
             LOG.exception("handler %s failed", fn.__name__)
-            raise gr.Error(f"internal error in {fn.__name__} ({type(err).__name__}: {err})", print_exception=False) from None
+            raise gr.Error(
+                f"internal error in {fn.__name__} ({type(err).__name__}: {err})", print_exception=False
+            ) from None
 
     call.__name__ = fn.__name__
     return call
@@ -69,8 +71,11 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         class_filter = gr.Dropdown(classes, value=classes[0], label="Class", elem_id="class-filter")
         query = gr.Textbox(label="Search (id, class, question)", max_length=100, elem_id="explore-search")
     items = gr.Dataframe(
-        handlers.filter_items(state, [], None, None, ""), label="Items (click a row to open it)",
-        interactive=False, max_height=320, elem_id="items-table",
+        handlers.filter_items(state, [], None, None, ""),
+        label="Items (click a row to open it)",
+        interactive=False,
+        max_height=320,
+        elem_id="items-table",
     )
     with gr.Row():
         item_id = gr.Textbox(label="Item id", max_length=32, scale=3, elem_id="item-id")
@@ -82,12 +87,26 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
             options = gr.Dataframe(label="Options (✓ = correct)", interactive=False, elem_id="item-options")
     gr.Markdown("### CGLA of this item")
     with gr.Row():
-        cgla_source = gr.Dropdown(handlers.cgla_sources(state), value=handlers.cgla_sources(state)[0],
-                                  label="CGL from", scale=3, elem_id="cgla-source")
+        cgla_source = gr.Dropdown(
+            handlers.cgla_sources(state),
+            value=handlers.cgla_sources(state)[0],
+            label="CGL from",
+            scale=3,
+            elem_id="cgla-source",
+        )
         cgla_button = gr.Button("Show CGLA", scale=1, elem_id="show-cgla")
-    cgl_plot = gr.BarPlot(x="condition", y="cgl", color="role", color_map=cgla_view.COLOR_MAP, sort=None,
-                          x_title="condition", y_title="CGL (log-likelihood of the class name)",
-                          label="CGL per condition", x_label_angle=-30, elem_id="explore-cgl-plot")
+    cgl_plot = gr.BarPlot(
+        x="condition",
+        y="cgl",
+        color="role",
+        color_map=cgla_view.COLOR_MAP,
+        sort=None,
+        x_title="condition",
+        y_title="CGL (log-likelihood of the class name)",
+        label="CGL per condition",
+        x_label_angle=-30,
+        elem_id="explore-cgl-plot",
+    )
     cgla_text = gr.Markdown(elem_id="explore-cgla-text")
     record = gr.State(None)
     with gr.Accordion("Exact prompts", open=False):
@@ -96,19 +115,30 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
 
     filters: list[Any] = [type_filter, source_filter, class_filter, query]
     for component in filters:
-        component.change(guarded(handlers.filter_items, state), filters, items, api_name=f"filter_{component.elem_id}".replace("-", "_"))
+        component.change(
+            guarded(handlers.filter_items, state),
+            filters,
+            items,
+            api_name=f"filter_{component.elem_id}".replace("-", "_"),
+        )
 
     def select_row(frame: pd.DataFrame, evt: gr.SelectData) -> str:
         return guarded(handlers.selected_id)(frame, evt.index[0])
 
     open_fn, shown = guarded(handlers.open_item, state), [image, description, options]
-    items.select(select_row, items, item_id, api_name="select_item").then(open_fn, item_id, shown,
-                                                                           api_name="open_selected")
+    items.select(select_row, items, item_id, api_name="select_item").then(
+        open_fn, item_id, shown, api_name="open_selected"
+    )
     open_button.click(open_fn, item_id, shown, api_name="open_item")
     item_id.submit(open_fn, item_id, shown, api_name="open_item_by_id")
-    cgla_button.click(with_cgl_axis(guarded(handlers.show_cgla, state), 0), [item_id, cgla_source, model_choice],
-                      [cgl_plot, cgla_text, record], api_name="show_cgla", concurrency_limit=concurrency,
-                      concurrency_id="model")
+    cgla_button.click(
+        with_cgl_axis(guarded(handlers.show_cgla, state), 0),
+        [item_id, cgla_source, model_choice],
+        [cgl_plot, cgla_text, record],
+        api_name="show_cgla",
+        concurrency_limit=concurrency,
+        concurrency_id="model",
+    )
     prompts_button.click(guarded(handlers.show_prompts), record, prompts, api_name="show_prompts")
     return item_id
 
@@ -119,27 +149,54 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
         f"options and attributes (PNG/JPEG/WebP up to {live.MAX_UPLOAD_BYTES // 2**20} MB; texts up to "
         f"{live.MAX_TEXT_CHARS} characters; 1-5 attributes, one per line)."
     )
-    input_kind = gr.Radio([handlers.SELECTED_ITEM, handlers.UPLOADED_IMAGE], value=handlers.SELECTED_ITEM,
-                          label="Input", elem_id="run-input")
+    input_kind = gr.Radio(
+        [handlers.SELECTED_ITEM, handlers.UPLOADED_IMAGE],
+        value=handlers.SELECTED_ITEM,
+        label="Input",
+        elem_id="run-input",
+    )
     with gr.Accordion("My image", open=False):
         with gr.Row():
-            upload = gr.Image(label="Picture", type="filepath", sources=["upload"], height=240, elem_id="upload")
+            upload = gr.Image(
+                label="Picture", type="filepath", sources=["upload"], height=240, elem_id="upload"
+            )
             with gr.Column():
                 question = gr.Textbox(label="Question", max_length=live.MAX_TEXT_CHARS)
-                opts = [gr.Textbox(label=f"Option {letter}", max_length=live.MAX_TEXT_CHARS) for letter in "ABCD"]
+                opts = [
+                    gr.Textbox(label=f"Option {letter}", max_length=live.MAX_TEXT_CHARS) for letter in "ABCD"
+                ]
                 answer = gr.Radio(list("ABCD"), value="A", label="Correct option")
         with gr.Row():
             class_name = gr.Textbox(label="Class name", max_length=live.MAX_TEXT_CHARS)
-            core = gr.Textbox(label="Core attributes (one per line)", lines=3, max_length=5 * live.MAX_TEXT_CHARS)
-            spurious = gr.Textbox(label="Spurious attributes (one per line)", lines=3, max_length=5 * live.MAX_TEXT_CHARS)
+            core = gr.Textbox(
+                label="Core attributes (one per line)", lines=3, max_length=5 * live.MAX_TEXT_CHARS
+            )
+            spurious = gr.Textbox(
+                label="Spurious attributes (one per line)", lines=3, max_length=5 * live.MAX_TEXT_CHARS
+            )
     run_button = gr.Button("Run model", variant="primary", elem_id="run-model")
     answer_text = gr.Markdown(elem_id="run-answer")
     with gr.Row():
-        probs = gr.BarPlot(x="option", y="probability", color="chosen", sort=None, y_lim=[0, 1],
-                           color_map={"chosen": "#dc2626", "other": "#94a3b8"},
-                           label="Option probabilities", elem_id="run-probs")
-        cgl_plot = gr.BarPlot(x="condition", y="cgl", color="role", color_map=cgla_view.COLOR_MAP, sort=None,
-                              label="CGL per condition", x_label_angle=-30, elem_id="run-cgl-plot")
+        probs = gr.BarPlot(
+            x="option",
+            y="probability",
+            color="chosen",
+            sort=None,
+            y_lim=[0, 1],
+            color_map={"chosen": "#dc2626", "other": "#94a3b8"},
+            label="Option probabilities",
+            elem_id="run-probs",
+        )
+        cgl_plot = gr.BarPlot(
+            x="condition",
+            y="cgl",
+            color="role",
+            color_map=cgla_view.COLOR_MAP,
+            sort=None,
+            label="CGL per condition",
+            x_label_angle=-30,
+            elem_id="run-cgl-plot",
+        )
     cgla_text = gr.Markdown(elem_id="run-cgla-text")
     record = gr.State(None)
     with gr.Accordion("Exact prompts", open=False):
@@ -149,7 +206,9 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
         with_cgl_axis(guarded(handlers.run_model, state), 2),
         [model_choice, input_kind, item_id, upload, question, *opts, answer, class_name, core, spurious],
         [answer_text, probs, cgl_plot, cgla_text, record],
-        api_name="run", concurrency_limit=concurrency, concurrency_id="model",
+        api_name="run",
+        concurrency_limit=concurrency,
+        concurrency_id="model",
     )
     prompts_button.click(guarded(handlers.show_prompts), record, prompts, api_name="run_prompts")
 
@@ -157,19 +216,36 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
 def _leaderboard_tab(state: SpaceState) -> None:
     with gr.Row():
         query = gr.Textbox(label="Search models", max_length=100, scale=2, elem_id="board-search")
-        sort_by = gr.Dropdown([*leaderboard.SCORE_COLUMNS, "n", "Date"], value="Average", label="Sort by",
-                              scale=1, elem_id="board-sort")
+        sort_by = gr.Dropdown(
+            [*leaderboard.SCORE_COLUMNS, "n", "Date"],
+            value="Average",
+            label="Sort by",
+            scale=1,
+            elem_id="board-sort",
+        )
         ascending = gr.Checkbox(label="Ascending", value=False, scale=1, elem_id="board-ascending")
-    columns = gr.CheckboxGroup(list(leaderboard.ALL_COLUMNS), value=list(leaderboard.DEFAULT_COLUMNS),
-                               label="Columns", elem_id="board-columns")
+    columns = gr.CheckboxGroup(
+        list(leaderboard.ALL_COLUMNS),
+        value=list(leaderboard.DEFAULT_COLUMNS),
+        label="Columns",
+        elem_id="board-columns",
+    )
     initial = handlers.leaderboard_table(state, "", None, "Average", False)
     datatypes: list[Any] = ["markdown" if c == "Model" else "number" for c in initial.columns]
-    table = gr.Dataframe(initial, datatype=datatypes,
-                         interactive=False, label="Runs (accuracy in %)", elem_id="board-table")
+    table = gr.Dataframe(
+        initial, datatype=datatypes, interactive=False, label="Runs (accuracy in %)", elem_id="board-table"
+    )
     gr.Markdown("Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy.")
-    plot = gr.LinePlot(handlers.leaderboard_plot(state), x="type", y="accuracy", color="model",
-                       sort=list(leaderboard.TYPE_COLUMNS),
-                       y_lim=[0, 100], label="Accuracy per spurious type", elem_id="board-plot")
+    plot = gr.LinePlot(
+        handlers.leaderboard_plot(state),
+        x="type",
+        y="accuracy",
+        color="model",
+        sort=list(leaderboard.TYPE_COLUMNS),
+        y_lim=[0, 100],
+        label="Accuracy per spurious type",
+        elem_id="board-plot",
+    )
     controls: list[Any] = [query, columns, sort_by, ascending]
     view = guarded(handlers.leaderboard_table, state)
 
@@ -179,8 +255,7 @@ def _leaderboard_tab(state: SpaceState) -> None:
         return gr.Dataframe(frame, datatype=["markdown" if c == "Model" else "number" for c in frame.columns])
 
     for component in controls:
-        component.change(show, controls, table,
-                         api_name=f"leaderboard_{component.elem_id}".replace("-", "_"))
+        component.change(show, controls, table, api_name=f"leaderboard_{component.elem_id}".replace("-", "_"))
     refresh = gr.Button("Refresh plot", size="sm")
     refresh.click(guarded(handlers.leaderboard_plot, state), None, plot, api_name="leaderboard_plot")
 
@@ -197,8 +272,12 @@ def _submit_tab() -> None:
     button = gr.Button("Validate", elem_id="submit-validate")
     verdict = gr.Markdown()
     yaml_text = gr.Code(language="yaml", label=".eval_results/mm-spubench.yaml", interactive=False)
-    button.click(guarded(handlers.validate_upload), [results_file, samples_file, model_repo], [verdict, yaml_text],
-                 api_name="validate_submission")
+    button.click(
+        guarded(handlers.validate_upload),
+        [results_file, samples_file, model_repo],
+        [verdict, yaml_text],
+        api_name="validate_submission",
+    )
 
 
 def build_app(config: SpaceConfig | None = None, state: SpaceState | None = None) -> gr.Blocks:
@@ -207,8 +286,9 @@ def build_app(config: SpaceConfig | None = None, state: SpaceState | None = None
     state = state or handlers.load_state(config)
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(INTRO + f"\nDataset: **{state.dataset_label}** ({len(state.dataset)} items).")
-        model_choice = gr.Dropdown(list(state.models.allowed), value=live.BUNDLED_CHOICE, label="Model",
-                                   elem_id="model-choice")
+        model_choice = gr.Dropdown(
+            list(state.models.allowed), value=live.BUNDLED_CHOICE, label="Model", elem_id="model-choice"
+        )
         with gr.Tabs():
             with gr.Tab("Explore", id="explore"):
                 item_id = _explore_tab(state, model_choice, config.concurrency)

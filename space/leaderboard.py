@@ -111,7 +111,9 @@ def resolve_results(source: str) -> Path:
 
     try:
         return Path(
-            snapshot_download(source, repo_type="dataset", allow_patterns=["**/results.json", "**/samples.jsonl"])
+            snapshot_download(
+                source, repo_type="dataset", allow_patterns=["**/results.json", "**/samples.jsonl"]
+            )
         )
     except (HfHubHTTPError, LocalEntryNotFoundError, ValueError, OSError) as err:
         raise MMSpuBenchError(
@@ -129,7 +131,9 @@ def sort_frame(frame: pd.DataFrame, by: str, ascending: bool) -> pd.DataFrame:
     """Rows sorted by column ``by``; runs missing the figure go last either way."""
     if by not in frame.columns:
         raise MMSpuBenchError(f"cannot sort by {by!r}; columns are {list(frame.columns)}")
-    return frame.sort_values(by, ascending=ascending, na_position="last", kind="stable").reset_index(drop=True)
+    return frame.sort_values(by, ascending=ascending, na_position="last", kind="stable").reset_index(
+        drop=True
+    )
 
 
 def view_frame(
@@ -146,7 +150,9 @@ def view_frame(
     chosen = [c for c in ALL_COLUMNS if c in (columns or DEFAULT_COLUMNS)]
     unknown = set(columns or ()) - set(ALL_COLUMNS)
     if unknown:
-        raise MMSpuBenchError(f"unknown leaderboard column {sorted(unknown)[0]!r}; expected some of {list(ALL_COLUMNS)}")
+        raise MMSpuBenchError(
+            f"unknown leaderboard column {sorted(unknown)[0]!r}; expected some of {list(ALL_COLUMNS)}"
+        )
     if "Model" not in chosen:
         chosen.insert(0, "Model")
     rows = frame

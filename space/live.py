@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 
 BUNDLED_CHOICE = "bundled small model (offline)"
 """Model choice that runs the bundled model, built offline on first use."""
-DEFAULT_HUB_MODELS: tuple[str, ...] = ("HuggingFaceTB/SmolVLM-256M-Instruct", "HuggingFaceTB/SmolVLM-500M-Instruct")
+DEFAULT_HUB_MODELS: tuple[str, ...] = (
+    "HuggingFaceTB/SmolVLM-256M-Instruct",
+    "HuggingFaceTB/SmolVLM-500M-Instruct",
+)
 """Small Hub models offered when ``MMSPUBENCH_SPACE_MODELS`` does not name others (need the Hub)."""
 UPLOAD_FORMATS: tuple[str, ...] = ("PNG", "JPEG", "WEBP")
 """Image formats accepted from visitors."""
@@ -61,7 +64,9 @@ def live_config(model_name: str) -> RunConfig:
     """Options of a live run: both metrics, option letters scored (so probabilities exist)."""
     from mmspubench.eval.prompts import prompt_spec
 
-    return RunConfig(model=model_name, dataset="space", answer_mode="logprob", batch_size=8, prompts=prompt_spec())
+    return RunConfig(
+        model=model_name, dataset="space", answer_mode="logprob", batch_size=8, prompts=prompt_spec()
+    )
 
 
 def _text(value: str | None, field: str) -> str:
@@ -69,7 +74,9 @@ def _text(value: str | None, field: str) -> str:
     if not text:
         raise MMSpuBenchError(f"field {field!r} is empty; please fill it in")
     if len(text) > MAX_TEXT_CHARS:
-        raise MMSpuBenchError(f"field {field!r} has {len(text)} characters; at most {MAX_TEXT_CHARS} are accepted")
+        raise MMSpuBenchError(
+            f"field {field!r} has {len(text)} characters; at most {MAX_TEXT_CHARS} are accepted"
+        )
     return text
 
 
@@ -97,18 +104,24 @@ def load_upload(path: str | Path | None) -> Image:
         raise MMSpuBenchError(f"upload {file.name!r}: expected one of {', '.join(UPLOAD_EXTENSIONS)}")
     size = file.stat().st_size
     if size > MAX_UPLOAD_BYTES:
-        raise MMSpuBenchError(f"upload {file.name!r} is {size} bytes; at most {MAX_UPLOAD_BYTES} are accepted")
+        raise MMSpuBenchError(
+            f"upload {file.name!r} is {size} bytes; at most {MAX_UPLOAD_BYTES} are accepted"
+        )
     try:
         with PILImage.open(file) as image:
             if image.format not in UPLOAD_FORMATS:
-                raise MMSpuBenchError(f"upload {file.name!r} is {image.format}; expected {', '.join(UPLOAD_FORMATS)}")
+                raise MMSpuBenchError(
+                    f"upload {file.name!r} is {image.format}; expected {', '.join(UPLOAD_FORMATS)}"
+                )
             if image.width * image.height > MAX_UPLOAD_PIXELS:
                 raise MMSpuBenchError(
                     f"upload {file.name!r} is {image.width}x{image.height}; at most {MAX_UPLOAD_PIXELS} pixels"
                 )
             return image.convert("RGB")
     except (UnidentifiedImageError, OSError, PILImage.DecompressionBombError) as err:
-        raise MMSpuBenchError(f"upload {file.name!r} is not a readable image ({type(err).__name__})") from None
+        raise MMSpuBenchError(
+            f"upload {file.name!r} is not a readable image ({type(err).__name__})"
+        ) from None
 
 
 def custom_item(
@@ -154,7 +167,9 @@ def option_probabilities(item: Item, sample: SampleResult) -> pd.DataFrame:
     total = sum(weights)
     return pd.DataFrame(
         {
-            "option": [f"{letter}. {text}" for letter, text in zip(ANSWER_LETTERS, item.options, strict=True)],
+            "option": [
+                f"{letter}. {text}" for letter, text in zip(ANSWER_LETTERS, item.options, strict=True)
+            ],
             "probability": [w / total for w in weights],
             "chosen": ["chosen" if letter == sample.prediction else "other" for letter in ANSWER_LETTERS],
         }
@@ -168,7 +183,9 @@ class ModelCache:
     keeps two threads from loading (or evicting) a model at once.
     """
 
-    def __init__(self, allowed: Sequence[str], loader: Callable[[str | Path], VisionLanguageModel] | None = None) -> None:
+    def __init__(
+        self, allowed: Sequence[str], loader: Callable[[str | Path], VisionLanguageModel] | None = None
+    ) -> None:
         self.allowed: tuple[str, ...] = (BUNDLED_CHOICE, *[a for a in allowed if a != BUNDLED_CHOICE])
         self._loader = loader or _default_loader
         self._lock = threading.Lock()
@@ -206,4 +223,6 @@ class ModelCache:
 def _default_loader(source: str | Path) -> VisionLanguageModel:
     from mmspubench.eval.loading import load_model
 
-    return load_model(source, device="cpu", dtype="float32", batch_size=8, scorer="fast", trust_remote_code=False)
+    return load_model(
+        source, device="cpu", dtype="float32", batch_size=8, scorer="fast", trust_remote_code=False
+    )

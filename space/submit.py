@@ -41,7 +41,10 @@ TOLERANCE = 1e-9
 """Largest difference, relative to max(1, |value|), between a submitted and a recomputed figure."""
 PERCENT_KEYS = ("overall", "by_type", "ci95", "acc")
 """Keys of the ``accuracy``/``cgla`` sections whose numbers are percentages in [0, 100]."""
-TASK_FIGURES: dict[str, tuple[str, str]] = {"mcq_accuracy": ("accuracy", "overall"), "cgla_accuracy": ("cgla", "acc")}
+TASK_FIGURES: dict[str, tuple[str, str]] = {
+    "mcq_accuracy": ("accuracy", "overall"),
+    "cgla_accuracy": ("cgla", "acc"),
+}
 """Where each eval.yaml task's value lives in results.json."""
 
 
@@ -79,7 +82,9 @@ def published_revision(dataset_id: str = PUBLISHED_DATASET_ID, explicit: str | N
 
     hint = f"pass --dataset-revision SHA or set {REVISION_ENV}"
     if is_offline_mode():
-        raise MMSpuBenchError(f"cannot look up the published revision of {dataset_id!r}: Hub offline mode; {hint}")
+        raise MMSpuBenchError(
+            f"cannot look up the published revision of {dataset_id!r}: Hub offline mode; {hint}"
+        )
     try:
         sha = HfApi().dataset_info(dataset_id).sha
     except (ValueError, *network_errors()) as err:  # an invalid id or any Hub failure: one actionable line
@@ -110,7 +115,9 @@ def check_ranges(results: Mapping[str, Any], where: str) -> None:
                 raise MMSpuBenchError(f"{where}: field {path!r}: value {value!r} is not a finite number")
             key = path.split(".")[1].split("[")[0] if "." in path else ""
             if key in PERCENT_KEYS and not 0.0 <= value <= 100.0:
-                raise MMSpuBenchError(f"{where}: field {path!r}: value {value!r} is outside [0, 100] (a percentage)")
+                raise MMSpuBenchError(
+                    f"{where}: field {path!r}: value {value!r} is outside [0, 100] (a percentage)"
+                )
             if key.startswith("n") and value < 0:
                 raise MMSpuBenchError(f"{where}: field {path!r}: count {value!r} is negative")
 
@@ -122,7 +129,9 @@ def check_samples(samples: tuple[SampleResult, ...], where: str) -> None:
         if sample.id in seen:
             raise MMSpuBenchError(f"{where}: record {sample.id!r}: field 'id': appears more than once")
         seen.add(sample.id)
-        scores = [("cgl", c.cgl) for c in sample.conditions] + [("option_scores", s) for s in sample.option_scores or ()]
+        scores = [("cgl", c.cgl) for c in sample.conditions] + [
+            ("option_scores", s) for s in sample.option_scores or ()
+        ]
         if sample.cgla_min is not None:
             scores.append(("cgla_min", sample.cgla_min))
         for field, value in scores:
@@ -191,9 +200,13 @@ def _check_identity(
     if dataset.get("split") != "test" or config.limit is not None:
         raise MMSpuBenchError(f"{where}: only full runs on the test split can be submitted (no --limit)")
     model_id = str((results.get("model") or {}).get("id", ""))
-    is_hub_id = model_id.count("/") == 1 and not model_id.startswith((".", "/", "~")) and not Path(model_id).exists()
+    is_hub_id = (
+        model_id.count("/") == 1 and not model_id.startswith((".", "/", "~")) and not Path(model_id).exists()
+    )
     if is_hub_id and model_id != model_repo:
-        raise MMSpuBenchError(f"{where}: field 'model.id': the run evaluated {model_id!r}, not {model_repo!r}")
+        raise MMSpuBenchError(
+            f"{where}: field 'model.id': the run evaluated {model_id!r}, not {model_repo!r}"
+        )
 
 
 def _entries(
@@ -252,7 +265,9 @@ def validate_submission(
     check_samples(samples, f"{results_path.parent}/samples.jsonl")
     n = (results.get("dataset") or {}).get("n")
     if n != len(samples):
-        raise MMSpuBenchError(f"{where}: field 'dataset.n': {n!r} but samples.jsonl holds {len(samples)} records")
+        raise MMSpuBenchError(
+            f"{where}: field 'dataset.n': {n!r} but samples.jsonl holds {len(samples)} records"
+        )
     recomputed = recompute(samples, config)
     for section in ("accuracy", "cgla"):
         compare_aggregates(results.get(section), recomputed[section], section, where)
@@ -275,7 +290,9 @@ def open_pull_request(submission: Submission, token: str | None = None) -> str:
     from huggingface_hub import CommitOperationAdd, HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
-    operation = CommitOperationAdd(path_in_repo=YAML_PATH, path_or_fileobj=submission.yaml_text.encode("utf-8"))
+    operation = CommitOperationAdd(
+        path_in_repo=YAML_PATH, path_or_fileobj=submission.yaml_text.encode("utf-8")
+    )
     try:
         info = HfApi(token=token).create_commit(
             repo_id=submission.model_repo,

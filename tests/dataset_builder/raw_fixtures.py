@@ -43,10 +43,15 @@ def make_image(path: Path, seed: int, size: tuple[int, int] = (24, 16)) -> None:
     rng = np.random.default_rng(seed)
     pixels = rng.integers(0, 256, size=(size[1], size[0], 3), dtype=np.uint8)
     path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(pixels).save(path, quality=90) if path.suffix.lower() in {".jpg", ".jpeg"} else Image.fromarray(pixels).save(path)
+    Image.fromarray(pixels).save(path, quality=90) if path.suffix.lower() in {
+        ".jpg",
+        ".jpeg",
+    } else Image.fromarray(pixels).save(path)
 
 
-def make_record(i: int, *, prefixed: bool = False, with_image: bool = True, suffix: str = ".png") -> dict[str, Any]:
+def make_record(
+    i: int, *, prefixed: bool = False, with_image: bool = True, suffix: str = ".png"
+) -> dict[str, Any]:
     """One raw record; even ids name their image, odd ones are found by id."""
     options = [f"object {i} option {k}" for k in range(4)]
     if prefixed:
@@ -98,7 +103,11 @@ def write_png_header_only(path: Path, width: int, height: int) -> None:
     """A tiny PNG whose header claims ``width`` x ``height`` pixels (a decompression-bomb probe)."""
 
     def chunk(kind: bytes, payload: bytes) -> bytes:
-        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+        return (
+            struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+        )
 
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b""))
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+    )

@@ -72,7 +72,9 @@ def test_records_not_list_or_dict(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_record_not_an_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = make_release(tmp_path / "raw", n=2)
-    (raw / "annotation.json").write_text(json.dumps([read_records(raw)[0], ["not", "a", "record"]]), encoding="utf-8")
+    (raw / "annotation.json").write_text(
+        json.dumps([read_records(raw)[0], ["not", "a", "record"]]), encoding="utf-8"
+    )
     line = _build_fails(tmp_path, capsys)
     assert "record '#1'" in line and "expected a JSON object" in line
 
@@ -86,7 +88,18 @@ def test_duplicate_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 @pytest.mark.parametrize(
-    "field", ["id", "question", "options", "answer", "class_name", "core_attributes", "spurious_attributes", "spurious_types", "source"]
+    "field",
+    [
+        "id",
+        "question",
+        "options",
+        "answer",
+        "class_name",
+        "core_attributes",
+        "spurious_attributes",
+        "spurious_types",
+        "source",
+    ],
 )
 def test_missing_required_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str) -> None:
     def change(records: Records) -> None:
@@ -156,7 +169,9 @@ def test_unknown_spurious_type(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.parametrize("types", [[], ["BG", "TN", "CO"]], ids=["none", "three"])
-def test_no_type_or_more_than_two(tmp_path: Path, capsys: pytest.CaptureFixture[str], types: list[str]) -> None:
+def test_no_type_or_more_than_two(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], types: list[str]
+) -> None:
     def change(records: Records) -> None:
         records[1]["spurious_types"] = types
 
@@ -168,9 +183,13 @@ def test_no_type_or_more_than_two(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize("field", ["core_attributes", "spurious_attributes"])
 @pytest.mark.parametrize(
-    "value", [[], ["a", "b", "c", "d", "e", "f"], ["ok", 3], ["ok", None], "a single string"], ids=["empty", "six", "int", "null", "string"]
+    "value",
+    [[], ["a", "b", "c", "d", "e", "f"], ["ok", 3], ["ok", None], "a single string"],
+    ids=["empty", "six", "int", "null", "string"],
 )
-def test_bad_attribute_list(tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object) -> None:
+def test_bad_attribute_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object
+) -> None:
     def change(records: Records) -> None:
         records[2][field] = value
 
@@ -254,7 +273,9 @@ def test_image_symlink_leaving_the_release(tmp_path: Path, capsys: pytest.Captur
 
 def test_decompression_bomb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = make_release(tmp_path / "raw", n=4)
-    write_png_header_only(raw / "data" / "images" / "000002.png", 20_000, 10_000)  # 200 Mpx claimed, ~60 bytes
+    write_png_header_only(
+        raw / "data" / "images" / "000002.png", 20_000, 10_000
+    )  # 200 Mpx claimed, ~60 bytes
     line = _build_fails(tmp_path, capsys)
     _assert_names(line, raw, "000002", "image")
     assert "pixel" in line and "limit" in line

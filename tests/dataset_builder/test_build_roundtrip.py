@@ -38,12 +38,16 @@ def test_every_field_of_every_record_round_trips(tmp_path: Path, as_dict: bool) 
     for row, rec in zip(ds, records, strict=True):
         assert row["id"] == rec["id"]
         assert row["question"] == rec["question"]
-        assert row["options"] == [o.split(". ", 1)[1] if o[:3] in {"A. ", "B. ", "C. ", "D. "} else o for o in rec["options"]]
+        assert row["options"] == [
+            o.split(". ", 1)[1] if o[:3] in {"A. ", "B. ", "C. ", "D. "} else o for o in rec["options"]
+        ]
         assert answer.int2str(row["answer"]) == rec["answer"]
         assert row["class_name"] == rec["class_name"]
         assert row["core_attributes"] == rec["core_attributes"]
         assert row["spurious_attributes"] == rec["spurious_attributes"]
-        assert [types.int2str(t) for t in row["spurious_types"]] == [CANONICAL_TYPES[t] for t in rec["spurious_types"]]
+        assert [types.int2str(t) for t in row["spurious_types"]] == [
+            CANONICAL_TYPES[t] for t in rec["spurious_types"]
+        ]
         assert source.int2str(row["source"]) == rec["source"]
         suffix = ".jpg" if int(rec["id"]) % 3 == 1 else ".png"
         src = raw / "data" / "images" / f"{rec['id']}{suffix}"
@@ -68,7 +72,11 @@ def test_prefixed_options_are_stripped_and_types_canonical(tmp_path: Path) -> No
 
 
 def _digest(repo: Path) -> dict[str, str]:
-    return {p.relative_to(repo).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(repo.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(repo).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(repo.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_build_is_deterministic(tmp_path: Path) -> None:
@@ -163,10 +171,14 @@ def test_synth_then_build_keeps_every_value(tmp_path: Path) -> None:
         assert row["spurious_attributes"] == rec["spurious_attributes"]
         assert FEATURES["source"].int2str(row["source"]) == "synthetic"
         with Image.open(raw / rec["image"]) as src:
-            np.testing.assert_array_equal(np.asarray(row["image"]), np.asarray(src.convert(row["image"].mode)))
+            np.testing.assert_array_equal(
+                np.asarray(row["image"]), np.asarray(src.convert(row["image"].mode))
+            )
 
 
-@pytest.mark.parametrize(("answer", "letter"), [("c", "C"), ("(D)", "D"), ("B.", "B"), ("C. Green Mug", "C"), ("mug stand", "D")])
+@pytest.mark.parametrize(
+    ("answer", "letter"), [("c", "C"), ("(D)", "D"), ("B.", "B"), ("C. Green Mug", "C"), ("mug stand", "D")]
+)
 def test_answer_forms(tmp_path: Path, answer: str, letter: str) -> None:
     raw = make_release(tmp_path / "raw", n=1)
     records = read_records(raw)

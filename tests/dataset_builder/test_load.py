@@ -83,7 +83,11 @@ def test_hub_id_offline_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(MMSpuBenchError, match="Hub dataset not found or not reachable"):
         load_benchmark("mmbench/MM-SpuBench")
     assert dataset_identity("mmbench/MM-SpuBench") == {
-        "kind": "hub", "id": "mmbench/MM-SpuBench", "path": None, "revision": None, "content_hash": None
+        "kind": "hub",
+        "id": "mmbench/MM-SpuBench",
+        "path": None,
+        "revision": None,
+        "content_hash": None,
     }
 
 

@@ -53,7 +53,9 @@ def test_card_yaml_parses_and_declares_the_hub_metadata(built: Path) -> None:
     assert meta["license"] == "other"
     assert "visual-question-answering" in meta["task_categories"]
     assert "MM-SpuBench" in meta["citation"]
-    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*"}]}]
+    assert meta["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*"}]}
+    ]
     assert meta["dataset_info"]["splits"][0]["num_examples"] == 5
     assert meta["size_categories"] == ["n<1K"]
     assert [f["name"] for f in meta["dataset_info"]["features"]] == list(FEATURES)
@@ -119,12 +121,17 @@ def test_push_dry_run_lists_the_operations(built: Path, capsys: pytest.CaptureFi
 
 
 def test_push_dry_run_through_the_cli(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["push", "--repo-dir", str(built), "--repo-id", "org/MM-SpuBench", "--dry-run", "--private"]) == 0
+    assert (
+        main(["push", "--repo-dir", str(built), "--repo-id", "org/MM-SpuBench", "--dry-run", "--private"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "[private]" in out and "add    eval.yaml" in out
 
 
-def test_push_refuses_a_folder_that_is_not_a_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_push_refuses_a_folder_that_is_not_a_build(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "README.md").write_text("hello", encoding="utf-8")
     assert main(["push", "--repo-dir", str(tmp_path), "--repo-id", "org/x", "--dry-run"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -144,7 +151,12 @@ class FakeHub:
         self.calls.append(("create_branch", {"repo_id": repo_id, **kwargs}))
 
     def list_repo_files(self, repo_id: str, **kwargs: Any) -> list[str]:
-        return [".gitattributes", "README.md", "data/test-00000-of-00001.parquet", "data/test-00001-of-00002.parquet"]
+        return [
+            ".gitattributes",
+            "README.md",
+            "data/test-00000-of-00001.parquet",
+            "data/test-00001-of-00002.parquet",
+        ]
 
     def create_commit(self, repo_id: str, operations: Any, **kwargs: Any) -> None:
         self.calls.append(("create_commit", {"repo_id": repo_id, "operations": list(operations), **kwargs}))
@@ -153,7 +165,10 @@ class FakeHub:
 def test_push_sends_one_commit_adding_files_and_deleting_stale_shards(built: Path) -> None:
     hub = FakeHub()
     push(built, "org/MM-SpuBench", private=True, api=hub)
-    assert hub.calls[0] == ("create_repo", {"repo_id": "org/MM-SpuBench", "repo_type": "dataset", "private": True, "exist_ok": True})
+    assert hub.calls[0] == (
+        "create_repo",
+        {"repo_id": "org/MM-SpuBench", "repo_type": "dataset", "private": True, "exist_ok": True},
+    )
     kind, commit = hub.calls[1]
     assert kind == "create_commit" and commit["repo_type"] == "dataset" and commit["revision"] is None
     adds = [op.path_in_repo for op in commit["operations"] if isinstance(op, CommitOperationAdd)]

@@ -16,8 +16,16 @@ from mmspubench.dataset_builder.synth_vocab import CLASS_BY_NAME, CLASSES, SPURI
 
 SMALL = 48
 RECORD_KEYS = [
-    "id", "image", "question", "options", "answer", "class_name",
-    "core_attributes", "spurious_attributes", "spurious_types", "source",
+    "id",
+    "image",
+    "question",
+    "options",
+    "answer",
+    "class_name",
+    "core_attributes",
+    "spurious_attributes",
+    "spurious_types",
+    "source",
 ]
 
 
@@ -37,7 +45,9 @@ def test_same_arguments_give_byte_identical_releases(tmp_path: Path) -> None:
     files_a, files_b = _folder_bytes(a), _folder_bytes(b)
     assert len(files_a) == 25
     assert files_a == files_b
-    c = write_release(tmp_path / "c", generate_items(24, seed=4, image_size=SMALL, mode="train", correlation=0.7))
+    c = write_release(
+        tmp_path / "c", generate_items(24, seed=4, image_size=SMALL, mode="train", correlation=0.7)
+    )
     assert _folder_bytes(c)["annotation.json"] != files_a["annotation.json"]
 
 

@@ -31,18 +31,48 @@ def test_synth_writes_a_release(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_synth_training_options_reach_the_generator(tmp_path: Path) -> None:
     out = tmp_path / "train"
-    argv = ["synth", "--out", str(out), "--n", "30", "--image-size", "32", "--mode", "train", "--cue", "aligned"]
+    argv = [
+        "synth",
+        "--out",
+        str(out),
+        "--n",
+        "30",
+        "--image-size",
+        "32",
+        "--mode",
+        "train",
+        "--cue",
+        "aligned",
+    ]
     assert main(argv) == 0
     expected = [item.record() for item in generate_items(30, image_size=32, mode="train", cue="aligned")]
     assert _records(out) == expected
     out2 = tmp_path / "corr"
-    assert main(["synth", "--out", str(out2), "--n", "30", "--image-size", "32", "--mode", "train",
-                 "--correlation", "0.25"]) == 0
+    assert (
+        main(
+            [
+                "synth",
+                "--out",
+                str(out2),
+                "--n",
+                "30",
+                "--image-size",
+                "32",
+                "--mode",
+                "train",
+                "--correlation",
+                "0.25",
+            ]
+        )
+        == 0
+    )
     expected = [item.record() for item in generate_items(30, image_size=32, mode="train", correlation=0.25)]
     assert _records(out2) == expected
 
 
-def test_synth_refuses_an_existing_out_unless_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_synth_refuses_an_existing_out_unless_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "raw"
     assert main(["synth", "--out", str(out), "--n", "2", "--image-size", "32"]) == 0
     capsys.readouterr()
@@ -56,8 +86,13 @@ def test_synth_refuses_an_existing_out_unless_overwrite(tmp_path: Path, capsys: 
 
 @pytest.mark.parametrize(
     "extra",
-    [["--correlation", "1.5"], ["--correlation", "x"], ["--cue", "sideways"], ["--mode", "eval"],
-     ["--cue", "broken", "--correlation", "0.5"]],
+    [
+        ["--correlation", "1.5"],
+        ["--correlation", "x"],
+        ["--cue", "sideways"],
+        ["--mode", "eval"],
+        ["--cue", "broken", "--correlation", "0.5"],
+    ],
 )
 def test_synth_rejects_bad_options(tmp_path: Path, extra: list[str]) -> None:
     with pytest.raises(SystemExit) as exc:
@@ -66,7 +101,9 @@ def test_synth_rejects_bad_options(tmp_path: Path, extra: list[str]) -> None:
     assert not (tmp_path / "raw").exists()
 
 
-def test_synth_bad_image_size_is_one_line_and_no_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_synth_bad_image_size_is_one_line_and_no_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["synth", "--out", str(tmp_path / "raw"), "--image-size", "4"]) == 2
     assert "image size 4" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []

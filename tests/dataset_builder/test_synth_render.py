@@ -17,7 +17,9 @@ SIZE = 96
 
 
 def _scene(planted: tuple[tuple[str, str], ...] = (), class_name: str = "car", cell: int = 4) -> SceneSpec:
-    return SceneSpec(class_name=class_name, cell=cell, offset=(0.0, 0.0), scale=0.5, planted=planted, noise_seed=7)
+    return SceneSpec(
+        class_name=class_name, cell=cell, offset=(0.0, 0.0), scale=0.5, planted=planted, noise_seed=7
+    )
 
 
 def _pixels(spec: SceneSpec, size: int = SIZE) -> np.ndarray:
@@ -30,8 +32,14 @@ def _changed_share(a: np.ndarray, b: np.ndarray | tuple[int, int, int]) -> float
 
 
 def _border_median(arr: np.ndarray) -> np.ndarray:
-    ring = np.concatenate([arr[:3].reshape(-1, 3), arr[-3:].reshape(-1, 3), arr[:, :3].reshape(-1, 3),
-                           arr[:, -3:].reshape(-1, 3)])
+    ring = np.concatenate(
+        [
+            arr[:3].reshape(-1, 3),
+            arr[-3:].reshape(-1, 3),
+            arr[:, :3].reshape(-1, 3),
+            arr[:, -3:].reshape(-1, 3),
+        ]
+    )
     return np.median(ring, axis=0)
 
 

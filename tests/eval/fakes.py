@@ -47,7 +47,10 @@ class FakeModel:
 
     def generate(self, images: Sequence[Any], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
         self.generate_calls.append(len(contexts))
-        return [SCRIPTED[_digest(img.tobytes(), ctx) % len(SCRIPTED)] for img, ctx in zip(images, contexts, strict=True)]
+        return [
+            SCRIPTED[_digest(img.tobytes(), ctx) % len(SCRIPTED)]
+            for img, ctx in zip(images, contexts, strict=True)
+        ]
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
         self.score_calls.append(len(requests))
@@ -61,18 +64,20 @@ def make_rows(n: int) -> list[dict[str, Any]]:
     for i in range(n):
         t1 = TYPE_NAMES[i % len(TYPE_NAMES)]
         types = [t1] if i % 3 else [t1, TYPE_NAMES[(i + 4) % len(TYPE_NAMES)]]
-        rows.append({
-            "id": f"{i:06d}",
-            "image": Image.new("RGB", (16, 16), ((37 * i) % 256, (91 * i) % 256, (53 * i) % 256)),
-            "question": f"Which object is shown in picture {i}?",
-            "options": ["a red car", "a blue bus", "a green bike", "a yellow taxi"],
-            "answer": i % 4,
-            "class_name": ["car", "bus", "bike", "taxi"][i % 4],
-            "core_attributes": [f"core {i}-{k}" for k in range(1 + i % 3)],
-            "spurious_attributes": [f"spurious {i}-{k}" for k in range(1 + (i + 1) % 4)],
-            "spurious_types": [TYPE_NAMES.index(t) for t in types],
-            "source": 5,
-        })
+        rows.append(
+            {
+                "id": f"{i:06d}",
+                "image": Image.new("RGB", (16, 16), ((37 * i) % 256, (91 * i) % 256, (53 * i) % 256)),
+                "question": f"Which object is shown in picture {i}?",
+                "options": ["a red car", "a blue bus", "a green bike", "a yellow taxi"],
+                "answer": i % 4,
+                "class_name": ["car", "bus", "bike", "taxi"][i % 4],
+                "core_attributes": [f"core {i}-{k}" for k in range(1 + i % 3)],
+                "spurious_attributes": [f"spurious {i}-{k}" for k in range(1 + (i + 1) % 4)],
+                "spurious_types": [TYPE_NAMES.index(t) for t in types],
+                "source": 5,
+            }
+        )
     return rows
 
 
@@ -88,12 +93,20 @@ def run_fake(out: Path, n: int, delay: float = 0.0, **options: Any) -> dict[str,
     from mmspubench.eval.records import RunConfig
     from mmspubench.eval.runner import run_eval
 
-    config = RunConfig(model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=3,
-                       **options)
+    config = RunConfig(
+        model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=3, **options
+    )
     shard = distributed.current_shard()
     try:
-        return run_eval(lambda: FakeModel(delay), make_dataset(n), dict(DATASET_INFO), config, out,
-                        shard=shard, progress=False)
+        return run_eval(
+            lambda: FakeModel(delay),
+            make_dataset(n),
+            dict(DATASET_INFO),
+            config,
+            out,
+            shard=shard,
+            progress=False,
+        )
     finally:
         distributed.finish(shard)
 

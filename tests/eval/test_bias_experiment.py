@@ -32,9 +32,13 @@ def experiment_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list
 
     script = load_script()
     root = tmp_path_factory.mktemp("bias")
-    models = {"biased": build_tiny_llava(root / "m1", seed=1), "balanced": build_tiny_llava(root / "m2", seed=2)}
-    rows = script.experiment(models, root / "out", n=4, seed=1, image_size=32, answer_mode="logprob",
-                             batch_size=4)
+    models = {
+        "biased": build_tiny_llava(root / "m1", seed=1),
+        "balanced": build_tiny_llava(root / "m2", seed=2),
+    }
+    rows = script.experiment(
+        models, root / "out", n=4, seed=1, image_size=32, answer_mode="logprob", batch_size=4
+    )
     return root / "out", rows
 
 
@@ -42,10 +46,16 @@ def read_samples(path: Path) -> list[SampleResult]:
     return [SampleResult.from_json(json.loads(line)) for line in path.read_text().splitlines()]
 
 
-def test_summary_and_table_are_written_for_every_model_and_cue(experiment_run: tuple[Path, list[dict]]) -> None:
+def test_summary_and_table_are_written_for_every_model_and_cue(
+    experiment_run: tuple[Path, list[dict]],
+) -> None:
     out, rows = experiment_run
     assert [(r["model"], r["cue"]) for r in rows] == [
-        ("biased", "aligned"), ("balanced", "aligned"), ("biased", "broken"), ("balanced", "broken")]
+        ("biased", "aligned"),
+        ("balanced", "aligned"),
+        ("biased", "broken"),
+        ("balanced", "broken"),
+    ]
     summary = json.loads((out / "summary.json").read_text())
     assert [r["folder"] for r in summary["rows"]] == [r["folder"] for r in rows]
     table = (out / "table.md").read_text()
@@ -55,7 +65,9 @@ def test_summary_and_table_are_written_for_every_model_and_cue(experiment_run: t
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
 
 
-def test_figures_are_recomputable_from_the_per_sample_records(experiment_run: tuple[Path, list[dict]]) -> None:
+def test_figures_are_recomputable_from_the_per_sample_records(
+    experiment_run: tuple[Path, list[dict]],
+) -> None:
     out, _ = experiment_run
     summary = json.loads((out / "summary.json").read_text())
     for row in summary["rows"]:

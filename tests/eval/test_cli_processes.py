@@ -55,8 +55,12 @@ def test_cli_sigkill_then_resume(tmp_path: Path) -> None:
     n = "12"
     subprocess.run([*EVAL, "--limit", n, "--out", str(tmp_path / "ref")], env=_env(), check=True, timeout=600)
     out = tmp_path / "killed"
-    proc = subprocess.Popen([*EVAL, "--limit", n, "--out", str(out)], env=_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*EVAL, "--limit", n, "--out", str(out)],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     samples = out / "samples.jsonl"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not (samples.exists() and samples.read_bytes().count(b"\n") >= 2):
@@ -65,7 +69,9 @@ def test_cli_sigkill_then_resume(tmp_path: Path) -> None:
     proc.wait()
     assert 2 <= samples.read_bytes().count(b"\n") < int(n)
     subprocess.run([*EVAL, "--limit", n, "--out", str(out)], env=_env(), check=True, timeout=600)
-    assert [s["id"] for s in _samples(samples)] == [s["id"] for s in _samples(tmp_path / "ref" / "samples.jsonl")]
+    assert [s["id"] for s in _samples(samples)] == [
+        s["id"] for s in _samples(tmp_path / "ref" / "samples.jsonl")
+    ]
     assert _samples(samples) == _samples(tmp_path / "ref" / "samples.jsonl")
     assert _figures(out) == _figures(tmp_path / "ref")
 
@@ -74,8 +80,12 @@ def test_cli_two_processes_equal_one(tmp_path: Path) -> None:
     args = ["--limit", "6"]
     subprocess.run([*EVAL, *args, "--out", str(tmp_path / "one")], env=_env(), check=True, timeout=600)
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
-    subprocess.run([*launcher, "-m", "mmspubench.eval.cli", *EVAL[3:], *args, "--out", str(tmp_path / "two")],
-                   env=_env(), check=True, timeout=600)
+    subprocess.run(
+        [*launcher, "-m", "mmspubench.eval.cli", *EVAL[3:], *args, "--out", str(tmp_path / "two")],
+        env=_env(),
+        check=True,
+        timeout=600,
+    )
     # Each process scores its own share of the items, so the items share a forward pass (and its
     # padding) with different neighbours than in one process: scores agree to float32 rounding.
     _assert_close(_figures(tmp_path / "two"), _figures(tmp_path / "one"))

@@ -14,8 +14,12 @@ from mmspubench.eval.commands import default_out, parse_metrics
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("accuracy,cgla", ("accuracy", "cgla")), ("cgla", ("cgla",)), ("cgla, accuracy", ("accuracy", "cgla")),
-     ("accuracy,accuracy", ("accuracy",))],
+    [
+        ("accuracy,cgla", ("accuracy", "cgla")),
+        ("cgla", ("cgla",)),
+        ("cgla, accuracy", ("accuracy", "cgla")),
+        ("accuracy,accuracy", ("accuracy",)),
+    ],
 )
 def test_parse_metrics(text: str, expected: tuple[str, ...]) -> None:
     assert parse_metrics(text) == expected
@@ -51,7 +55,9 @@ def test_bad_input_is_one_line_and_writes_nothing(
     assert not out.exists()
 
 
-def test_default_eval_end_to_end_with_bundled_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_default_eval_end_to_end_with_bundled_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from mmspubench.dataset_builder.defaults import default_dataset_dir
     from mmspubench.eval.bundled import bundled_model_dir
 

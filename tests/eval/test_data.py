@@ -17,7 +17,11 @@ def test_rows_become_items_with_names() -> None:
     assert first.types == ("background", "colorization")  # ClassLabel ints 0 and 4
     assert items[1].types == ("texture_noise",)
     assert first.options == ("a red car", "a blue bus", "a green bike", "a yellow taxi")
-    assert first.core_attributes == ("core 0-0",) and items[2].core_attributes == ("core 2-0", "core 2-1", "core 2-2")
+    assert first.core_attributes == ("core 0-0",) and items[2].core_attributes == (
+        "core 2-0",
+        "core 2-1",
+        "core 2-2",
+    )
     assert first.image.mode == "RGB" and first.image.size == (16, 16)
 
 

@@ -20,7 +20,13 @@ EXACT = [f for f in FAMILIES if f in fast_scoring.EXACT_FAMILIES]
 FALLBACK = [f for f in FAMILIES if f not in fast_scoring.EXACT_FAMILIES]
 
 CLASS_NAMES = (" dog", " golden cat", " red striped circle tree")
-ATTRIBUTES = ("red striped background", "a dog", "small round shape near the wall", "dark", "upside down moon leaf")
+ATTRIBUTES = (
+    "red striped background",
+    "a dog",
+    "small round shape near the wall",
+    "dark",
+    "upside down moon leaf",
+)
 
 
 def _adapter(family: str, root: Path, batch_size: int = 2) -> TransformersVLM:
@@ -39,14 +45,18 @@ def _requests(adapter: TransformersVLM, n_items: int = 3) -> list[ScoreRequest]:
         class_name = CLASS_NAMES[item % len(CLASS_NAMES)]
         for attribute in ATTRIBUTES[: 2 + item % 4]:
             out.append(ScoreRequest(image, adapter.render(prompts.cgla_prompt(attribute)), class_name))
-        mcq = adapter.render(prompts.mcq_prompt(f"What is in image {item}?", ["dog", "cat", "car", "tree"], "logprob"))
+        mcq = adapter.render(
+            prompts.mcq_prompt(f"What is in image {item}?", ["dog", "cat", "car", "tree"], "logprob")
+        )
         out.extend(ScoreRequest(image, mcq, letter) for letter in prompts.letter_continuations())
     return out
 
 
 @pytest.mark.parametrize("family", EXACT)
 @pytest.mark.parametrize("batch_size", [1, 3])
-def test_fast_equals_plain_on_every_condition_and_option(family: str, batch_size: int, session_cache: Path) -> None:
+def test_fast_equals_plain_on_every_condition_and_option(
+    family: str, batch_size: int, session_cache: Path
+) -> None:
     adapter = _adapter(family, session_cache, batch_size)
     requests = _requests(adapter)
     plain = scoring.score_plain(adapter, requests)
@@ -77,12 +87,16 @@ def test_chunk_split_into_several_suffix_passes(family: str, session_cache: Path
     requests = []
     for seed, count in ((2, 2), (3, 5), (4, 5)):
         image = make_image(seed)
-        requests.extend(ScoreRequest(image, adapter.render(prompts.cgla_prompt(a)), " golden cat")
-                        for a in ATTRIBUTES[:count])
+        requests.extend(
+            ScoreRequest(image, adapter.render(prompts.cgla_prompt(a)), " golden cat")
+            for a in ATTRIBUTES[:count]
+        )
     encoded = [fast_scoring.encode(adapter, r) for r in requests]
     plan = fast_scoring.plan_call(adapter.model, encoded, requests, batch_size=4)
     assert len(plan.chunks) == 1 and len(plan.chunks[0].suffix_passes) == 2
-    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(scoring.score_plain(adapter, requests), abs=1e-4)
+    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(
+        scoring.score_plain(adapter, requests), abs=1e-4
+    )
 
 
 @pytest.mark.parametrize("family", EXACT)
@@ -92,8 +106,12 @@ def test_images_of_different_sizes_in_one_call(family: str, session_cache: Path)
     requests = []
     for seed, size in ((1, (48, 40)), (2, (64, 32)), (3, (40, 64)), (4, (48, 40))):
         image = make_image(seed, size)
-        requests.extend(ScoreRequest(image, adapter.render(prompts.cgla_prompt(a)), " dog") for a in ATTRIBUTES[:3])
-    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(scoring.score_plain(adapter, requests), abs=1e-4)
+        requests.extend(
+            ScoreRequest(image, adapter.render(prompts.cgla_prompt(a)), " dog") for a in ATTRIBUTES[:3]
+        )
+    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(
+        scoring.score_plain(adapter, requests), abs=1e-4
+    )
 
 
 def test_each_image_processed_once_per_call(session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,7 +153,9 @@ def test_qwen2_vl_needs_its_3d_positions(session_cache: Path, monkeypatch: pytes
     plain = scoring.score_plain(adapter, requests)
     real_encode = fast_scoring.encode
 
-    def encode_without_positions(adapter: Any, request: ScoreRequest, processor: Any = None) -> fast_scoring.Encoded:
+    def encode_without_positions(
+        adapter: Any, request: ScoreRequest, processor: Any = None
+    ) -> fast_scoring.Encoded:
         enc = real_encode(adapter, request, processor)
         return fast_scoring.Encoded(enc.ids, enc.n_context, enc.token_inputs, enc.image_inputs, None)
 
@@ -189,11 +209,18 @@ def test_every_named_fallback_is_reported(family: str) -> None:
 def test_unknown_family_and_sliding_window_fall_back() -> None:
     from transformers import CLIPVisionConfig, LlavaConfig, MistralConfig
 
-    assert fast_scoring.fallback_reason(_fake_model(SimpleNamespace(model_type="blip_9"))) == fast_scoring.NOT_VERIFIED
+    assert (
+        fast_scoring.fallback_reason(_fake_model(SimpleNamespace(model_type="blip_9")))
+        == fast_scoring.NOT_VERIFIED
+    )
     small = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2}
-    sliding = LlavaConfig(vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=8, **small))
+    sliding = LlavaConfig(
+        vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=8, **small)
+    )
     assert fast_scoring.fallback_reason(_fake_model(sliding)) == fast_scoring.SLIDING_WINDOW
-    full = LlavaConfig(vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=None, **small))
+    full = LlavaConfig(
+        vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=None, **small)
+    )
     assert fast_scoring.fallback_reason(_fake_model(full)) is None
     full.text_config._attn_implementation = "flash_attention_2"
     reason = fast_scoring.fallback_reason(_fake_model(full))
@@ -205,7 +232,9 @@ def test_eager_attention_equals_plain(session_cache: Path) -> None:
     adapter = _adapter("llava", session_cache)
     adapter.model.set_attn_implementation("eager")
     requests = _requests(adapter, n_items=2)
-    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(scoring.score_plain(adapter, requests), abs=1e-4)
+    assert fast_scoring.score_fast(adapter, requests) == pytest.approx(
+        scoring.score_plain(adapter, requests), abs=1e-4
+    )
 
 
 def test_adapter_routes_by_scorer(session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -69,8 +69,17 @@ def test_accuracy_summary_counts_two_type_items_in_both() -> None:
     assert summary["by_type"]["TN"] == 50.0
     assert summary["by_type"]["CO"] == 100.0
     assert summary["by_type"]["Sha."] is None
-    assert summary["n_by_type"] == {"BG": 2, "TN": 2, "CO": 1, "RS": 0, "Col.": 0, "Ori.": 0, "LS": 0,
-                                    "PA": 0, "Sha.": 0}
+    assert summary["n_by_type"] == {
+        "BG": 2,
+        "TN": 2,
+        "CO": 1,
+        "RS": 0,
+        "Col.": 0,
+        "Ori.": 0,
+        "LS": 0,
+        "PA": 0,
+        "Sha.": 0,
+    }
     assert list(summary["by_type"]) == ["BG", "TN", "CO", "RS", "Col.", "Ori.", "LS", "PA", "Sha."]
     assert summary["ci95"]["by_type"]["CO"] == [100.0, 100.0]
     assert summary["ci95"]["by_type"]["RS"] is None

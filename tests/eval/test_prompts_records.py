@@ -74,8 +74,18 @@ def test_sample_result_round_trips_through_json_exactly() -> None:
     assert back.conditions[1].cgl == -0.1 + -0.2  # float repr round-trips bit for bit
     assert back.unparsed
     fields = set(sample.to_json())
-    assert {"id", "types", "answer", "prediction", "correct", "raw_output", "class_name", "conditions",
-            "cgla_min", "cgla_acc"} <= fields
+    assert {
+        "id",
+        "types",
+        "answer",
+        "prediction",
+        "correct",
+        "raw_output",
+        "class_name",
+        "conditions",
+        "cgla_min",
+        "cgla_acc",
+    } <= fields
 
 
 @pytest.mark.parametrize(("key", "value"), [("correct", "yes"), ("cgla_acc", 1)])

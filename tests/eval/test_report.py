@@ -19,13 +19,21 @@ def _results(
         "schema_version": 1,
         "benchmark": "MM-SpuBench",
         "model": {"id": model_id, "path": model_id},
-        "accuracy": {"average": average, "overall": overall, "by_type": dict(zip(ABBREVS, by_type, strict=True))},
+        "accuracy": {
+            "average": average,
+            "overall": overall,
+            "by_type": dict(zip(ABBREVS, by_type, strict=True)),
+        },
         "cgla": None if cgla is None else {"acc": cgla},
     }
 
 
-RUN_A = _results("org/model-a", [60.123, 55.35, 63.46, 50.28, 53.25, 62.86, 60.38, 48.15, 54.794], 56.444, 56.0, 41.5)
-RUN_B = _results("/home/x/models/tiny|b", [25.0, None, 0.0, 100.0, 33.333, 50.0, 12.5, 75.0, 20.0], 39.479, 31.25, None)
+RUN_A = _results(
+    "org/model-a", [60.123, 55.35, 63.46, 50.28, 53.25, 62.86, 60.38, 48.15, 54.794], 56.444, 56.0, 41.5
+)
+RUN_B = _results(
+    "/home/x/models/tiny|b", [25.0, None, 0.0, 100.0, 33.333, 50.0, 12.5, 75.0, 20.0], 39.479, 31.25, None
+)
 
 EXPECTED = """\
 | Model | BG | TN | CO | RS | Col. | Ori. | LS | PA | Sha. | Average | Overall | CGLA_acc |
@@ -46,7 +54,9 @@ def test_report_command_reads_files_and_folders(tmp_path: Path, capsys: pytest.C
     assert capsys.readouterr().out.strip() == EXPECTED
 
 
-def test_report_rejects_a_file_that_is_not_a_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_rejects_a_file_that_is_not_a_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "x.json").write_text(json.dumps({"hello": 1}))
     assert main(["report", str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err

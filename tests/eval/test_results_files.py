@@ -11,10 +11,20 @@ from mmspubench.eval.records import Condition, SampleResult
 
 def _sample(i: int) -> SampleResult:
     return SampleResult(
-        id=f"{i:06d}", types=("background",), answer="A", prediction="A", correct=True, raw_output="A",
-        option_scores=None, class_name="cat",
-        conditions=(Condition("fur", "core", "p", " cat", -1.0), Condition("sofa", "spurious", "p", " cat", -2.0)),
-        cgla_min=1.0, cgla_acc=True,
+        id=f"{i:06d}",
+        types=("background",),
+        answer="A",
+        prediction="A",
+        correct=True,
+        raw_output="A",
+        option_scores=None,
+        class_name="cat",
+        conditions=(
+            Condition("fur", "core", "p", " cat", -1.0),
+            Condition("sofa", "spurious", "p", " cat", -2.0),
+        ),
+        cgla_min=1.0,
+        cgla_acc=True,
     )
 
 
@@ -63,8 +73,9 @@ def test_manifest_checks(tmp_path: Path) -> None:
 def test_duplicate_ids_with_different_contents_are_refused() -> None:
     from mmspubench.eval.records import RunConfig
 
-    other = SampleResult(**{**{f: getattr(_sample(0), f) for f in SampleResult.__slots__}, "correct": False,
-                            "prediction": "B"})
+    other = SampleResult(
+        **{**{f: getattr(_sample(0), f) for f in SampleResult.__slots__}, "correct": False, "prediction": "B"}
+    )
     with pytest.raises(MMSpuBenchError, match="appears twice"):
         results.recompute([_sample(0), other], RunConfig(model="m", dataset="d"))
     same = results.recompute([_sample(0), _sample(0)], RunConfig(model="m", dataset="d"))

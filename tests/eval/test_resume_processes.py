@@ -64,12 +64,23 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
 def test_two_processes_equal_one(tmp_path: Path) -> None:
     n = 11
     single = run_fake(tmp_path / "one", n)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           str(FAKES), str(tmp_path / "two"), str(n)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        str(FAKES),
+        str(tmp_path / "two"),
+        str(n),
+    ]
     subprocess.run(cmd, env=_env(), cwd=REPO, check=True, timeout=300)
     merged = json.loads((tmp_path / "two" / "results.json").read_text())
     assert single is not None
     assert _comparable(merged) == _comparable(single)
     assert merged["timing"]["processes"] == 2 and merged["timing"]["items_scored"] == n
-    assert (tmp_path / "two" / "samples.jsonl").read_bytes() == (tmp_path / "one" / "samples.jsonl").read_bytes()
+    assert (tmp_path / "two" / "samples.jsonl").read_bytes() == (
+        tmp_path / "one" / "samples.jsonl"
+    ).read_bytes()
     assert not list((tmp_path / "two").glob("*.rank*"))

@@ -21,7 +21,9 @@ def _config(**options: Any) -> RunConfig:
 
 def _run(out: Path, n: int = 10, model: FakeModel | None = None, **options: Any) -> dict[str, Any]:
     fake = model or FakeModel()
-    out_obj = run_eval(lambda: fake, make_dataset(n), dict(DATASET_INFO), _config(**options), out, progress=False)
+    out_obj = run_eval(
+        lambda: fake, make_dataset(n), dict(DATASET_INFO), _config(**options), out, progress=False
+    )
     assert out_obj is not None
     return out_obj
 
@@ -66,8 +68,18 @@ def test_results_follow_from_samples_by_plain_recount(tmp_path: Path) -> None:
 
 def test_results_json_has_the_design_fields(tmp_path: Path) -> None:
     res = _run(tmp_path / "run", n=4)
-    assert {"schema_version", "benchmark", "dataset", "model", "config", "accuracy", "cgla", "timing",
-            "created_at", "package_version"} <= set(res)
+    assert {
+        "schema_version",
+        "benchmark",
+        "dataset",
+        "model",
+        "config",
+        "accuracy",
+        "cgla",
+        "timing",
+        "created_at",
+        "package_version",
+    } <= set(res)
     assert {"overall", "by_type", "ci95", "unparsed", "n", "n_by_type"} <= set(res["accuracy"])
     assert {"acc", "by_type", "mean_cgla_min", "core_reduction"} <= set(res["cgla"])
     assert {"load_seconds", "accuracy_seconds", "cgla_seconds", "total_seconds"} <= set(res["timing"])
@@ -80,8 +92,10 @@ def test_results_json_has_the_design_fields(tmp_path: Path) -> None:
 def test_one_score_call_per_chunk_and_batched_generation(tmp_path: Path) -> None:
     fake = FakeModel()
     _run(tmp_path / "run", n=7, model=fake)
-    sizes = [len(i.core_attributes) + len(i.spurious_attributes)
-             for i in data.load_items(make_dataset(7), None, "hand-made")]
+    sizes = [
+        len(i.core_attributes) + len(i.spurious_attributes)
+        for i in data.load_items(make_dataset(7), None, "hand-made")
+    ]
     assert fake.score_calls == [sum(sizes[0:3]), sum(sizes[3:6]), sizes[6]]
     assert fake.generate_calls == [3, 3, 1]
 
@@ -123,8 +137,11 @@ def test_rerun_skips_finished_items(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("change", "message"),
-    [({"core_reduction": "mean"}, "core_reduction"), ({"answer_mode": "logprob"}, "answer_mode"),
-     ({"limit": 3}, "limit")],
+    [
+        ({"core_reduction": "mean"}, "core_reduction"),
+        ({"answer_mode": "logprob"}, "answer_mode"),
+        ({"limit": 3}, "limit"),
+    ],
 )
 def test_refuses_to_resume_a_different_run(tmp_path: Path, change: dict[str, Any], message: str) -> None:
     _run(tmp_path / "run", n=5)
@@ -140,14 +157,21 @@ def test_refuses_a_different_model_or_dataset(tmp_path: Path) -> None:
     class Other(FakeModel):
         @property
         def info(self) -> Any:
-            return FakeModel().info.__class__(id="fake", path="/elsewhere", revision=None, dtype="float32",
-                                              adapter="fake")
+            return FakeModel().info.__class__(
+                id="fake", path="/elsewhere", revision=None, dtype="float32", adapter="fake"
+            )
 
     with pytest.raises(MMSpuBenchError, match=r"model\.path"):
         _run(tmp_path / "run", n=5, model=Other())
     with pytest.raises(MMSpuBenchError, match=r"dataset\.revision"):
-        run_eval(FakeModel, make_dataset(5), {**DATASET_INFO, "revision": "v2"}, _config(), tmp_path / "run",
-                 progress=False)
+        run_eval(
+            FakeModel,
+            make_dataset(5),
+            {**DATASET_INFO, "revision": "v2"},
+            _config(),
+            tmp_path / "run",
+            progress=False,
+        )
 
 
 def test_bad_limit_and_bad_dataset_write_nothing(tmp_path: Path) -> None:

@@ -100,5 +100,6 @@ def test_tiny_llava_fast_chunks_equal_plain_per_item(session_cache: Path) -> Non
         assert fast.option_scores is not None and ref.option_scores is not None
         assert fast.option_scores == pytest.approx(ref.option_scores, abs=1e-4)
         assert [c.cgl for c in fast.conditions] == pytest.approx([c.cgl for c in ref.conditions], abs=1e-4)
-        assert [(c.attribute, c.kind, c.prompt) for c in fast.conditions] == \
-               [(c.attribute, c.kind, c.prompt) for c in ref.conditions]
+        assert [(c.attribute, c.kind, c.prompt) for c in fast.conditions] == [
+            (c.attribute, c.kind, c.prompt) for c in ref.conditions
+        ]

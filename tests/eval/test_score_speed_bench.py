@@ -17,9 +17,23 @@ def test_gpu_script_parses() -> None:
 def test_benchmark_tiny_profile_prints_both_scorers(tmp_path: Path) -> None:
     env = {**os.environ, "MMSPUBENCH_CACHE": str(tmp_path / "cache")}
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "score_speed.py"), "--profile", "tiny", "--items", "2",
-         "--items-per-call", "2", "--extrapolate", "2400"],
-        check=True, capture_output=True, text=True, env=env, timeout=600,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "score_speed.py"),
+            "--profile",
+            "tiny",
+            "--items",
+            "2",
+            "--items-per-call",
+            "2",
+            "--extrapolate",
+            "2400",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     ).stdout
     rows = [line for line in out.splitlines() if line.startswith(("| cgla", "| options"))]
     assert len(rows) == 2

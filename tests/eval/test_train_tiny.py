@@ -17,8 +17,16 @@ from mmspubench.eval.protocol import ScoreRequest  # noqa: E402
 from mmspubench.eval.train_tiny import Architecture, TrainConfig  # noqa: E402
 from PIL import Image  # noqa: E402
 
-TINY = Architecture(image_size=32, patch_size=8, vision_hidden=32, vision_layers=1, text_hidden=32,
-                    text_layers=1, heads=2, vocab_size=400)
+TINY = Architecture(
+    image_size=32,
+    patch_size=8,
+    vision_hidden=32,
+    vision_layers=1,
+    text_hidden=32,
+    text_layers=1,
+    heads=2,
+    vocab_size=400,
+)
 NAMES = ("boat", "cactus", "snowman", "rocket")
 
 
@@ -40,15 +48,17 @@ def fake_items(n: int, seed: int = 0) -> list[FakeItem]:
         c = rng.randrange(len(NAMES))
         options = list(NAMES)
         rng.shuffle(options)
-        items.append(FakeItem(
-            image=Image.new("RGB", (40, 40), (60 * c, 90, 200 - 40 * c)),
-            question="What is the object on the blue water, in the centre?",
-            options=tuple(options),
-            answer="ABCD"[options.index(NAMES[c])],
-            class_name=NAMES[c],
-            core_attributes=(f"{NAMES[c]} part one", "thin dark mast"),
-            spurious_attributes=("blue water background",),
-        ))
+        items.append(
+            FakeItem(
+                image=Image.new("RGB", (40, 40), (60 * c, 90, 200 - 40 * c)),
+                question="What is the object on the blue water, in the centre?",
+                options=tuple(options),
+                answer="ABCD"[options.index(NAMES[c])],
+                class_name=NAMES[c],
+                core_attributes=(f"{NAMES[c]} part one", "thin dark mast"),
+                spurious_attributes=("blue water background",),
+            )
+        )
     return items
 
 
@@ -121,7 +131,9 @@ def test_trained_scores_match_eval_scorer_on_the_same_tokens(setup: tuple) -> No
     items, adapter = setup
     examples = [e for e in train_tiny.examples_for(0, items[0], adapter.render) if not e.end_of_turn]
     encoded, pixels = train_tiny.prepare(items[:1], adapter)
-    encoded = [e for e in encoded if e.ids[-1] != adapter.processor.tokenizer.convert_tokens_to_ids("<|im_end|>")]
+    encoded = [
+        e for e in encoded if e.ids[-1] != adapter.processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    ]
     scores = adapter.score([ScoreRequest(items[0].image, e.context, e.continuation) for e in examples])
     for enc, cgl in zip(encoded, scores, strict=True):
         with torch.no_grad():
@@ -141,8 +153,17 @@ def test_a_few_steps_lower_the_loss_save_and_reload(tmp_path: Path) -> None:
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     items = fake_items(16)
-    config = TrainConfig(out=str(tmp_path / "model"), correlation=0.95, steps=12, batch_size=8, lr=1e-2,
-                         warmup=2, threads=1, log_every=4, arch=TINY)
+    config = TrainConfig(
+        out=str(tmp_path / "model"),
+        correlation=0.95,
+        steps=12,
+        batch_size=8,
+        lr=1e-2,
+        warmup=2,
+        threads=1,
+        log_every=4,
+        arch=TINY,
+    )
     summary = train_tiny.train(config, items, log=lambda _: None)
     assert len(summary.losses) == 3
     assert summary.losses[-1] < summary.losses[0]
@@ -159,8 +180,16 @@ def test_same_seed_gives_the_same_weights(tmp_path: Path) -> None:
     items = fake_items(8)
     weights = []
     for name in ("a", "b"):
-        config = TrainConfig(out=str(tmp_path / name), correlation=None, steps=3, batch_size=4, warmup=1,
-                             threads=1, log_every=3, arch=TINY)
+        config = TrainConfig(
+            out=str(tmp_path / name),
+            correlation=None,
+            steps=3,
+            batch_size=4,
+            warmup=1,
+            threads=1,
+            log_every=3,
+            arch=TINY,
+        )
         train_tiny.train(config, items, log=lambda _: None)
         from safetensors.torch import load_file
 
@@ -197,11 +226,15 @@ def test_shipped_weights_load_answer_and_score(name: str) -> None:
     # items whose cue agrees with the class, with one of the options.
     assert all(a.strip() in {c.name for c in synth.CLASSES} for a in answers), answers
     if name.endswith("biased"):
-        assert all(parse_answer(a, i.options) is not None for a, i in zip(answers, items, strict=True)), answers
+        assert all(parse_answer(a, i.options) is not None for a, i in zip(answers, items, strict=True)), (
+            answers
+        )
     item = items[0]
     continuation = prompts.cgla_continuation(item.class_name)
-    requests = [ScoreRequest(item.image, model.render(prompts.cgla_prompt(t)), continuation)
-                for t in (*item.core_attributes, *item.spurious_attributes)]
+    requests = [
+        ScoreRequest(item.image, model.render(prompts.cgla_prompt(t)), continuation)
+        for t in (*item.core_attributes, *item.spurious_attributes)
+    ]
     scores = model.score(requests)
     assert all(math.isfinite(s) and s < 0 for s in scores)
     # Each synthetic core text fits two or three classes; with the picture, a trained model puts the

@@ -24,8 +24,16 @@ def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from mmspubench.space.layout import LAUNCH_OPTIONS, build_app
 
     runs = tmp_path_factory.mktemp("runs")
-    write_run(runs, "a", results_json("org/model-a", {t: 50.0 + i for i, t in enumerate(TYPE_COLUMNS)}, 52.0, 40.0, 90))
-    write_run(runs, "b", results_json("org/model-b", {t: 30.0 + 2 * i for i, t in enumerate(TYPE_COLUMNS)}, 35.0, 70.0, 90))
+    write_run(
+        runs,
+        "a",
+        results_json("org/model-a", {t: 50.0 + i for i, t in enumerate(TYPE_COLUMNS)}, 52.0, 40.0, 90),
+    )
+    write_run(
+        runs,
+        "b",
+        results_json("org/model-b", {t: 30.0 + 2 * i for i, t in enumerate(TYPE_COLUMNS)}, 35.0, 70.0, 90),
+    )
     with pytest.MonkeyPatch.context() as env:
         # Module fixtures run before the function-scoped HF_HOME fixture: isolate here as well.
         env.setenv("HF_HOME", str(tmp_path_factory.getbasetemp() / "hf_home"))
@@ -39,8 +47,13 @@ def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         # Build and load the bundled model before the first page: the tests time the app, not the build.
         state.models.run(BUNDLED_CHOICE, _dataset_item(state, str(state.index.frame["id"][0])))
         demo = build_app(state=state)
-        demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
-                    **LAUNCH_OPTIONS)
+        demo.launch(
+            server_name="127.0.0.1",
+            server_port=_free_port(),
+            prevent_thread_lock=True,
+            quiet=True,
+            **LAUNCH_OPTIONS,
+        )
         try:
             yield str(demo.local_url).rstrip("/")
         finally:

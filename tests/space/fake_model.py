@@ -11,7 +11,9 @@ from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 class TableModel:
     """Letter continuations score ``letters[letter]``; a CGLA context scores ``attributes[text]`` if it holds it."""
 
-    def __init__(self, letters: Mapping[str, float], attributes: Mapping[str, float], default: float = -9.0) -> None:
+    def __init__(
+        self, letters: Mapping[str, float], attributes: Mapping[str, float], default: float = -9.0
+    ) -> None:
         self.letters = dict(letters)
         self.attributes = dict(attributes)
         self.default = default
@@ -35,6 +37,10 @@ class TableModel:
             if letter in self.letters and request.context.endswith("Answer:"):
                 out.append(self.letters[letter])
                 continue
-            hits = [v for k, v in self.attributes.items() if request.context.split("attribute of the object: ")[-1].startswith(k)]
+            hits = [
+                v
+                for k, v in self.attributes.items()
+                if request.context.split("attribute of the object: ")[-1].startswith(k)
+            ]
             out.append(hits[0] if hits else self.default)
         return out

@@ -94,7 +94,9 @@ def sample_record(item_id: str = "000000") -> dict[str, Any]:
     }
 
 
-def results_json(model_id: str, by_type: dict[str, float], overall: float, cgla_acc: float, n: int) -> dict[str, Any]:
+def results_json(
+    model_id: str, by_type: dict[str, float], overall: float, cgla_acc: float, n: int
+) -> dict[str, Any]:
     """A results.json in the documented layout."""
     return {
         "schema_version": 1,
@@ -102,7 +104,12 @@ def results_json(model_id: str, by_type: dict[str, float], overall: float, cgla_
         "dataset": {"id": "mmbench/MM-SpuBench", "revision": "abc123def4567890", "split": "test", "n": n},
         "model": {"id": model_id, "revision": None, "dtype": "float32", "adapter": "hf"},
         "config": {"answer_mode": "logprob"},
-        "accuracy": {"overall": overall, "by_type": by_type, "ci95": [overall - 5, overall + 5], "unparsed": 0},
+        "accuracy": {
+            "overall": overall,
+            "by_type": by_type,
+            "ci95": [overall - 5, overall + 5],
+            "unparsed": 0,
+        },
         "cgla": {"acc": cgla_acc, "by_type": {}, "mean_cgla_min": -0.1},
         "created_at": "2026-11-30T08:00:00+00:00",
     }

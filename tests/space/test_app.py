@@ -24,7 +24,14 @@ def test_every_event_has_an_api_name_and_the_title_names_the_benchmark(state) ->
 def test_space_readme_has_the_space_yaml() -> None:
     text = (Path(__file__).parents[2] / "space" / "README.md").read_text()
     header = text.split("---")[1]
-    for line in ("sdk: gradio", "sdk_version: 6.31.0", "app_file: app.py", "license:", "short_description:", "tags:"):
+    for line in (
+        "sdk: gradio",
+        "sdk_version: 6.31.0",
+        "app_file: app.py",
+        "license:",
+        "short_description:",
+        "tags:",
+    ):
         assert line in header, line
 
 
@@ -68,6 +75,11 @@ def test_space_command_launches_on_localhost(monkeypatch, tmp_path: Path) -> Non
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kw: calls.append({"title": self.title, **kw}))
     assert main(["space", "--results", str(tmp_path), "--port", "7999"]) == 0
     assert calls == [
-        {"title": "MM-SpuBench", "server_name": "127.0.0.1", "server_port": 7999,
-         "max_file_size": MAX_UPLOAD_BYTES, "show_error": False}
+        {
+            "title": "MM-SpuBench",
+            "server_name": "127.0.0.1",
+            "server_port": 7999,
+            "max_file_size": MAX_UPLOAD_BYTES,
+            "show_error": False,
+        }
     ]

@@ -10,8 +10,12 @@ pytestmark = pytest.mark.slow
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 
 
@@ -50,7 +54,8 @@ def test_explore_run_and_leaderboard_in_chromium(space_url: str, artifacts_dir: 
             item_id = page.locator(_cell("items-table", 0, 0)).inner_text().strip()
             page.locator(_cell("items-table", 0, 0)).click()
             page.wait_for_function(
-                f"() => document.querySelector('#item-markdown').innerText.includes('Item {item_id}')", timeout=30_000
+                f"() => document.querySelector('#item-markdown').innerText.includes('Item {item_id}')",
+                timeout=30_000,
             )
             assert page.locator("#item-image img").count() == 1
             assert "✓" in page.locator("#item-options").inner_text()
@@ -61,7 +66,9 @@ def test_explore_run_and_leaderboard_in_chromium(space_url: str, artifacts_dir: 
             page.wait_for_function(
                 "() => document.querySelector('#run-answer').innerText.includes('Answer:')", timeout=180_000
             )
-            page.wait_for_selector("#run-cgl-plot .vega-embed svg, #run-cgl-plot .vega-embed canvas", timeout=30_000)
+            page.wait_for_selector(
+                "#run-cgl-plot .vega-embed svg, #run-cgl-plot .vega-embed canvas", timeout=30_000
+            )
             assert "CGLA_min" in page.locator("#run-cgla-text").inner_text()
             page.screenshot(path=str(artifacts_dir / "space-run.png"), full_page=True)
 

@@ -22,7 +22,13 @@ from .fixtures import sample_record
 
 def test_frame_colours_core_spurious_and_winner() -> None:
     frame = cgl_frame(sample_record())
-    assert list(frame["attribute"]) == ["four legs", "furry snout", "sand background", "bright sunlight", "desert"]
+    assert list(frame["attribute"]) == [
+        "four legs",
+        "furry snout",
+        "sand background",
+        "bright sunlight",
+        "desert",
+    ]
     assert list(frame["role"]) == [CORE, BEST_CORE, SPURIOUS, WINNER, SPURIOUS]
     assert list(frame["cgl"]) == [-3.0, -2.5, -4.0, -1.5, -2.0]
     assert frame["condition"].is_unique

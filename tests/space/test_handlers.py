@@ -26,9 +26,12 @@ def state(tmp_path: Path) -> SpaceState:
     (run / "samples.jsonl").write_text(json.dumps(sample_record("000000")) + "\n")
     model = TableModel(LETTERS, {"four legs": -2.0, "furry snout": -3.0, "sand background": -2.5})
     return SpaceState(
-        dataset=dataset, dataset_label="fixture", index=build_index(dataset),
+        dataset=dataset,
+        dataset_label="fixture",
+        index=build_index(dataset),
         board=leaderboard_frame(load_entries(tmp_path / "runs")),
-        runs={"org-a": run / "samples.jsonl"}, models=ModelCache([], loader=lambda source: model),
+        runs={"org-a": run / "samples.jsonl"},
+        models=ModelCache([], loader=lambda source: model),
     )
 
 
@@ -67,8 +70,22 @@ def test_run_model_on_item_and_upload(state: SpaceState, tmp_path: Path) -> None
     assert record["prediction"] == "B" and "(correct)" in answer  # item 000000's answer is B
     assert len(cgl) == 4 and probs["probability"].sum() == pytest.approx(1.0)
     upload = str(_png(tmp_path))
-    answer, *_ = handlers.run_model(state, BUNDLED_CHOICE, UPLOADED_IMAGE, None, upload, "Which?", "a", "b", "c", "d",
-                                    "C", "thing", "four legs", "sand background")
+    answer, *_ = handlers.run_model(
+        state,
+        BUNDLED_CHOICE,
+        UPLOADED_IMAGE,
+        None,
+        upload,
+        "Which?",
+        "a",
+        "b",
+        "c",
+        "d",
+        "C",
+        "thing",
+        "four legs",
+        "sand background",
+    )
     assert "wrong (correct: C)" in answer
     with pytest.raises(MMSpuBenchError, match="no item selected"):
         handlers.run_model(state, BUNDLED_CHOICE, SELECTED_ITEM, "", None, *[None] * 9)

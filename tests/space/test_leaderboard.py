@@ -21,8 +21,14 @@ from .fixtures import results_json, write_run
 def results_dir(tmp_path: Path) -> Path:
     full = dict(zip(TYPE_COLUMNS, [50.0, 40.0, 60.0, 30.0, 70.0, 20.0, 80.0, 10.0, 90.0], strict=True))
     write_run(tmp_path, "org-a", results_json("org/model-a", full, 52.0, 40.0, 100))
-    write_run(tmp_path, "nested/local", results_json("./local-model", {"BG": 70.0, "TN": 80.0}, 75.0, 60.0, 10))
-    write_run(tmp_path, "org-b", results_json("org/model-b", {abbrev: 25.0 for abbrev in TYPE_COLUMNS}, 25.0, 10.0, 100))
+    write_run(
+        tmp_path, "nested/local", results_json("./local-model", {"BG": 70.0, "TN": 80.0}, 75.0, 60.0, 10)
+    )
+    write_run(
+        tmp_path,
+        "org-b",
+        results_json("org/model-b", {abbrev: 25.0 for abbrev in TYPE_COLUMNS}, 25.0, 10.0, 100),
+    )
     return tmp_path
 
 

@@ -21,8 +21,15 @@ def _png(tmp_path: Path, size: tuple[int, int] = (16, 16), name: str = "x.png", 
 
 
 def _item(tmp_path: Path) -> object:
-    return custom_item(load_upload(_png(tmp_path)), "What is it?", ["dog", "cat", "cow", "owl"], "b", "cat",
-                       "whiskers\npointed ears", "sofa; indoor light")
+    return custom_item(
+        load_upload(_png(tmp_path)),
+        "What is it?",
+        ["dog", "cat", "cow", "owl"],
+        "b",
+        "cat",
+        "whiskers\npointed ears",
+        "sofa; indoor light",
+    )
 
 
 def test_parse_attributes() -> None:

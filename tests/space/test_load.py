@@ -19,7 +19,9 @@ def test_twenty_concurrent_runs_all_succeed(space_url: str) -> None:
     client = Client(space_url, verbose=False)
     ids = [f"{i:06d}" for i in range(20)]
     jobs = [
-        client.submit(BUNDLED_CHOICE, SELECTED_ITEM, item_id, None, "", "", "", "", "", "A", "", "", "", api_name="/run")
+        client.submit(
+            BUNDLED_CHOICE, SELECTED_ITEM, item_id, None, "", "", "", "", "", "A", "", "", "", api_name="/run"
+        )
         for item_id in ids
     ]
     outputs = [job.result(timeout=300) for job in jobs]

@@ -31,9 +31,17 @@ def _sample(i: int) -> SampleResult:
     value = metrics.cgla_min(core, spurious, "best")
     prediction = "AB"[i % 2] if i % 5 else None
     return SampleResult(
-        id=f"{i:06d}", types=types, answer="A", prediction=prediction, correct=prediction == "A",
-        raw_output=prediction or "?", option_scores=None, class_name="cls", conditions=conditions,
-        cgla_min=value, cgla_acc=metrics.cgla_acc(value),
+        id=f"{i:06d}",
+        types=types,
+        answer="A",
+        prediction=prediction,
+        correct=prediction == "A",
+        raw_output=prediction or "?",
+        option_scores=None,
+        class_name="cls",
+        conditions=conditions,
+        cgla_min=value,
+        cgla_acc=metrics.cgla_acc(value),
     )
 
 
@@ -42,8 +50,12 @@ def make_run(root: Path, model_id: str = "org/model", revision: str = REVISION, 
     samples = [_sample(i) for i in range(20)]
     config = RunConfig(model=model_id, dataset=DATASET, prompts=prompt_spec(), **config_kw)
     results = build_results(
-        config, {"id": model_id, "revision": None, "dtype": "float32", "adapter": "hf"},
-        {"id": DATASET, "revision": revision}, samples, [s.id for s in samples], {"total_seconds": 1.0},
+        config,
+        {"id": model_id, "revision": None, "dtype": "float32", "adapter": "hf"},
+        {"id": DATASET, "revision": revision},
+        samples,
+        [s.id for s in samples],
+        {"total_seconds": 1.0},
     )
     root.mkdir(parents=True, exist_ok=True)
     write_json_atomic(root / "results.json", results)
@@ -54,8 +66,18 @@ def make_run(root: Path, model_id: str = "org/model", revision: str = REVISION, 
 def test_dry_run_yaml_parses_with_huggingface_hub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results_path = make_run(tmp_path / "run")
     out = tmp_path / "out"
-    status = main(["submit", str(results_path), "--model-repo", "org/model", "--dry-run", str(out),
-                   "--dataset-revision", REVISION])
+    status = main(
+        [
+            "submit",
+            str(results_path),
+            "--model-repo",
+            "org/model",
+            "--dry-run",
+            str(out),
+            "--dataset-revision",
+            REVISION,
+        ]
+    )
     assert status == 0
     written = out / YAML_PATH
     entries = parse_eval_result_entries(yaml.safe_load(written.read_text()))
@@ -88,7 +110,10 @@ def _edit(results_path: Path, edit: Any) -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda r: r["accuracy"].update(overall=r["accuracy"]["overall"] + 5.0), "field 'accuracy.overall': submitted"),
+        (
+            lambda r: r["accuracy"].update(overall=r["accuracy"]["overall"] + 5.0),
+            "field 'accuracy.overall': submitted",
+        ),
         (lambda r: r["cgla"]["by_type"].update(BG=r["cgla"]["by_type"]["BG"] - 1.0), "'cgla.by_type.BG'"),
         (lambda r: r["accuracy"]["ci95"]["overall"].__setitem__(0, 1.0), r"accuracy.ci95.overall\[0\]"),
         (lambda r: r["cgla"].update(mean_cgla_min=float("nan")), "not a finite number"),
@@ -107,12 +132,24 @@ def test_edited_results_are_refused(tmp_path: Path, edit: Any, message: str) -> 
         validate_submission(results_path, "org/model", revision=REVISION)
 
 
-def test_cli_refuses_edited_aggregates_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_refuses_edited_aggregates_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     results_path = make_run(tmp_path / "run")
     _edit(results_path, lambda r: r["accuracy"]["by_type"].update(BG=99.0))
     out = tmp_path / "out"
-    status = main(["submit", str(results_path), "--model-repo", "org/model", "--dry-run", str(out),
-                   "--dataset-revision", REVISION])
+    status = main(
+        [
+            "submit",
+            str(results_path),
+            "--model-repo",
+            "org/model",
+            "--dry-run",
+            str(out),
+            "--dataset-revision",
+            REVISION,
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2
     assert err.count("\n") == 1 and "accuracy.by_type.BG" in err and "recomputed" in err
@@ -175,11 +212,15 @@ def _hub_lookup_raising(monkeypatch: pytest.MonkeyPatch, error: BaseException) -
 
 def test_unreachable_hub_becomes_one_actionable_line(monkeypatch: pytest.MonkeyPatch) -> None:
     _hub_lookup_raising(monkeypatch, ConnectionError("no route to host"))
-    with pytest.raises(MMSpuBenchError, match=r"'org/data' on the Hub \(ConnectionError\); pass --dataset-revision"):
+    with pytest.raises(
+        MMSpuBenchError, match=r"'org/data' on the Hub \(ConnectionError\); pass --dataset-revision"
+    ):
         submit.published_revision("org/data")
 
 
-def test_a_bug_in_the_revision_lookup_is_not_disguised_as_a_hub_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_in_the_revision_lookup_is_not_disguised_as_a_hub_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _hub_lookup_raising(monkeypatch, TypeError("unexpected argument"))
     with pytest.raises(TypeError, match="unexpected argument"):
         submit.published_revision("org/data")
