@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import datasets
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.folders import swap_into
 from mmspubench.dataset_builder.images import MAX_IMAGE_PIXELS, check_image, resolve_image
 from mmspubench.dataset_builder.raw import (

@@ -18,7 +18,7 @@ import datasets
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.raw import RawRecord
 from mmspubench.dataset_builder.schema import FEATURES, SOURCES, SPURIOUS_TYPES
 

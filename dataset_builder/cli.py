@@ -1,4 +1,4 @@
-"""Subcommands of this part (registered by ``mmspubench.eval.cli``).
+"""Subcommands of this part (registered by ``mmspubench.cli``).
 
 Nothing heavy is imported here: ``datasets`` and ``huggingface_hub`` load inside the handlers.
 """
@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def _run_build(args: argparse.Namespace) -> int:
     from mmspubench.dataset_builder.builder import BuildOptions, build_repo
-    from mmspubench.dataset_builder.errors import MMSpuBenchError
+    from mmspubench.errors import MMSpuBenchError
 
     defaults = BuildOptions()
     max_pixels = defaults.max_image_pixels if args.max_image_pixels is None else args.max_image_pixels

@@ -1,21 +1,5 @@
-"""The error type every user-facing failure is reported with."""
+"""Alias kept for code that imported the error type from here: it lives in ``mmspubench.errors``."""
 
-from __future__ import annotations
+from mmspubench.errors import MMSpuBenchError, record_error
 
-
-class MMSpuBenchError(Exception):
-    """A failure caused by the user's input or environment, reported as one line, no traceback.
-
-    The message names what is wrong precisely: the file, the record id, the field, the bad value
-    and what was expected.
-    """
-
-
-def record_error(file: str, record_id: str | None, field: str | None, message: str) -> MMSpuBenchError:
-    """Build an error naming the file, record and field: ``file: record 'id': field 'f': message``."""
-    parts = [str(file)]
-    if record_id is not None:
-        parts.append(f"record {record_id!r}")
-    if field is not None:
-        parts.append(f"field {field!r}")
-    return MMSpuBenchError(": ".join([*parts, message]))
+__all__ = ["MMSpuBenchError", "record_error"]

@@ -12,7 +12,7 @@ import re
 import warnings
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from mmspubench.dataset_builder.errors import record_error
+from mmspubench.errors import record_error
 from mmspubench.dataset_builder.raw import IMAGES_DIR
 from PIL import Image, UnidentifiedImageError
 

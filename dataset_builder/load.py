@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mmspubench.dataset_builder.defaults import cache_root
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE
 
 if TYPE_CHECKING:

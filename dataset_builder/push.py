@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 
 OperationKind = Literal["create_repo", "create_branch", "add", "delete"]
 _SKIPPED_DIRS = {".git", ".cache", ".huggingface"}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError, record_error
+from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.dataset_builder.schema import (
     ANSWER_LETTERS,
     MAX_ATTRIBUTES,

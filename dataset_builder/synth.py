@@ -36,7 +36,7 @@ from mmspubench.dataset_builder.defaults import (
     GENERATOR_VERSION,
     MODES,
 )
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
 from mmspubench.dataset_builder.synth_draw import SceneSpec, render_scene

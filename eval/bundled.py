@@ -233,7 +233,7 @@ BALANCED_MODEL = ASSETS / "tiny-llava-balanced"
 def bundled_model_dir() -> Path:
     """Folder of the default model: the shipped tiny model trained with a planted spurious bias."""
     if not (BIASED_MODEL / "config.json").is_file():
-        from mmspubench.dataset_builder.errors import MMSpuBenchError
+        from mmspubench.errors import MMSpuBenchError
 
         raise MMSpuBenchError(
             f"{BIASED_MODEL}: the bundled model's files are missing; reinstall mm-spubench or pass --model"

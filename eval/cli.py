@@ -1,67 +1,20 @@
-"""The ``mmspubench`` command line: one dispatcher, each part registering its own subcommands.
+"""Module entry point kept for ``python -m mmspubench.eval.cli`` (``accelerate launch``, ``torchrun``).
 
-Subcommand modules import nothing heavy at module level, so ``mmspubench build`` works on an
-install without torch, and ``--help`` is instant.
+The dispatcher lives in :mod:`mmspubench.cli`; it is imported only when this module runs, so the
+eval part never imports the package top (or the Space) at import time.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
-
-from mmspubench.dataset_builder import cli as builder_cli
-from mmspubench.dataset_builder.errors import MMSpuBenchError
-from mmspubench.eval import commands as eval_cli
-from mmspubench.space import cli as space_cli
-
-EPILOG = """examples:
-  mmspubench synth --out raw                     # synthetic raw release
-  mmspubench build --source raw --out repo       # raw release -> Hub-layout dataset folder
-  mmspubench eval --out runs/default             # bundled model on the bundled synthetic release
-  mmspubench report runs/*/results.json          # Table-2-style Markdown
-  mmspubench push --repo-dir repo --repo-id org/MM-SpuBench --dry-run
-  mmspubench submit runs/default/results.json --model-repo org/model --dry-run out
-  mmspubench space --port 7860
-"""
-
-
-def _package_version() -> str:
-    try:
-        return version("mm-spubench")
-    except PackageNotFoundError:  # running from a source tree without installing
-        return "0+unknown"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser, with every subcommand registered."""
-    parser = argparse.ArgumentParser(
-        prog="mmspubench",
-        description="MM-SpuBench: build the dataset, evaluate vision-language models, run the Space.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    builder_cli.register(sub)
-    eval_cli.register(sub)
-    space_cli.register(sub)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit status."""
-    args = build_parser().parse_args(argv)
-    try:
-        status: int = args.func(args)
-    except MMSpuBenchError as err:
-        print(f"mmspubench {args.command}: error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"mmspubench {args.command}: interrupted", file=sys.stderr)
-        return 130
-    return status
+    """Same as the ``mmspubench`` console script."""
+    from mmspubench.cli import main as dispatch
+
+    return dispatch(argv)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Subcommands of this part (registered by ``mmspubench.eval.cli``): ``eval`` and ``report``.
+"""Subcommands of this part (registered by ``mmspubench.cli``): ``eval`` and ``report``.
 
 Nothing heavy is imported at module level: torch, transformers and datasets load inside handlers.
 """
@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
     from mmspubench.eval.distributed import Shard

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError, record_error
+from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.dataset_builder.schema import (
     ANSWER_LETTERS,
     NUM_OPTIONS,

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.adapter import SCORERS, TransformersVLM
 from mmspubench.eval.hooks import FamilyHooks, hooks_for
 from mmspubench.eval.protocol import ModelInfo

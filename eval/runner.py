@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.eval import data, distributed, metrics, prompts, results
 from mmspubench.eval.parse import parse_answer

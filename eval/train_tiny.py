@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.eval import prompts
 from mmspubench.eval._tiny_llava import (

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from mmspubench.dataset_builder.errors import MMSpuBenchError, record_error
+from mmspubench.errors import MMSpuBenchError, record_error
 
 CORE, SPURIOUS, WINNER = "core", "spurious", "winning spurious (sets CGLA_min)"
 BEST_CORE = "best core"

@@ -1,4 +1,4 @@
-"""Subcommands of this part (registered by ``mmspubench.eval.cli``): ``space`` and ``submit``.
+"""Subcommands of this part (registered by ``mmspubench.cli``): ``space`` and ``submit``.
 
 Nothing heavy is imported at module level: gradio, datasets and huggingface_hub load inside the
 handlers, so ``mmspubench --help`` stays instant.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, SOURCES, SPURIOUS_TYPES, TYPE_NAMES
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import Any
 
 import gradio as gr
 import pandas as pd
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.space import cgla_view, handlers, leaderboard, live
 from mmspubench.space.handlers import SpaceConfig, SpaceState
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)

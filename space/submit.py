@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.eval_yaml import TASKS
 from mmspubench.eval.records import RunConfig, SampleResult
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from mmspubench.eval.cli import build_parser, main
+from mmspubench.cli import build_parser, main
 
 
 def test_help_lists_every_contract_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mmspubench.eval.cli import main
+from mmspubench.cli import main
 
 from tests.dataset_builder.raw_fixtures import (
     make_release,

@@ -8,7 +8,7 @@ import datasets
 import pytest
 from mmspubench.dataset_builder import load
 from mmspubench.dataset_builder.builder import build_repo
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.load import cache_root, content_hash, dataset_identity, load_benchmark
 from mmspubench.dataset_builder.schema import FEATURES
 

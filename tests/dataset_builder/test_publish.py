@@ -14,7 +14,7 @@ from mmspubench.dataset_builder.card import compute_statistics, statistics_table
 from mmspubench.dataset_builder.push import push
 from mmspubench.dataset_builder.raw import read_annotation
 from mmspubench.dataset_builder.schema import FEATURES
-from mmspubench.eval.cli import main
+from mmspubench.cli import main
 
 from tests.dataset_builder.raw_fixtures import make_image, make_record, write_annotation
 

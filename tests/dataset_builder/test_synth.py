@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
 from mmspubench.dataset_builder.synth import SynthItem, generate_items, write_release
 from mmspubench.dataset_builder.synth_vocab import CLASS_BY_NAME, CLASSES, SPURIOUS_VALUES, home_of

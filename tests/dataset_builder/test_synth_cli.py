@@ -9,7 +9,7 @@ import pytest
 from mmspubench.dataset_builder import defaults
 from mmspubench.dataset_builder.schema import TYPE_NAMES
 from mmspubench.dataset_builder.synth import generate_items
-from mmspubench.eval.cli import main
+from mmspubench.cli import main
 
 
 def _records(folder: Path) -> list[dict[str, object]]:

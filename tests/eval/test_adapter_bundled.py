@@ -78,7 +78,7 @@ def test_default_model_is_the_shipped_biased_one(monkeypatch: pytest.MonkeyPatch
 
 
 def test_missing_default_model_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from mmspubench.dataset_builder.errors import MMSpuBenchError
+    from mmspubench.errors import MMSpuBenchError
 
     monkeypatch.setattr(bundled, "BIASED_MODEL", tmp_path / "gone")
     with pytest.raises(MMSpuBenchError, match=r"gone.*--model"):

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.bundled import TINY_CHAT_TEMPLATE, train_tokenizer
 from mmspubench.eval.loading import load_model, resolve_model
 

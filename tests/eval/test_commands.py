@@ -5,10 +5,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.eval import results
-from mmspubench.eval.cli import main
+from mmspubench.cli import main
 from mmspubench.eval.commands import default_out, parse_metrics
 
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import datasets
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import data
 
 from tests.eval.fakes import make_dataset, make_rows

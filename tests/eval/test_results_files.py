@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import results
 from mmspubench.eval.records import Condition, SampleResult
 

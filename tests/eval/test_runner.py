@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.eval import data, prompts, results
 from mmspubench.eval.records import RunConfig

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import data, fast_scoring, prompts, scoring
 from mmspubench.eval.loading import load_model
 from mmspubench.eval.protocol import ScoreRequest

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import torch
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.adapter import TransformersVLM
 from mmspubench.eval.hooks import hooks_for
 from mmspubench.eval.loading import load_model

@@ -3,7 +3,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mmspubench.eval.cli import build_parser
+from mmspubench.cli import build_parser
 from mmspubench.space.layout import TITLE, build_app
 
 from .test_handlers import state  # noqa: F401  (fixture)
@@ -45,7 +45,7 @@ def test_cli_options() -> None:
 def test_guarded_turns_failures_into_one_line_messages() -> None:
     import gradio as gr
     import pytest
-    from mmspubench.dataset_builder.errors import MMSpuBenchError
+    from mmspubench.errors import MMSpuBenchError
     from mmspubench.space.layout import guarded
 
     def bad_input(x: int) -> int:
@@ -65,7 +65,7 @@ def test_guarded_turns_failures_into_one_line_messages() -> None:
 
 def test_space_command_launches_on_localhost(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import gradio as gr
-    from mmspubench.eval.cli import main
+    from mmspubench.cli import main
     from mmspubench.space.live import MAX_UPLOAD_BYTES
 
     from .fixtures import results_json, write_run

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.space.explore import ALL, build_index, filter_choices, filter_items, item_markdown, item_view
 
 from .fixtures import make_dataset

@@ -5,7 +5,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.space import handlers
 from mmspubench.space.cgla_view import WINNER
 from mmspubench.space.explore import build_index

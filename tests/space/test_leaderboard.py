@@ -4,7 +4,7 @@ import math
 from pathlib import Path
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.space.leaderboard import (
     TYPE_COLUMNS,
     leaderboard_frame,

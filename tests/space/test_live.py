@@ -4,7 +4,7 @@ import math
 from pathlib import Path
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.space import live
 from mmspubench.space.live import BUNDLED_CHOICE, ModelCache, custom_item, load_upload, parse_attributes
 from PIL import Image

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 import yaml
 from huggingface_hub import parse_eval_result_entries
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import TYPE_NAMES
 from mmspubench.eval import metrics
-from mmspubench.eval.cli import main
+from mmspubench.cli import main
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import Condition, RunConfig, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic

@@ -1,0 +1,84 @@
+"""The parts depend one way: dataset_builder <- eval <- space; the package top sits above them all.
+
+Every import statement is read from the source (module level, inside functions and under
+``TYPE_CHECKING`` alike), so a lazy import cannot hide an upward dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import mmspubench
+
+ROOT = Path(__file__).resolve().parents[1]
+PARTS = {"dataset_builder": "dataset_builder", "eval": "eval", "space": "space"}
+"""Package name under ``mmspubench`` -> source folder."""
+ALLOWED: dict[str, set[str]] = {
+    "dataset_builder": {"errors", "dataset_builder"},
+    "eval": {"errors", "dataset_builder", "eval"},
+    "space": {"errors", "dataset_builder", "eval", "space"},
+}
+"""What each part may import from the ``mmspubench`` namespace (its first component)."""
+ENTRY_POINTS = {"eval/cli.py": "the documented `python -m mmspubench.eval.cli` entry point delegates up"}
+
+
+def _imports(path: Path) -> list[str]:
+    """Every ``mmspubench...`` module named by an import statement of ``path``."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return [n for n in names if n == "mmspubench" or n.startswith("mmspubench.")]
+
+
+def _upward(part: str) -> list[str]:
+    bad = []
+    for path in sorted((ROOT / PARTS[part]).rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in ENTRY_POINTS:
+            continue
+        for name in _imports(path):
+            first = name.split(".")[1] if "." in name else "<package top>"
+            if first not in ALLOWED[part]:
+                bad.append(f"{rel} imports {name}")
+    return bad
+
+
+def test_dataset_builder_imports_nothing_above_it() -> None:
+    assert _upward("dataset_builder") == []
+
+
+def test_eval_imports_nothing_above_it() -> None:
+    assert _upward("eval") == []
+
+
+def test_space_imports_nothing_above_it() -> None:
+    assert _upward("space") == []
+
+
+def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
+    bad = tmp_path / "m.py"
+    bad.write_text("def f():\n    from mmspubench.space import layout\n", encoding="utf-8")
+    assert _imports(bad) == ["mmspubench.space.layout"]
+
+
+def test_errors_module_imports_nothing_of_the_package() -> None:
+    assert _imports(ROOT / "mmspubench" / "errors.py") == []
+
+
+def test_package_top_lists_the_api_and_stays_light() -> None:
+    for name in ("evaluate", "load_benchmark", "generate_items", "load_model", "Item", "MMSpuBenchError"):
+        assert name in mmspubench.__all__
+    code = "import sys, mmspubench, mmspubench.cli; print(sorted({'torch', 'transformers', 'gradio'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_every_public_name_resolves() -> None:
+    for name in mmspubench.__all__:
+        assert getattr(mmspubench, name) is not None, name
