@@ -26,7 +26,8 @@ import numpy as np
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.eval import metrics, results
 from mmspubench.eval.bundled import BALANCED_MODEL, BIASED_MODEL
-from mmspubench.eval.records import Item, RunConfig, SampleResult
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.records import Item, SampleResult
 
 DEFAULT_MODELS = {"biased": BIASED_MODEL, "balanced": BALANCED_MODEL}
 CUES = ("aligned", "broken")

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import datasets
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.folders import swap_into
 from mmspubench.dataset_builder.images import MAX_IMAGE_PIXELS, check_image, resolve_image
 from mmspubench.dataset_builder.raw import (
@@ -29,6 +28,7 @@ from mmspubench.dataset_builder.raw import (
     validate_entry,
 )
 from mmspubench.dataset_builder.schema import FEATURES
+from mmspubench.errors import MMSpuBenchError
 
 BUILDER_NAME = "mm_spubench"
 SPLIT = "test"

@@ -18,9 +18,9 @@ import datasets
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.raw import RawRecord
 from mmspubench.dataset_builder.schema import FEATURES, SOURCES, SPURIOUS_TYPES
+from mmspubench.errors import MMSpuBenchError
 
 TEMPLATE_PATH = Path(__file__).resolve().parent.parent / "card" / "README.md"
 """The card template, kept at the top level of the source tree (DESIGN.md layout)."""

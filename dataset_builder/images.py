@@ -12,8 +12,8 @@ import re
 import warnings
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from mmspubench.errors import record_error
 from mmspubench.dataset_builder.raw import IMAGES_DIR
+from mmspubench.errors import record_error
 from PIL import Image, UnidentifiedImageError
 
 MAX_IMAGE_PIXELS = 89_478_485

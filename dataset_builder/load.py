@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mmspubench.dataset_builder.defaults import cache_root
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE
+from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
     import datasets

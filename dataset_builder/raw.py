@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.dataset_builder.schema import (
     ANSWER_LETTERS,
     MAX_ATTRIBUTES,
@@ -25,6 +24,7 @@ from mmspubench.dataset_builder.schema import (
     SOURCES,
     SPURIOUS_TYPES,
 )
+from mmspubench.errors import MMSpuBenchError, record_error
 
 ANNOTATION_FILE = "annotation.json"
 IMAGES_DIR = Path("data") / "images"

@@ -36,7 +36,6 @@ from mmspubench.dataset_builder.defaults import (
     GENERATOR_VERSION,
     MODES,
 )
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
 from mmspubench.dataset_builder.synth_draw import SceneSpec, render_scene
@@ -50,6 +49,7 @@ from mmspubench.dataset_builder.synth_vocab import (
     home_of,
     value,
 )
+from mmspubench.errors import MMSpuBenchError
 from PIL import Image
 
 MIN_IMAGE_SIZE, MAX_IMAGE_SIZE = 32, 2048

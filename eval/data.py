@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.dataset_builder.schema import (
     ANSWER_LETTERS,
     NUM_OPTIONS,
@@ -16,6 +15,7 @@ from mmspubench.dataset_builder.schema import (
     SOURCES,
     TYPE_NAMES,
 )
+from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval.records import Item
 
 if TYPE_CHECKING:

@@ -7,22 +7,13 @@ All are frozen; a per-item result is built once, when the item has been fully sc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
 ConditionKind = Literal["core", "spurious"]
-AnswerMode = Literal["generate", "logprob"]
-ScorerName = Literal["plain", "fast"]
-CoreReduction = Literal["best", "mean", "first"]
-
-METRICS: tuple[str, ...] = ("accuracy", "cgla")
-"""The metrics a run can compute, in the order they are run."""
-ANSWER_MODES: tuple[str, ...] = ("generate", "logprob")
-SCORERS: tuple[str, ...] = ("plain", "fast")
-CORE_REDUCTIONS: tuple[str, ...] = ("best", "mean", "first")
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,88 +158,3 @@ def _opt_bool(value: Any, name: str) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
     raise TypeError(f"field {name!r} must be true, false or null, got {value!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class RunConfig:
-    """The options of one ``mmspubench eval`` run, written into results.json as ``config``."""
-
-    model: str
-    """Model as given by the user: Hub id or local folder."""
-    dataset: str
-    """Dataset as given by the user: Hub id, built folder or raw release."""
-    split: str = "test"
-    """Dataset split."""
-    metrics: tuple[str, ...] = METRICS
-    """Subset of ``("accuracy", "cgla")``."""
-    answer_mode: AnswerMode = "generate"
-    """``generate`` (greedy answer + parser) or ``logprob`` (argmax of option-letter scores)."""
-    scorer: ScorerName = "fast"
-    """Continuation scorer of the adapter: ``plain`` or ``fast`` (shared-prefix cache)."""
-    batch_size: int = 8
-    """Items per ``generate`` call and requests per forward pass in the adapter."""
-    device: str = "cpu"
-    """Torch device, e.g. ``cpu`` or ``cuda``."""
-    dtype: str = "float32"
-    """Torch dtype the model runs in."""
-    limit: int | None = None
-    """Evaluate only the first ``limit`` items (dataset order); ``None`` for all."""
-    core_reduction: CoreReduction = "best"
-    """How the CGLs of several core attributes become one: ``best`` (max), ``mean`` or ``first``."""
-    seed: int = 0
-    """Seed of the bootstrap confidence intervals."""
-    max_new_tokens: int = 16
-    """Generation length in ``generate`` mode."""
-    prompts: Mapping[str, Any] = field(default_factory=dict)
-    """Prompt templates with their version (``mmspubench.eval.prompts.prompt_spec()``)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict of every option."""
-        return {
-            "model": self.model,
-            "dataset": self.dataset,
-            "split": self.split,
-            "metrics": list(self.metrics),
-            "answer_mode": self.answer_mode,
-            "scorer": self.scorer,
-            "batch_size": self.batch_size,
-            "device": self.device,
-            "dtype": self.dtype,
-            "limit": self.limit,
-            "core_reduction": self.core_reduction,
-            "seed": self.seed,
-            "max_new_tokens": self.max_new_tokens,
-            "prompts": dict(self.prompts),
-        }
-
-    def identity(self) -> dict[str, Any]:
-        """The options that change what a sample holds; a resumed run must match them exactly.
-
-        Batch size, device and scorer are left out on purpose: they change speed, not the
-        recorded figures beyond float noise, so a run may resume on another machine.
-        """
-        full = self.to_json()
-        for key in ("batch_size", "device", "scorer"):
-            del full[key]
-        return full
-
-    @staticmethod
-    def from_json(obj: Mapping[str, Any]) -> RunConfig:
-        """Inverse of ``to_json``."""
-        limit = obj["limit"]
-        return RunConfig(
-            model=str(obj["model"]),
-            dataset=str(obj["dataset"]),
-            split=str(obj["split"]),
-            metrics=tuple(str(m) for m in obj["metrics"]),
-            answer_mode=obj["answer_mode"],
-            scorer=obj["scorer"],
-            batch_size=int(obj["batch_size"]),
-            device=str(obj["device"]),
-            dtype=str(obj["dtype"]),
-            limit=None if limit is None else int(limit),
-            core_reduction=obj["core_reduction"],
-            seed=int(obj["seed"]),
-            max_new_tokens=int(obj["max_new_tokens"]),
-            prompts=dict(obj["prompts"]),
-        )

@@ -23,7 +23,8 @@ from typing import IO, Any
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics
-from mmspubench.eval.records import RunConfig, SampleResult
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.records import SampleResult
 
 SCHEMA_VERSION = 1
 """Version of the results.json / samples.jsonl layout."""

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import data, distributed, metrics, prompts, results
+from mmspubench.eval.config import RunConfig
 from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
-from mmspubench.eval.records import Condition, Item, RunConfig, SampleResult
+from mmspubench.eval.records import Condition, Item, SampleResult
 
 if TYPE_CHECKING:
     import datasets

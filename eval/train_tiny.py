@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
 from mmspubench.eval._tiny_llava import (
     END_OF_TURN,

@@ -57,7 +57,27 @@ _WHERE: dict[str, str] = {
     "write_release": "mmspubench.dataset_builder.synth",
 }
 
-__all__ = ["__version__", *sorted(_WHERE)]
+__all__ = [
+    "FEATURES",
+    "TYPE_ABBREV",
+    "TYPE_NAMES",
+    "Item",
+    "MMSpuBenchError",
+    "RunConfig",
+    "SampleResult",
+    "__version__",
+    "build_repo",
+    "evaluate",
+    "generate_items",
+    "load_benchmark",
+    "load_for_report",
+    "load_model",
+    "markdown_table",
+    "read_results",
+    "read_samples",
+    "validate_release",
+    "write_release",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, SOURCES, SPURIOUS_TYPES, TYPE_NAMES
+from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
     import datasets

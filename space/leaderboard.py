@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
+from mmspubench.errors import MMSpuBenchError
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
 """Per-type accuracy columns, in the order of the paper's Table 2."""

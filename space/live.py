@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import (
     ANSWER_LETTERS,
     MAX_ATTRIBUTES,
@@ -23,7 +22,9 @@ from mmspubench.dataset_builder.schema import (
     NUM_OPTIONS,
     TYPE_NAMES,
 )
-from mmspubench.eval.records import Item, RunConfig, SampleResult
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.records import Item, SampleResult
 
 if TYPE_CHECKING:
     from mmspubench.eval.protocol import VisionLanguageModel

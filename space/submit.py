@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.eval_yaml import TASKS
-from mmspubench.eval.records import RunConfig, SampleResult
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.records import SampleResult
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResultEntry

@@ -7,9 +7,9 @@ import datasets
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from mmspubench.cli import main
 from mmspubench.dataset_builder.builder import build_repo
 from mmspubench.dataset_builder.schema import FEATURES
-from mmspubench.cli import main
 from PIL import Image
 
 from tests.dataset_builder.raw_fixtures import CANONICAL_TYPES, make_release, read_records, write_annotation

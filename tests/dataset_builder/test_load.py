@@ -8,9 +8,9 @@ import datasets
 import pytest
 from mmspubench.dataset_builder import load
 from mmspubench.dataset_builder.builder import build_repo
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.load import cache_root, content_hash, dataset_identity, load_benchmark
 from mmspubench.dataset_builder.schema import FEATURES
+from mmspubench.errors import MMSpuBenchError
 
 from tests.dataset_builder.raw_fixtures import make_release, read_records, write_annotation
 

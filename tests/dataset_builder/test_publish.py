@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import yaml
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard
+from mmspubench.cli import main
 from mmspubench.dataset_builder.builder import build_repo
 from mmspubench.dataset_builder.card import compute_statistics, statistics_table
 from mmspubench.dataset_builder.push import push
 from mmspubench.dataset_builder.raw import read_annotation
 from mmspubench.dataset_builder.schema import FEATURES
-from mmspubench.cli import main
 
 from tests.dataset_builder.raw_fixtures import make_image, make_record, write_annotation
 

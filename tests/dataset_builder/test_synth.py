@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
 from mmspubench.dataset_builder.synth import SynthItem, generate_items, write_release
 from mmspubench.dataset_builder.synth_vocab import CLASS_BY_NAME, CLASSES, SPURIOUS_VALUES, home_of
+from mmspubench.errors import MMSpuBenchError
 
 SMALL = 48
 RECORD_KEYS = [

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from mmspubench.cli import main
 from mmspubench.dataset_builder import defaults
 from mmspubench.dataset_builder.schema import TYPE_NAMES
 from mmspubench.dataset_builder.synth import generate_items
-from mmspubench.cli import main
 
 
 def _records(folder: Path) -> list[dict[str, object]]:

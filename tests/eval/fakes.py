@@ -90,7 +90,7 @@ DATASET_INFO = {"id": "hand-made", "path": None, "revision": "fixture-v1"}
 
 def run_fake(out: Path, n: int, delay: float = 0.0, **options: Any) -> dict[str, Any] | None:
     from mmspubench.eval import distributed, prompts
-    from mmspubench.eval.records import RunConfig
+    from mmspubench.eval.config import RunConfig
     from mmspubench.eval.runner import run_eval
 
     config = RunConfig(

@@ -5,10 +5,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from mmspubench.errors import MMSpuBenchError
-from mmspubench.dataset_builder.schema import TYPE_ABBREV
-from mmspubench.eval import results
 from mmspubench.cli import main
+from mmspubench.dataset_builder.schema import TYPE_ABBREV
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import results
 from mmspubench.eval.commands import default_out, parse_metrics
 
 

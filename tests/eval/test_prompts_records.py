@@ -4,7 +4,8 @@ import json
 
 import pytest
 from mmspubench.eval import prompts
-from mmspubench.eval.records import Condition, RunConfig, SampleResult
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.records import Condition, SampleResult
 
 
 def test_cgla_prompts_share_everything_before_the_attribute() -> None:

@@ -5,8 +5,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.cli import main
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.report import markdown_table
 
 ABBREVS = ["BG", "TN", "CO", "RS", "Col.", "Ori.", "LS", "PA", "Sha."]

@@ -71,7 +71,7 @@ def test_manifest_checks(tmp_path: Path) -> None:
 
 
 def test_duplicate_ids_with_different_contents_are_refused() -> None:
-    from mmspubench.eval.records import RunConfig
+    from mmspubench.eval.config import RunConfig
 
     other = SampleResult(
         **{**{f: getattr(_sample(0), f) for f in SampleResult.__slots__}, "correct": False, "prediction": "B"}

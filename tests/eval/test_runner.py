@@ -5,10 +5,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import data, prompts, results
-from mmspubench.eval.records import RunConfig
+from mmspubench.eval.config import RunConfig
 from mmspubench.eval.runner import evaluate_item, run_eval
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset

@@ -7,12 +7,13 @@ from typing import Any
 import pytest
 import yaml
 from huggingface_hub import parse_eval_result_entries
-from mmspubench.errors import MMSpuBenchError
-from mmspubench.dataset_builder.schema import TYPE_NAMES
-from mmspubench.eval import metrics
 from mmspubench.cli import main
+from mmspubench.dataset_builder.schema import TYPE_NAMES
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import metrics
+from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import prompt_spec
-from mmspubench.eval.records import Condition, RunConfig, SampleResult
+from mmspubench.eval.records import Condition, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
 from mmspubench.space import submit
 from mmspubench.space.submit import YAML_PATH, validate_submission

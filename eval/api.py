@@ -1,0 +1,118 @@
+"""The Python API of a run: :func:`evaluate`, which the ``mmspubench eval`` command wraps.
+
+A notebook never shells out::
+
+    from mmspubench import evaluate
+    results = evaluate(model="llava-hf/llava-onevision-qwen2-0.5b-ov-hf", dataset="mmbench/MM-SpuBench",
+                       device="cuda", dtype="bfloat16", out="runs/ov-0.5b")
+
+``results`` is the results.json object (DESIGN.md "Result files"); with ``out`` the run folder
+holds results.json and samples.jsonl exactly as the command writes them (and resumes from them),
+without it the run happens in a temporary folder that is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+import tempfile
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.config import RunConfig, with_options
+
+logger = logging.getLogger(__name__)
+
+
+def evaluate(
+    model: str | Path | None = None,
+    dataset: str | Path | None = None,
+    out: str | Path | None = None,
+    *,
+    config: RunConfig | None = None,
+    **options: Any,
+) -> dict[str, Any] | None:
+    """Evaluate ``model`` on ``dataset`` and return the results.json object.
+
+    ``model``/``dataset`` default to the bundled tiny model and synthetic release; ``options`` are
+    the fields of :class:`~mmspubench.eval.config.RunConfig` (``limit=``, ``metrics=("cgla",)``,
+    ``answer_mode="logprob"``, ``device=``...), checked by its ``validate()``. Returns ``None`` only
+    on the non-main processes of a multi-process launch. Raises :class:`MMSpuBenchError` on bad input.
+    """
+    given = {"model": model, "dataset": dataset, "out": out}
+    values = {k: str(v) for k, v in given.items() if v is not None}
+    run = with_options(config, {**values, **options})
+    if run.out is not None:
+        return run_config(run, notify=logger.info)[0]
+    with tempfile.TemporaryDirectory(prefix="mmspubench-run-") as tmp:
+        return run_config(dataclasses.replace(run, out=str(Path(tmp) / "run")), notify=logger.info)[0]
+
+
+def default_out(model: str, now: datetime | None = None) -> Path:
+    """``runs/<model name>-<UTC time>``, the command's run folder when ``--out`` is not given."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%d-%H%M%S")
+    name = Path(model).name if Path(model).exists() else model.replace("/", "__")
+    return Path("runs") / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}-{stamp}"
+
+
+def resolve_model(config: RunConfig) -> str:
+    """The model a run uses: the one given, else the bundled tiny model's folder."""
+    if config.model is not None:
+        return config.model
+    from mmspubench.eval.bundled import bundled_model_dir
+
+    return str(bundled_model_dir())
+
+
+def run_config(config: RunConfig, *, notify: Callable[[str], None]) -> tuple[dict[str, Any] | None, Path]:
+    """Run (or resume) ``config`` into ``config.out``; the command and :func:`evaluate` both end here.
+
+    ``notify`` receives the notes for the user (the bundled-model note). Returns results.json's
+    object (``None`` on non-main processes) and the run folder.
+    """
+    from mmspubench.eval import distributed
+
+    config.validate()
+    if config.out is None:
+        raise MMSpuBenchError("no run folder: pass --out DIR (out=...)")
+    shard = distributed.current_shard()
+    try:
+        return _run(config, shard, notify), Path(config.out)
+    finally:
+        distributed.finish(shard)
+
+
+def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[str, Any] | None:
+    from mmspubench.dataset_builder.load import load_pinned
+    from mmspubench.eval import distributed, prompts
+    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.runner import run_eval
+
+    if config.dataset is None:
+        from mmspubench.dataset_builder.defaults import default_dataset_dir
+
+        config = dataclasses.replace(config, dataset=str(default_dataset_dir()))
+    assert config.dataset is not None and config.out is not None
+    ds, dataset_info = load_pinned(config.dataset, config.split)
+    if config.model is None and shard.is_main:
+        from mmspubench.eval.bundled import bundled_model_note
+
+        notify(bundled_model_note())
+    config = dataclasses.replace(config, model=resolve_model(config), prompts=prompts.prompt_spec())
+    model = str(config.model)
+
+    def load() -> Any:
+        return load_model(
+            model,
+            device=distributed.device_for(config.device, shard),
+            dtype=config.dtype,
+            batch_size=config.batch_size,
+            scorer=config.scorer,
+            trust_remote_code=config.trust_remote_code,
+        )
+
+    return run_eval(load, ds, dataset_info, config, Path(config.out), shard=shard, progress=config.progress)

@@ -1,0 +1,278 @@
+"""The options of an evaluation run, written once: type, default, help and choices per field.
+
+:class:`RunConfig` is the one source. The ``mmspubench eval`` parser is generated from its fields
+(:func:`add_arguments`), :meth:`RunConfig.validate` is the one check, and results.json's
+``config`` section is :meth:`RunConfig.to_json` (the fields marked ``recorded``). Adding an option
+is adding a field here with :func:`option`: the flag, its help, its check and (if recorded) its
+place in results.json follow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from mmspubench.errors import MMSpuBenchError
+
+Metric = Literal["accuracy", "cgla"]
+AnswerMode = Literal["generate", "logprob"]
+ScorerName = Literal["plain", "fast"]
+CoreReduction = Literal["best", "mean", "first"]
+DtypeName = Literal["float32", "bfloat16", "float16"]
+
+METRICS: tuple[str, ...] = get_args(Metric)
+"""The metrics a run can compute, in the order they are run."""
+ANSWER_MODES: tuple[str, ...] = get_args(AnswerMode)
+SCORERS: tuple[str, ...] = get_args(ScorerName)
+CORE_REDUCTIONS: tuple[str, ...] = get_args(CoreReduction)
+DTYPES: tuple[str, ...] = get_args(DtypeName)
+
+
+def parse_metrics(text: str) -> tuple[str, ...]:
+    """``accuracy,cgla`` -> the metrics in canonical order; unknown names are an error."""
+    names = {part.strip() for part in text.split(",") if part.strip()}
+    unknown = sorted(names - set(METRICS))
+    if unknown or not names:
+        raise MMSpuBenchError(f"--metrics {text!r}: expected a comma-separated subset of {','.join(METRICS)}")
+    return tuple(m for m in METRICS if m in names)
+
+
+def option(
+    default: Any,
+    help: str,
+    *,
+    choices: Sequence[str] | None = None,
+    cli_choices: bool = True,
+    parse: Callable[[str], Any] | None = None,
+    arg_type: Callable[[str], Any] | None = None,
+    recorded: bool = True,
+    identity: bool = True,
+    cli: bool = True,
+    default_factory: Callable[[], Any] | None = None,
+) -> Any:
+    """A :class:`RunConfig` field with what the parser, the check and results.json need.
+
+    ``choices``: allowed values (checked by ``validate``; given to argparse unless ``cli_choices``
+    is false, for options whose error line predates the generated parser). ``parse``: turns the
+    command-line text into the value (e.g. the metrics list). ``arg_type``: argparse ``type``.
+    ``recorded``: written into results.json's ``config``; ``identity``: a resumed run must match it
+    (speed-only options such as the device are not). ``cli``: has a command-line flag.
+    """
+    meta = {
+        "help": help,
+        "choices": None if choices is None else tuple(choices),
+        "cli_choices": cli_choices,
+        "parse": parse,
+        "arg_type": arg_type,
+        "recorded": recorded,
+        "identity": identity and recorded,
+        "cli": cli,
+    }
+    if default_factory is not None:
+        return field(default_factory=default_factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """The options of one ``mmspubench eval`` run; the recorded ones are results.json's ``config``."""
+
+    model: str | None = option(None, "Hub id or local folder (default: the bundled tiny model)")
+    """Model as given by the user: Hub id or local folder (``None``: the bundled model)."""
+    dataset: str | None = option(
+        None, "Hub id, built folder or raw release (default: bundled synthetic release)"
+    )
+    """Dataset as given by the user: Hub id, built folder or raw release (``None``: bundled)."""
+    split: str = option("test", "dataset split (default: test)")
+    """Dataset split."""
+    metrics: tuple[str, ...] = option(
+        METRICS, "comma-separated subset of accuracy,cgla", choices=METRICS, parse=parse_metrics
+    )
+    """Subset of ``("accuracy", "cgla")``, in canonical order."""
+    out: str | None = option(
+        None, "run folder (default: runs/<model>-<UTC time>); rerun with it to resume", recorded=False
+    )
+    """Run folder; ``None``: ``runs/<model>-<UTC time>`` on the command line, no files from the API."""
+    limit: int | None = option(None, "evaluate only the first N items", arg_type=int)
+    """Evaluate only the first ``limit`` items (dataset order); ``None`` for all."""
+    answer_mode: AnswerMode = option(
+        "generate",
+        "generate: greedy answer read by the parser; logprob: argmax of option-letter scores",
+        choices=ANSWER_MODES,
+    )
+    """``generate`` (greedy answer + parser) or ``logprob`` (argmax of option-letter scores)."""
+    scorer: ScorerName = option(
+        "fast",
+        "continuation scorer: fast shares the image and prompt prefix across conditions",
+        choices=SCORERS,
+        identity=False,
+    )
+    """Continuation scorer asked for: ``plain`` or ``fast`` (shared-prefix cache, where exact)."""
+    batch_size: int = option(
+        8, "items per generate call, sequences per forward", arg_type=int, identity=False
+    )
+    """Items per ``generate`` call and requests per forward pass in the adapter."""
+    device: str = option("cpu", "torch device: cpu, cuda, cuda:1, mps (default: cpu)", identity=False)
+    """Torch device, e.g. ``cpu`` or ``cuda``."""
+    dtype: DtypeName = option(
+        "float32", "float32, bfloat16 or float16 (default: float32)", choices=DTYPES, cli_choices=False
+    )
+    """Torch dtype the model runs in."""
+    core_reduction: CoreReduction = option(
+        "best",
+        "one CGL from several core attributes: best (max, default), mean, first",
+        choices=CORE_REDUCTIONS,
+    )
+    """How the CGLs of several core attributes become one: ``best`` (max), ``mean`` or ``first``."""
+    seed: int = option(0, "seed of the bootstrap intervals (default: 0)", arg_type=int)
+    """Seed of the bootstrap confidence intervals."""
+    max_new_tokens: int = option(16, "answer length in generate mode", arg_type=int)
+    """Generation length in ``generate`` mode."""
+    trust_remote_code: bool = option(False, "allow a model's own code to run", recorded=False)
+    """Let a model's own code run (``AutoModel...(trust_remote_code=True)``)."""
+    progress: bool = option(True, "no progress bar", recorded=False)
+    """Show a progress bar (``--no-progress`` turns it off)."""
+    prompts: Mapping[str, Any] = option(
+        None,
+        "prompt templates with their version",
+        cli=False,
+        default_factory=dict,
+    )
+    """Prompt templates with their version (``mmspubench.eval.prompts.prompt_spec()``)."""
+
+    def validate(self) -> RunConfig:
+        """The one check of every option that needs no model or data; returns ``self``."""
+        for f in dataclasses.fields(self):
+            choices = f.metadata.get("choices")
+            value = getattr(self, f.name)
+            if choices is None or value is None:
+                continue
+            values = value if isinstance(value, tuple) else (value,)
+            bad = [v for v in values if v not in choices]
+            if bad or not values:
+                raise MMSpuBenchError(
+                    f"{flag(f.name)} {value!r}: unknown; expected one of {', '.join(choices)}"
+                )
+        if self.limit is not None and self.limit <= 0:
+            raise MMSpuBenchError(f"--limit must be a positive number of items, got {self.limit}")
+        if self.batch_size < 1:
+            raise MMSpuBenchError(f"--batch-size {self.batch_size}: expected a positive integer")
+        if self.max_new_tokens <= 0:
+            raise MMSpuBenchError(f"--max-new-tokens must be positive, got {self.max_new_tokens}")
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict of the recorded options (results.json ``config``)."""
+        return {
+            f.name: _jsonable(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.metadata["recorded"]
+        }
+
+    def identity(self) -> dict[str, Any]:
+        """The options that change what a sample holds; a resumed run must match them exactly.
+
+        Batch size, device and scorer are left out on purpose: they change speed, not the
+        recorded figures beyond float noise, so a run may resume on another machine.
+        """
+        return {
+            f.name: _jsonable(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.metadata["identity"]
+        }
+
+    @staticmethod
+    def from_json(obj: Mapping[str, Any]) -> RunConfig:
+        """Inverse of ``to_json`` (options not recorded take their defaults)."""
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(RunConfig):
+            if f.metadata["recorded"]:
+                values[f.name] = _from_jsonable(f, obj[f.name])
+        return RunConfig(**values)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def _from_jsonable(f: dataclasses.Field[Any], value: Any) -> Any:
+    if value is None:
+        return None
+    default = f.default if f.default is not dataclasses.MISSING else None
+    if isinstance(default, tuple):
+        return tuple(str(v) for v in value)
+    if f.name == "prompts":
+        return dict(value)
+    if isinstance(default, bool):
+        return bool(value)
+    if isinstance(default, int) or f.metadata["arg_type"] is int:
+        return int(value)
+    return str(value)
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a field: ``batch_size`` -> ``--batch-size``."""
+    return "--" + name.replace("_", "-")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One argparse option per command-line field of :class:`RunConfig`, in field order."""
+    for f in dataclasses.fields(RunConfig):
+        meta = f.metadata
+        if not meta["cli"]:
+            continue
+        if isinstance(f.default, bool):
+            if f.default:  # on by default: the flag turns it off
+                parser.add_argument(
+                    f"--no-{f.name.replace('_', '-')}", dest=f.name, action="store_false", help=meta["help"]
+                )
+            else:
+                parser.add_argument(flag(f.name), action="store_true", help=meta["help"])
+            continue
+        kwargs: dict[str, Any] = {"help": meta["help"], "default": _cli_default(f)}
+        if meta["parse"] is not None:
+            kwargs["default"] = ",".join(f.default) if isinstance(f.default, tuple) else f.default
+        elif meta["choices"] is not None and meta["cli_choices"]:
+            kwargs["choices"] = meta["choices"]
+        if meta["arg_type"] is not None:
+            kwargs["type"] = meta["arg_type"]
+        parser.add_argument(flag(f.name), **kwargs)
+
+
+def _cli_default(f: dataclasses.Field[Any]) -> Any:
+    return f.default if f.default is not dataclasses.MISSING else None
+
+
+def from_args(args: argparse.Namespace) -> RunConfig:
+    """The config of a parsed command line (text options parsed, then validated)."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(RunConfig):
+        if not f.metadata["cli"]:
+            continue
+        value = getattr(args, f.name)
+        parse = f.metadata["parse"]
+        values[f.name] = parse(value) if parse is not None and isinstance(value, str) else value
+    return RunConfig(**values).validate()
+
+
+def with_options(config: RunConfig | None, options: Mapping[str, Any]) -> RunConfig:
+    """``config`` (or the defaults) with ``options`` replaced; an unknown option name is an error."""
+    names = {f.name for f in dataclasses.fields(RunConfig)}
+    unknown = sorted(set(options) - names)
+    if unknown:
+        raise MMSpuBenchError(
+            f"unknown option(s) {', '.join(unknown)}; expected some of {', '.join(sorted(names))}"
+        )
+    values = dict(options)
+    if isinstance(values.get("metrics"), str):
+        values["metrics"] = parse_metrics(values["metrics"])
+    elif values.get("metrics") is not None:
+        values["metrics"] = tuple(values["metrics"])
+    return dataclasses.replace(config or RunConfig(), **values).validate()
