@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 from mmspubench.dataset_builder.folders import replace_folder
+from mmspubench.dataset_builder.schema import Item
 from mmspubench.eval import metrics, results
 from mmspubench.eval.bundled import BALANCED_MODEL, BIASED_MODEL
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.records import Item, SampleResult
+from mmspubench.eval.records import SampleResult
 
 DEFAULT_MODELS = {"biased": BIASED_MODEL, "balanced": BALANCED_MODEL}
 CUES = ("aligned", "broken")
@@ -36,24 +37,10 @@ EVAL_SEED = 1
 
 
 def synth_items(n: int, cue: str, seed: int, image_size: int) -> list[Item]:
-    """``n`` synthetic benchmark-mode items with the given cue policy, as eval's ``Item`` records."""
+    """``n`` synthetic benchmark-mode items with the given cue policy, as ``schema.Item`` records (``SynthItem`` is one)."""
     from mmspubench.dataset_builder import synth
 
-    return [
-        Item(
-            id=s.id,
-            image=s.image,
-            question=s.question,
-            options=s.options,
-            answer=s.answer,
-            class_name=s.class_name,
-            core_attributes=s.core_attributes,
-            spurious_attributes=s.spurious_attributes,
-            types=s.spurious_types,
-            source=s.source,
-        )
-        for s in synth.generate_items(n, seed=seed, image_size=image_size, mode="benchmark", cue=cue)
-    ]
+    return list(synth.generate_items(n, seed=seed, image_size=image_size, mode="benchmark", cue=cue))
 
 
 def bootstrap_mean_ci(

@@ -21,13 +21,12 @@ import datasets
 from mmspubench.dataset_builder.folders import swap_into
 from mmspubench.dataset_builder.images import MAX_IMAGE_PIXELS, check_image, resolve_image
 from mmspubench.dataset_builder.raw import (
-    RawRecord,
     UnknownKeyPolicy,
     check_release,
     read_annotation,
     validate_entry,
 )
-from mmspubench.dataset_builder.schema import FEATURES
+from mmspubench.dataset_builder.schema import FEATURES, Item
 from mmspubench.errors import MMSpuBenchError
 
 BUILDER_NAME = "mm_spubench"
@@ -51,10 +50,10 @@ class BuildOptions:
     """Rows per Parquet row group; bounds the image bytes held in memory at once."""
 
 
-def validate_release(source: Path, options: BuildOptions = BuildOptions()) -> list[RawRecord]:
+def validate_release(source: Path, options: BuildOptions = BuildOptions()) -> list[Item]:
     """Read and check every record and image of the raw release; raise on the first problem."""
     check_release(source)
-    records: list[RawRecord] = []
+    records: list[Item] = []
     for entry in read_annotation(source, unknown_keys=options.unknown_keys):
         image_path = resolve_image(source, entry.file, entry.id, entry.fields.get("image"))
         record = validate_entry(entry, image_path)
@@ -65,20 +64,9 @@ def validate_release(source: Path, options: BuildOptions = BuildOptions()) -> li
     return records
 
 
-def record_to_example(record: RawRecord) -> dict[str, Any]:
+def record_to_example(record: Item) -> dict[str, Any]:
     """The ``FEATURES`` example of a record; the image is given by path and embedded on write."""
-    return {
-        "id": record.id,
-        "image": {"path": str(record.image_path), "bytes": None},
-        "question": record.question,
-        "options": list(record.options),
-        "answer": record.answer,
-        "class_name": record.class_name,
-        "core_attributes": list(record.core_attributes),
-        "spurious_attributes": list(record.spurious_attributes),
-        "spurious_types": list(record.spurious_types),
-        "source": record.source,
-    }
+    return record.to_example()
 
 
 class MMSpuBenchBuilder(datasets.GeneratorBasedBuilder):
@@ -86,7 +74,7 @@ class MMSpuBenchBuilder(datasets.GeneratorBasedBuilder):
 
     VERSION = datasets.Version("1.0.0")
 
-    def __init__(self, records: Sequence[RawRecord], **kwargs: Any) -> None:
+    def __init__(self, records: Sequence[Item], **kwargs: Any) -> None:
         self._records = records
         super().__init__(dataset_name=BUILDER_NAME, **kwargs)
 
@@ -127,7 +115,7 @@ def build_repo(
 
 
 def _write_shards(
-    records: Sequence[RawRecord], work: Path, repo: Path, options: BuildOptions
+    records: Sequence[Item], work: Path, repo: Path, options: BuildOptions
 ) -> tuple[list[Path], datasets.SplitInfo]:
     builder = MMSpuBenchBuilder(
         records, cache_dir=str(work / "cache"), writer_batch_size=options.writer_batch_size

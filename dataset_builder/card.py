@@ -18,8 +18,7 @@ import datasets
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
-from mmspubench.dataset_builder.raw import RawRecord
-from mmspubench.dataset_builder.schema import FEATURES, SOURCES, SPURIOUS_TYPES
+from mmspubench.dataset_builder.schema import FEATURES, SOURCES, SPURIOUS_TYPES, Item
 from mmspubench.errors import MMSpuBenchError
 
 TEMPLATE_PATH = Path(__file__).resolve().parent.parent / "card" / "README.md"
@@ -41,7 +40,7 @@ class Statistics:
     """Source name -> items drawn from it."""
 
 
-def compute_statistics(records: Sequence[RawRecord]) -> Statistics:
+def compute_statistics(records: Sequence[Item]) -> Statistics:
     """Count items per spurious type and per source; every type and source appears, zeros included."""
     types = Counter(t for r in records for t in r.spurious_types)
     sources = Counter(r.source for r in records)
@@ -83,7 +82,7 @@ def _build_note(stats: Statistics) -> str:
 
 
 def render_card(
-    records: Sequence[RawRecord],
+    records: Sequence[Item],
     split_info: datasets.SplitInfo,
     download_size: int,
     *,

@@ -23,6 +23,7 @@ from mmspubench.dataset_builder.schema import (
     NUM_OPTIONS,
     SOURCES,
     SPURIOUS_TYPES,
+    Item,
 )
 from mmspubench.errors import MMSpuBenchError, record_error
 
@@ -54,32 +55,6 @@ REQUIRED_RAW_FIELDS: tuple[str, ...] = tuple(f for f in KEY_TABLE if f != "image
 
 _OPTION_PREFIX = re.compile(r"^\s*\(?([A-Da-d])\s*[.):]\s*")
 _ANSWER_FORM = re.compile(r"^\s*\(?([A-Da-d])\s*[.):]?\s*$")
-
-
-@dataclass(frozen=True, slots=True)
-class RawRecord:
-    """One validated record of the raw release, in schema terms."""
-
-    id: str
-    """Stable, unique item id."""
-    image_path: Path
-    """Absolute path of the image file inside the release."""
-    question: str
-    """The question text, stripped of outer whitespace."""
-    options: tuple[str, str, str, str]
-    """The four option texts, without any ``"A. "`` prefix."""
-    answer: str
-    """The correct option letter, one of ``A``-``D``."""
-    class_name: str
-    """Ground-truth class label text."""
-    core_attributes: tuple[str, ...]
-    """One to five core attribute texts."""
-    spurious_attributes: tuple[str, ...]
-    """One to five spurious attribute texts."""
-    spurious_types: tuple[str, ...]
-    """One or two canonical spurious-type names (``schema.TYPE_NAMES``)."""
-    source: str
-    """Canonical source dataset name (``schema.SOURCES``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +214,8 @@ def _entry_id(file: str, label: str, key: str | None, fields: dict[str, Any]) ->
     return text
 
 
-def validate_entry(entry: RawEntry, image_path: Path) -> RawRecord:
-    """Check every field of ``entry`` and return the typed record (the image is checked elsewhere)."""
+def validate_entry(entry: RawEntry, image_path: Path) -> Item:
+    """Check every field of ``entry`` and return the item; its image is ``image_path`` (checked elsewhere)."""
     f, rid, fields = entry.file, entry.id, entry.fields
     for name in REQUIRED_RAW_FIELDS:
         if name not in fields or fields[name] is None:
@@ -248,9 +223,9 @@ def validate_entry(entry: RawEntry, image_path: Path) -> RawRecord:
                 f, rid, name, f"missing required field (accepted keys: {', '.join(KEY_TABLE[name])})"
             )
     options = parse_options(f, rid, fields["options"])
-    return RawRecord(
+    return Item(
         id=rid,
-        image_path=image_path,
+        image=image_path,
         question=_text(f, rid, "question", fields["question"]),
         options=options,
         answer=parse_answer(f, rid, fields["answer"], options),

@@ -1,14 +1,21 @@
-"""The one record schema of MM-SpuBench (DESIGN.md, "Record schema").
+"""The one record schema of MM-SpuBench (docs/DESIGN.md, "Record schema"), and its one item type.
 
 Every part of the distribution -- builder, card generator, eval loader and Space -- imports
-``FEATURES`` and the name tables from here; nothing else defines them.
+``FEATURES``, the name tables and :class:`Item` from here; nothing else defines them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import datasets
+from mmspubench.errors import record_error
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +77,113 @@ FEATURES = datasets.Features(
 REQUIRED_FIELDS: tuple[str, ...] = tuple(FEATURES)
 """Every field is required in a built record."""
 
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One benchmark item: the fields of ``FEATURES``, with ClassLabel values as their names.
+
+    The one item type of the distribution: the raw reader, the synthetic generator, the evaluator
+    and the Space all use it. Data only one of them has rides alongside (the synthetic scene in
+    ``synth.SynthItem``), never in a copy of these fields.
+    """
+
+    id: str
+    """Stable item id, e.g. ``"000042"``."""
+    image: Image | Path
+    """The picture: decoded (RGB) when read from a dataset or drawn; the file's absolute path in a
+    record validated from a raw release (the builder embeds the file)."""
+    question: str
+    """Multiple-choice question text."""
+    options: tuple[str, ...]
+    """The four option texts, without their ``A.`` prefixes."""
+    answer: str
+    """Correct option letter, ``A``..``D``."""
+    class_name: str
+    """Ground-truth class name: the continuation scored by CGL."""
+    core_attributes: tuple[str, ...]
+    """Core attribute texts (1-5)."""
+    spurious_attributes: tuple[str, ...]
+    """Spurious attribute texts (1-5)."""
+    spurious_types: tuple[str, ...]
+    """Canonical spurious-type names (1-2), e.g. ``("background",)``."""
+    source: str
+    """Source dataset name, e.g. ``ObjectNet``."""
+
+    @property
+    def pil_image(self) -> Image:
+        """The decoded picture; a record validated from a raw release holds a path instead."""
+        if isinstance(self.image, Path):
+            raise TypeError(f"item {self.id!r}: image not decoded ({self.image})")
+        return self.image
+
+    def to_example(self) -> dict[str, Any]:
+        """The ``FEATURES`` example (a path image is read and embedded when the dataset is written)."""
+        image = {"path": str(self.image), "bytes": None} if isinstance(self.image, Path) else self.image
+        return {
+            "id": self.id,
+            "image": image,
+            "question": self.question,
+            "options": list(self.options),
+            "answer": self.answer,
+            "class_name": self.class_name,
+            "core_attributes": list(self.core_attributes),
+            "spurious_attributes": list(self.spurious_attributes),
+            "spurious_types": list(self.spurious_types),
+            "source": self.source,
+        }
+
+    @staticmethod
+    def from_row(row: Mapping[str, Any], where: str) -> Item:
+        """One dataset row (as ``datasets`` yields it) -> ``Item``, image decoded to RGB.
+
+        ClassLabel integers become names (a hand-made dataset may already hold names). Raises
+        ``MMSpuBenchError`` naming ``where``, the row id and the field when a value is malformed.
+        """
+        row_id = str(row["id"])
+        types = row["spurious_types"]
+        if not isinstance(types, list | tuple) or not MIN_TYPES <= len(types) <= MAX_TYPES:
+            raise record_error(where, row_id, "spurious_types", f"bad value {types!r}; expected 1 or 2 types")
+        image = row["image"]
+        if not hasattr(image, "convert"):
+            raise record_error(
+                where, row_id, "image", f"bad value of type {type(image).__name__}; expected an image"
+            )
+        return Item(
+            id=row_id,
+            image=image.convert("RGB"),
+            question=str(row["question"]),
+            options=_texts(row, "options", where, row_id, NUM_OPTIONS, NUM_OPTIONS),
+            answer=_label(row["answer"], ANSWER_LETTERS, where, row_id, "answer"),
+            class_name=str(row["class_name"]),
+            core_attributes=_texts(row, "core_attributes", where, row_id, MIN_ATTRIBUTES, MAX_ATTRIBUTES),
+            spurious_attributes=_texts(
+                row, "spurious_attributes", where, row_id, MIN_ATTRIBUTES, MAX_ATTRIBUTES
+            ),
+            spurious_types=tuple(_label(t, TYPE_NAMES, where, row_id, "spurious_types") for t in types),
+            source=_label(row["source"], SOURCES, where, row_id, "source"),
+        )
+
+
+def _label(value: Any, names: Sequence[str], where: str, row_id: str, field: str) -> str:
+    # A built dataset stores ClassLabel integers; a hand-made one may already hold names.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+        return names[value]
+    if isinstance(value, str) and value in names:
+        return value
+    raise record_error(where, row_id, field, f"bad value {value!r}; expected one of {list(names)}")
+
+
+def _texts(
+    row: Mapping[str, Any], field: str, where: str, row_id: str, low: int, high: int
+) -> tuple[str, ...]:
+    value = row[field]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise record_error(where, row_id, field, f"bad value {value!r}; expected a list of strings")
+    if not low <= len(value) <= high:
+        raise record_error(where, row_id, field, f"has {len(value)} entries; expected {low} to {high}")
+    return tuple(value)
+
+
 __all__ = [
     "ABBREV_TYPE",
     "ANSWER_LETTERS",
@@ -84,5 +198,6 @@ __all__ = [
     "SPURIOUS_TYPES",
     "TYPE_ABBREV",
     "TYPE_NAMES",
+    "Item",
     "SpuriousType",
 ]

@@ -37,7 +37,7 @@ from mmspubench.dataset_builder.defaults import (
     MODES,
 )
 from mmspubench.dataset_builder.folders import replace_folder
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES, Item
 from mmspubench.dataset_builder.synth_draw import SceneSpec, render_scene
 from mmspubench.dataset_builder.synth_vocab import (
     CLASS_BY_NAME,
@@ -50,7 +50,6 @@ from mmspubench.dataset_builder.synth_vocab import (
     value,
 )
 from mmspubench.errors import MMSpuBenchError
-from PIL import Image
 
 MIN_IMAGE_SIZE, MAX_IMAGE_SIZE = 32, 2048
 SECOND_TYPE_PROBABILITY = 1 / 3
@@ -117,35 +116,15 @@ class SynthConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class SynthItem:
-    """One generated item: the picture, the record fields and how it was planted."""
+class SynthItem(Item):
+    """One generated item: the benchmark fields (``schema.Item``, image drawn) and how it was planted."""
 
-    id: str
-    """Zero-padded index, e.g. ``"000042"``."""
-    image: Image.Image
-    """The drawn scene (RGB)."""
-    question: str
-    """Question naming the object only by its spurious attributes and position."""
-    options: tuple[str, ...]
-    """Four class names: the correct one and three misleading ones."""
-    answer: str
-    """Letter of the correct option, ``A``..``D``."""
-    class_name: str
-    """True class of the drawn object."""
-    core_attributes: tuple[str, ...]
-    """Intrinsic look of the class."""
-    spurious_attributes: tuple[str, ...]
-    """Texts of the planted spurious values, one per planted type."""
-    spurious_types: tuple[str, ...]
-    """Canonical names of the planted types (one or two)."""
     scene: SceneSpec
     """The scene the image was rendered from."""
     cue_aligned: bool
     """Whether every planted value is the true class's home value."""
     decoy: str | None
     """Class whose home values were planted instead of the true class's (broken cue), else None."""
-    source: str = "synthetic"
-    """Source dataset label of the record."""
 
     @property
     def image_path(self) -> str:
@@ -153,19 +132,8 @@ class SynthItem:
         return f"data/images/{self.id}.png"
 
     def record(self) -> dict[str, Any]:
-        """The ``annotation.json`` record of this item."""
-        return {
-            "id": self.id,
-            "image": self.image_path,
-            "question": self.question,
-            "options": list(self.options),
-            "answer": self.answer,
-            "class_name": self.class_name,
-            "core_attributes": list(self.core_attributes),
-            "spurious_attributes": list(self.spurious_attributes),
-            "spurious_types": list(self.spurious_types),
-            "source": self.source,
-        }
+        """The ``annotation.json`` record of this item (the image by its path in the release)."""
+        return {**self.to_example(), "image": self.image_path}
 
 
 def _block_permutation(seed: int, salt: int, index: int, size: int) -> int:
@@ -272,6 +240,7 @@ def make_item(index: int, config: SynthConfig) -> SynthItem:
         scene=scene,
         cue_aligned=all(true.home_key(t) == k for t, k in zip(types, keys, strict=True)),
         decoy=decoy,
+        source="synthetic",
     )
 
 
@@ -300,7 +269,7 @@ def _write_into(folder: Path, items: Iterable[SynthItem]) -> int:
         if item.id in seen:
             raise MMSpuBenchError(f"synth: record {item.id!r}: field 'id': duplicate id")
         seen.add(item.id)
-        item.image.save(folder / item.image_path, format="PNG")
+        item.pil_image.save(folder / item.image_path, format="PNG")
         records.append(item.record())
     text = json.dumps(records, indent=2, ensure_ascii=False) + "\n"
     (folder / "annotation.json").write_text(text, encoding="utf-8")

@@ -9,14 +9,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import (
-    ANSWER_LETTERS,
-    NUM_OPTIONS,
     REQUIRED_FIELDS,
-    SOURCES,
-    TYPE_NAMES,
+    Item,
 )
 from mmspubench.errors import MMSpuBenchError, record_error
-from mmspubench.eval.records import Item
 
 if TYPE_CHECKING:
     import datasets
@@ -49,49 +45,9 @@ def item_ids(dataset: datasets.Dataset, limit: int | None) -> list[str]:
     return ids
 
 
-def _label(value: Any, names: Sequence[str], where: str, row_id: str, field: str) -> str:
-    # A built dataset stores ClassLabel integers; a hand-made one may already hold names.
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
-        return names[value]
-    if isinstance(value, str) and value in names:
-        return value
-    raise record_error(where, row_id, field, f"bad value {value!r}; expected one of {list(names)}")
-
-
-def _texts(
-    row: Mapping[str, Any], field: str, where: str, row_id: str, low: int, high: int
-) -> tuple[str, ...]:
-    value = row[field]
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise record_error(where, row_id, field, f"bad value {value!r}; expected a list of strings")
-    if not low <= len(value) <= high:
-        raise record_error(where, row_id, field, f"has {len(value)} entries; expected {low} to {high}")
-    return tuple(value)
-
-
 def row_to_item(row: Mapping[str, Any], where: str) -> Item:
-    """One dataset row (as ``datasets`` yields it) -> ``Item``; raises ``MMSpuBenchError`` if malformed."""
-    row_id = str(row["id"])
-    types = row["spurious_types"]
-    if not isinstance(types, list | tuple) or not 1 <= len(types) <= 2:
-        raise record_error(where, row_id, "spurious_types", f"bad value {types!r}; expected 1 or 2 types")
-    image = row["image"]
-    if not hasattr(image, "convert"):
-        raise record_error(
-            where, row_id, "image", f"bad value of type {type(image).__name__}; expected an image"
-        )
-    return Item(
-        id=row_id,
-        image=image.convert("RGB"),
-        question=str(row["question"]),
-        options=_texts(row, "options", where, row_id, NUM_OPTIONS, NUM_OPTIONS),
-        answer=_label(row["answer"], ANSWER_LETTERS, where, row_id, "answer"),
-        class_name=str(row["class_name"]),
-        core_attributes=_texts(row, "core_attributes", where, row_id, 1, 5),
-        spurious_attributes=_texts(row, "spurious_attributes", where, row_id, 1, 5),
-        types=tuple(_label(t, TYPE_NAMES, where, row_id, "spurious_types") for t in types),
-        source=_label(row["source"], SOURCES, where, row_id, "source"),
-    )
+    """One dataset row -> ``Item`` (:meth:`Item.from_row`); raises ``MMSpuBenchError`` if malformed."""
+    return Item.from_row(row, where)
 
 
 def iter_items(dataset: datasets.Dataset, ids: Sequence[str], where: str) -> Iterator[Item]:

@@ -1,4 +1,4 @@
-"""The records of an evaluation: a benchmark item, a scored condition, a per-item result, the run config.
+"""The records of an evaluation: a scored condition and a per-item result (the item is ``schema.Item``).
 
 All are frozen; a per-item result is built once, when the item has been fully scored, and written to
 ``samples.jsonl`` as one JSON line (``SampleResult.to_json`` / ``SampleResult.from_json``).
@@ -8,38 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from PIL.Image import Image
+from typing import Any, Literal
 
 ConditionKind = Literal["core", "spurious"]
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One benchmark item, with ClassLabel integers already turned into names."""
-
-    id: str
-    """Stable item id, e.g. ``"000042"``."""
-    image: Image
-    """The item's image, decoded."""
-    question: str
-    """Multiple-choice question text."""
-    options: tuple[str, ...]
-    """The four option texts, without their ``A.`` prefixes."""
-    answer: str
-    """Correct option letter, ``A``..``D``."""
-    class_name: str
-    """Ground-truth class name: the continuation scored by CGL."""
-    core_attributes: tuple[str, ...]
-    """Core attribute texts (1-5)."""
-    spurious_attributes: tuple[str, ...]
-    """Spurious attribute texts (1-5)."""
-    types: tuple[str, ...]
-    """Canonical spurious-type names (1-2), e.g. ``("background",)``."""
-    source: str
-    """Source dataset name, e.g. ``ObjectNet``."""
 
 
 @dataclass(frozen=True, slots=True)

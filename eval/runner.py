@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import data, distributed, metrics, prompts, results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
-from mmspubench.eval.records import Condition, Item, SampleResult
+from mmspubench.eval.records import Condition, SampleResult
 
 if TYPE_CHECKING:
     import datasets
@@ -65,7 +65,7 @@ def _score(model: VisionLanguageModel, requests: Sequence[ScoreRequest]) -> list
 
 def _answers_generate(model: VisionLanguageModel, items: Sequence[Item], config: RunConfig) -> list[_Answer]:
     contexts = [model.render(prompts.mcq_prompt(i.question, i.options, "generate")) for i in items]
-    outputs = model.generate([i.image for i in items], contexts, config.max_new_tokens)
+    outputs = model.generate([i.pil_image for i in items], contexts, config.max_new_tokens)
     if len(outputs) != len(items):
         raise MMSpuBenchError(f"the model returned {len(outputs)} answers for {len(items)} prompts")
     return [_Answer(parse_answer(out, i.options), out, None) for i, out in zip(items, outputs, strict=True)]
@@ -88,7 +88,7 @@ def _answers_logprob(model: VisionLanguageModel, items: Sequence[Item]) -> list[
     per_item = []
     for item in items:
         context = model.render(prompts.mcq_prompt(item.question, item.options, "logprob"))
-        per_item.append([ScoreRequest(item.image, context, c) for c in prompts.letter_continuations()])
+        per_item.append([ScoreRequest(item.pil_image, context, c) for c in prompts.letter_continuations()])
     answers = []
     for scores in _score_per_item(model, per_item, items, "option"):
         # max() keeps the first of tied letters: deterministic, documented in the README.
@@ -108,7 +108,7 @@ def _conditions(model: VisionLanguageModel, items: Sequence[Item]) -> list[tuple
         plans.append(plan)
         per_item.append(
             [
-                ScoreRequest(item.image, model.render(prompts.cgla_prompt(attribute)), continuation)
+                ScoreRequest(item.pil_image, model.render(prompts.cgla_prompt(attribute)), continuation)
                 for attribute, _ in plan
             ]
         )
@@ -134,7 +134,7 @@ def _result(
         cgla_acc = metrics.cgla_acc(cgla_min)
     return SampleResult(
         id=item.id,
-        types=item.types,
+        types=item.spurious_types,
         answer=item.answer,
         prediction=None if answer is None else answer.prediction,
         correct=None if answer is None else answer.prediction == item.answer,

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, SOURCES, SPURIOUS_TYPES, TYPE_NAMES
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, SOURCES, SPURIOUS_TYPES, TYPE_NAMES, Item
 from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
     import datasets
-    from PIL.Image import Image
 
 TYPE_TITLE: dict[str, str] = {t.name: t.title for t in SPURIOUS_TYPES}
 TYPE_LABEL: dict[str, str] = {t.name: f"{t.title} ({t.abbrev})" for t in SPURIOUS_TYPES}
@@ -35,32 +34,6 @@ class ItemIndex:
     """One row per item: ``INDEX_COLUMNS`` plus ``type_names`` (list of canonical names)."""
     row_of: dict[str, int]
     """Dataset row number of each item id."""
-
-
-@dataclass(frozen=True, slots=True)
-class ItemView:
-    """Everything the item view shows for one benchmark item."""
-
-    id: str
-    """Item id."""
-    image: Image
-    """The decoded picture."""
-    question: str
-    """Question text."""
-    options: pd.DataFrame
-    """Columns ``letter``, ``option``, ``correct`` (a check mark on the right answer)."""
-    answer: str
-    """Correct letter."""
-    class_name: str
-    """Ground-truth class name."""
-    core_attributes: tuple[str, ...]
-    """Core attributes of the class."""
-    spurious_attributes: tuple[str, ...]
-    """Spurious attributes present in the picture."""
-    spurious_types: tuple[str, ...]
-    """Canonical names of the item's spurious types."""
-    source: str
-    """Source collection of the picture."""
 
 
 def _label_names(value: Any, names: Sequence[str]) -> Any:
@@ -131,35 +104,27 @@ def filter_items(
     return frame.loc[mask, list(INDEX_COLUMNS)].reset_index(drop=True)
 
 
-def item_view(dataset: datasets.Dataset, index: ItemIndex, item_id: str) -> ItemView:
+def item_view(dataset: datasets.Dataset, index: ItemIndex, item_id: str) -> Item:
     """The item with id ``item_id``, image decoded."""
     item_id = str(item_id).strip()
     if item_id not in index.row_of:
         raise MMSpuBenchError(f"no item with id {item_id!r} in the dataset")
-    row = dataset[index.row_of[item_id]]
-    answer = _label_names(row["answer"], ANSWER_LETTERS)
-    options = pd.DataFrame(
+    return Item.from_row(dataset[index.row_of[item_id]], "dataset")
+
+
+def options_table(item: Item) -> pd.DataFrame:
+    """Columns ``letter``, ``option``, ``correct`` (a check mark on the right answer)."""
+    letters = list(ANSWER_LETTERS[: len(item.options)])
+    return pd.DataFrame(
         {
-            "letter": list(ANSWER_LETTERS[: len(row["options"])]),
-            "option": list(row["options"]),
-            "correct": ["✓" if letter == answer else "" for letter in ANSWER_LETTERS[: len(row["options"])]],
+            "letter": letters,
+            "option": list(item.options),
+            "correct": ["✓" if letter == item.answer else "" for letter in letters],
         }
     )
-    return ItemView(
-        id=row["id"],
-        image=row["image"],
-        question=row["question"],
-        options=options,
-        answer=answer,
-        class_name=row["class_name"],
-        core_attributes=tuple(row["core_attributes"]),
-        spurious_attributes=tuple(row["spurious_attributes"]),
-        spurious_types=tuple(_label_names(t, TYPE_NAMES) for t in row["spurious_types"]),
-        source=_label_names(row["source"], SOURCES),
-    )
 
 
-def item_markdown(view: ItemView) -> str:
+def item_markdown(view: Item) -> str:
     """Question, class, attributes and types of ``view`` as Markdown."""
     core = "\n".join(f"- {a}" for a in view.core_attributes)
     spurious = "\n".join(f"- {a}" for a in view.spurious_attributes)
@@ -167,7 +132,7 @@ def item_markdown(view: ItemView) -> str:
     return (
         f"### Item `{view.id}`\n\n"
         f"**Question:** {view.question}\n\n"
-        f"**Correct answer:** {view.answer}. {view.options['option'][ANSWER_LETTERS.index(view.answer)]}\n\n"
+        f"**Correct answer:** {view.answer}. {view.options[ANSWER_LETTERS.index(view.answer)]}\n\n"
         f"**Class:** {view.class_name} · **Source:** {view.source} · **Spurious types:** {types}\n\n"
         f"**Core attributes** (of the class)\n\n{core}\n\n"
         f"**Spurious attributes** (in the picture)\n\n{spurious}\n"

@@ -131,7 +131,7 @@ def open_item(state: SpaceState, item_id: str | None) -> tuple[Image, str, pd.Da
     if not item_id:
         raise MMSpuBenchError("no item selected; click a row of the table or type an id")
     view = explore.item_view(state.dataset, state.index, item_id)
-    return view.image, explore.item_markdown(view), view.options
+    return view.pil_image, explore.item_markdown(view), explore.options_table(view)
 
 
 def cgla_sources(state: SpaceState) -> list[str]:

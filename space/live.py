@@ -21,10 +21,11 @@ from mmspubench.dataset_builder.schema import (
     MIN_ATTRIBUTES,
     NUM_OPTIONS,
     TYPE_NAMES,
+    Item,
 )
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.records import Item, SampleResult
+from mmspubench.eval.records import SampleResult
 
 if TYPE_CHECKING:
     from mmspubench.eval.protocol import VisionLanguageModel
@@ -153,7 +154,7 @@ def custom_item(
         core_attributes=parse_attributes(core, "core attributes"),
         spurious_attributes=parse_attributes(spurious, "spurious attributes"),
         # Typed items carry no annotated type; the first type is a placeholder the page never shows.
-        types=(TYPE_NAMES[0],),
+        spurious_types=(TYPE_NAMES[0],),
         source="synthetic",
     )
 

@@ -14,8 +14,8 @@ def test_rows_become_items_with_names() -> None:
     items = data.load_items(make_dataset(4), None, "fixture")
     first = items[0]
     assert first.id == "000000" and first.answer == "A" and first.source == "synthetic"
-    assert first.types == ("background", "colorization")  # ClassLabel ints 0 and 4
-    assert items[1].types == ("texture_noise",)
+    assert first.spurious_types == ("background", "colorization")  # ClassLabel ints 0 and 4
+    assert items[1].spurious_types == ("texture_noise",)
     assert first.options == ("a red car", "a blue bus", "a green bike", "a yellow taxi")
     assert first.core_attributes == ("core 0-0",) and items[2].core_attributes == (
         "core 2-0",
@@ -69,7 +69,7 @@ def test_malformed_rows_name_file_record_and_field(field: str, value: Any, messa
 def test_hand_made_rows_with_names_are_accepted() -> None:
     row = dict(make_rows(1)[0], answer="C", spurious_types=["shape"], source="ObjectNet")
     item = data.row_to_item(row, "fixture")
-    assert (item.answer, item.types, item.source) == ("C", ("shape",), "ObjectNet")
+    assert (item.answer, item.spurious_types, item.source) == ("C", ("shape",), "ObjectNet")
 
 
 def test_missing_column_is_named() -> None:

@@ -2,7 +2,15 @@ from __future__ import annotations
 
 import pytest
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.space.explore import ALL, build_index, filter_choices, filter_items, item_markdown, item_view
+from mmspubench.space.explore import (
+    ALL,
+    build_index,
+    filter_choices,
+    filter_items,
+    item_markdown,
+    item_view,
+    options_table,
+)
 
 from .fixtures import make_dataset
 
@@ -58,12 +66,12 @@ def test_item_view_marks_the_correct_option(dataset) -> None:  # type: ignore[no
     index = build_index(dataset)
     view = item_view(dataset, index, "000002")
     assert view.answer == "D"
-    assert list(view.options["correct"]) == ["", "", "", "✓"]
-    assert list(view.options["option"]) == ["a zebra", "a horse", "a tiger", "a fish"]
+    assert list(options_table(view)["correct"]) == ["", "", "", "✓"]
+    assert list(options_table(view)["option"]) == ["a zebra", "a horse", "a tiger", "a fish"]
     assert view.core_attributes == ("fins", "scales", "tail")
     assert view.spurious_types == ("texture_noise",)
-    assert view.image.size == (32, 24)
-    assert view.image.getpixel((0, 0)) == (10, 200, 30)
+    assert view.pil_image.size == (32, 24)
+    assert view.pil_image.getpixel((0, 0)) == (10, 200, 30)
     text = item_markdown(view)
     assert "**Correct answer:** D. a fish" in text
     assert "- striped texture" in text
