@@ -7,32 +7,34 @@ Build it with :func:`mmspubench.eval.loading.load_model`. It implements the
   with the generation prompt, then appends the assistant prefix;
 - ``generate`` answers greedily, in batches, and returns only the new text;
 - ``score`` returns the sum of float32 log-probabilities of each continuation's tokens, with the
-  fast scorer (``mmspubench.eval.fast_scoring.score_fast``) when ``scorer == "fast"`` and that
-  module is installed, else with the plain scorer (:func:`mmspubench.eval.scoring.score_plain`).
+  fast scorer (``mmspubench.eval.fast_scoring.score_fast``) when ``scorer == "fast"`` and the
+  model's family is exact for it, else with the plain scorer (``mmspubench.eval.scoring``). That
+  choice is made once, here, when the adapter is built: ``scorer_used`` and
+  ``scorer_fallback_reason`` say what runs, and ``info`` carries them into results.json.
 
-For the fast scorer, the adapter exposes the pieces a scorer needs (all public, all stable):
-``model``, ``processor``, ``hooks`` (family hooks, e.g. ``hooks.position_ids(model, inputs)``),
-``batch_size``, ``pad_token_id``, ``accepts_logits_to_keep``, :meth:`encode` (one request ->
-:class:`~mmspubench.eval.scoring.EncodedRequest`) and :meth:`add_special_tokens_for`.
+The scorers read the pieces of :class:`~mmspubench.eval.encoding.ScoringModel` from the adapter:
+``model``, ``processor``, ``hooks``, ``batch_size``, ``pad_token_id``, ``accepts_logits_to_keep``
+and :meth:`add_special_tokens_for`.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib
+import dataclasses
 import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from mmspubench.eval import fast_scoring, scoring
+from mmspubench.eval.config import SCORERS
+from mmspubench.eval.encoding import EncodedRequest, add_special_tokens_for, encode_request, to_model
 from mmspubench.eval.hooks import FamilyHooks
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
-from mmspubench.eval.scoring import EncodedRequest, encode_request, score_plain
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-SCORERS = ("plain", "fast")
-"""Names accepted for ``scorer``."""
+__all__ = ["SCORERS", "TransformersVLM"]
 
 
 class TransformersVLM:
@@ -61,7 +63,15 @@ class TransformersVLM:
         self.batch_size = batch_size
         """Most sequences per forward pass (scoring) or per ``generate`` call."""
         self.scorer = scorer
-        """``"fast"`` (prefix-cached scorer when available) or ``"plain"`` (full forward passes)."""
+        """The scorer asked for: ``"fast"`` (prefix-cached where exact) or ``"plain"`` (full passes)."""
+        self.scorer_fallback_reason: str | None = (
+            fast_scoring.fallback_reason(model) if scorer == "fast" else None
+        )
+        """Why the fast scorer was asked for but the plain one runs; ``None`` otherwise."""
+        self.scorer_used: str = (
+            "fast" if scorer == "fast" and self.scorer_fallback_reason is None else "plain"
+        )
+        """The scorer that runs: ``"fast"`` or ``"plain"`` (decided once, here)."""
         tokenizer = processor.tokenizer
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.pad_token_id: int = int(pad if pad is not None else 0)
@@ -72,8 +82,10 @@ class TransformersVLM:
 
     @property
     def info(self) -> ModelInfo:
-        """Identity of the model for the result files."""
-        return self._info
+        """Identity of the model for the result files, with the scorer that runs."""
+        return dataclasses.replace(
+            self._info, scorer_used=self.scorer_used, scorer_fallback_reason=self.scorer_fallback_reason
+        )
 
     def render(self, prompt: ChatPrompt) -> str:
         """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix.
@@ -99,13 +111,12 @@ class TransformersVLM:
     def add_special_tokens_for(self, text: str) -> bool:
         """Whether the tokenizer should add its special tokens (BOS) to ``text``: not when the chat
         template already wrote the BOS at the start, so it is never doubled."""
-        bos = self.processor.tokenizer.bos_token
-        return not (bos and text.startswith(bos))
+        return add_special_tokens_for(self.processor, text)
 
     def encode(self, request: ScoreRequest) -> EncodedRequest:
         """Processor outputs for context + continuation and the context's token count (checked prefix).
 
-        This is the one tokenization every scorer uses; see :func:`mmspubench.eval.scoring.encode_request`.
+        This is the one tokenization every scorer uses; see :func:`mmspubench.eval.encoding.encode_request`.
         """
         return encode_request(
             self.processor, request, add_special_tokens=self.add_special_tokens_for(request.context)
@@ -114,7 +125,6 @@ class TransformersVLM:
     def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
         """Greedy answers, ``batch_size`` prompts per call (left-padded), without the prompt text."""
         import torch
-        from mmspubench.eval.scoring import to_model
 
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
@@ -144,19 +154,9 @@ class TransformersVLM:
         """Sum of float32 log-probabilities of each continuation's tokens given image and context."""
         if not requests:
             return []
-        if self.scorer == "fast":
-            fast = _fast_scorer()
-            if fast is not None:
-                return list(fast(self, requests))
-        return score_plain(self, requests)
-
-
-def _fast_scorer() -> Any:
-    """``mmspubench.eval.fast_scoring.score_fast`` if that module exists, else ``None``."""
-    try:
-        module = importlib.import_module("mmspubench.eval.fast_scoring")
-    except ModuleNotFoundError as err:
-        if err.name != "mmspubench.eval.fast_scoring":
-            raise
-        return None
-    return module.score_fast
+        if self.scorer_used == "fast":
+            return list(fast_scoring.score_fast(self, requests))
+        if self.scorer_fallback_reason is not None:
+            family = str(getattr(self.model.config, "model_type", "?"))
+            fast_scoring.log_fallback(family, self.scorer_fallback_reason)
+        return scoring.score_plain(self, requests)

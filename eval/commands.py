@@ -82,6 +82,10 @@ def _summary(results: dict[str, Any], out: Path) -> str:
             f"CGLA_acc {cgla['acc']:.2f}% (mean CGLA_min {cgla['mean_cgla_min']:.3f}; "
             f"core reduction {cgla['core_reduction']})"
         )
+    model = results.get("model") or {}
+    if model.get("scorer_used"):
+        reason = model.get("scorer_fallback_reason")
+        parts.append(f"scorer {model['scorer_used']}" + (f" (fast not used: {reason})" if reason else ""))
     parts.append(
         f"CGLA scoring {results['timing']['cgla_seconds']:.1f}s, total {results['timing']['total_seconds']:.1f}s"
     )

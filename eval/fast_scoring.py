@@ -16,13 +16,15 @@ shared token prefix (``mmspubench.eval.prefix_plan``) and makes two passes per g
 
 The score is the same quantity as the plain scorer's: the sum of float32 log-probabilities over
 exactly the continuation tokens of ``tokenize(context + continuation)``, after the check that
-``tokenize(context)`` is a prefix of it (both scorers use the adapter's encode step).
+``tokenize(context)`` is a prefix of it (both scorers encode with ``mmspubench.eval.encoding``).
 
 Reuse is exact only where a token's hidden states depend on earlier tokens alone, the cache is a
 plain per-layer key/value store and the attention takes a custom mask (``sdpa``, ``eager``).
 Families outside :data:`EXACT_FAMILIES` go through the plain scorer: :data:`FALLBACKS` names the
-known ones and why, any other family falls back as "not verified". Each fallback is logged once
-per family.
+known ones and why, any other family falls back as "not verified". The adapter asks
+:func:`fallback_reason` once, when the model is loaded; results.json records the scorer that ran
+(``model.scorer_used``) and the reason (``model.scorer_fallback_reason``), and each fallback is
+logged once per family.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.eval._fast_encode import Encoded, ImageKeys, encode, encode_all
+from mmspubench.eval.encoding import Encoded, ImageKeys, ScoringModel, encode, encode_all, to_model
 from mmspubench.eval.prefix_plan import Plan, TokenView, make_plan
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "encode",
     "encode_all",
     "fallback_reason",
+    "log_fallback",
     "plan_call",
     "score_fast",
 ]
@@ -97,17 +100,15 @@ def fallback_reason(model: Any) -> str | None:
     return None
 
 
-def score_fast(adapter: Any, requests: Sequence[ScoreRequest]) -> list[float]:
-    """Scores equal to the plain scorer's, computing each shared prefix once (see module doc)."""
-    from mmspubench.eval import scoring
+def score_fast(adapter: ScoringModel, requests: Sequence[ScoreRequest]) -> list[float]:
+    """Scores equal to the plain scorer's, computing each shared prefix once (see module doc).
 
+    Only for a model whose :func:`fallback_reason` is ``None``: the adapter decides that once, when
+    the model is loaded, and sends the other models to the plain scorer.
+    """
     if not requests:
         return []
     model = adapter.model
-    reason = fallback_reason(model)
-    if reason is not None:
-        _log_fallback(str(getattr(model.config, "model_type", "?")), reason)
-        return list(scoring.score_plain(adapter, requests))
     encoded = encode_all(adapter, requests)
     plan = plan_call(model, encoded, requests, batch_size=int(getattr(adapter, "batch_size", 1)))
     scores = [0.0] * len(requests)
@@ -139,7 +140,8 @@ def plan_call(
     return make_plan(views, prefix_batch=max(1, batch_size))
 
 
-def _log_fallback(family: str, reason: str) -> None:
+def log_fallback(family: str, reason: str) -> None:
+    """Warn once per family that it is scored by the plain scorer, and why."""
     if family not in _logged:
         _logged.add(family)
         logger.warning("fast scorer: %s scored with the plain scorer (%s)", family, reason)
@@ -178,7 +180,6 @@ def _run_chunk(
 ) -> None:
     """One prefix pass over the chunk's groups, then its packed suffix passes; fills ``scores``."""
     import torch
-    from mmspubench.eval.scoring import to_model
 
     model = adapter.model
     chunk = plan.chunks[chunk_index]

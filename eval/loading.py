@@ -12,12 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.adapter import SCORERS, TransformersVLM
+from mmspubench.eval.adapter import TransformersVLM
+from mmspubench.eval.config import RunConfig
 from mmspubench.eval.hooks import FamilyHooks, hooks_for
 from mmspubench.eval.protocol import ModelInfo
-
-DTYPES = ("float32", "bfloat16", "float16")
-"""Accepted ``dtype`` names."""
 
 # Files a model folder needs; weights only as safetensors (pickled .bin weights are not loaded).
 _HUB_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "*.model", "*.tiktoken", "*.txt"]
@@ -109,8 +107,6 @@ def _load_processor(name: str, folder: Path, hooks: FamilyHooks, trust_remote_co
 def _torch_device_and_dtype(device: str, dtype: str) -> tuple[Any, Any]:
     import torch
 
-    if dtype not in DTYPES:
-        raise MMSpuBenchError(f"--dtype {dtype!r}: unknown; expected one of {', '.join(DTYPES)}")
     try:
         dev = torch.device(device)
     except RuntimeError:
@@ -140,10 +136,8 @@ def load_model(
     """
     from transformers import AutoConfig, AutoModelForImageTextToText
 
-    if scorer not in SCORERS:
-        raise MMSpuBenchError(f"--scorer {scorer!r}: unknown; expected one of {', '.join(SCORERS)}")
-    if batch_size < 1:
-        raise MMSpuBenchError(f"--batch-size {batch_size}: expected a positive integer")
+    # The one check of these options (RunConfig.validate), for callers that come without a config.
+    RunConfig(dtype=dtype, scorer=scorer, batch_size=batch_size).validate()  # type: ignore[arg-type]
     torch_device, torch_dtype = _torch_device_and_dtype(device, dtype)
     name = str(model)
     folder, revision = resolve_model(model, trust_remote_code)

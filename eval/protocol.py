@@ -52,6 +52,10 @@ class ModelInfo:
     """Torch dtype the model ran in, e.g. ``float32``."""
     adapter: str
     """Adapter name and family hooks, e.g. ``hf-image-text-to-text/llava``."""
+    scorer_used: str | None = None
+    """Continuation scorer that ran: ``fast`` or ``plain``; ``None`` for a model without that choice."""
+    scorer_fallback_reason: str | None = None
+    """Why ``fast`` was asked for and ``plain`` ran; ``None`` when no fallback happened."""
 
 
 @runtime_checkable

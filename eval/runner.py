@@ -214,6 +214,7 @@ def plan_run(out_dir: Path, ids: Sequence[str], shard: distributed.Shard) -> Run
 
 
 def _model_identity(model: VisionLanguageModel) -> dict[str, Any]:
+    """What a resumed run must match about the model (the scorer may differ: speed, not figures)."""
     info = model.info
     return {
         "id": info.id,
@@ -221,6 +222,16 @@ def _model_identity(model: VisionLanguageModel) -> dict[str, Any]:
         "revision": info.revision,
         "dtype": info.dtype,
         "adapter": info.adapter,
+    }
+
+
+def _model_section(model: VisionLanguageModel) -> dict[str, Any]:
+    """results.json's ``model``: the identity and the scorer that actually ran (and why, if not fast)."""
+    info = model.info
+    return {
+        **_model_identity(model),
+        "scorer_used": info.scorer_used,
+        "scorer_fallback_reason": info.scorer_fallback_reason,
     }
 
 
@@ -303,13 +314,13 @@ def run_eval(
     distributed.barrier(shard)  # every shard is complete on disk
     if not shard.is_main:
         return None
-    return _finish(plan, config, model_identity, dataset_info, start)
+    return _finish(plan, config, _model_section(model), dataset_info, start)
 
 
 def _finish(
     plan: RunPlan,
     config: RunConfig,
-    model_identity: dict[str, Any],
+    model_section: dict[str, Any],
     dataset_info: dict[str, Any],
     start: float,
 ) -> dict[str, Any]:
@@ -317,7 +328,7 @@ def _finish(
     merged = distributed.merge(plan.out_dir, plan.ids)
     timing = distributed.merged_timing(plan.out_dir, plan.shard.world)
     timing["total_seconds"] = time.perf_counter() - start
-    out = results.build_results(config, model_identity, dataset_info, merged, plan.ids, timing)
+    out = results.build_results(config, model_section, dataset_info, merged, plan.ids, timing)
     results.write_json_atomic(plan.out_dir / results.RESULTS_NAME, out)
     distributed.cleanup(plan.out_dir)
     return out

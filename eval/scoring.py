@@ -1,179 +1,27 @@
 """Plain continuation scoring: one full forward pass per (image, context + continuation).
 
-CGL(c | t, v) is the sum of float32 log-probabilities of the continuation's tokens. Which tokens
-those are is decided by the tokenizer, never assumed: the continuation tokens are the tokens of
-tokenize(context + continuation) after those of tokenize(context), and that the context's tokens
-are a prefix is checked (:func:`encode_request`). Nothing after the continuation is scored: the
-continuation is appended after the assistant prefix with no chat-template end token, and special
-tokens a tokenizer appends at the end (an EOS) are cut off.
-
-The encode step and the batch functions here are public so that the fast scorer
-(``mmspubench.eval.fast_scoring``) tokenizes, pads and positions exactly as this scorer does.
+The reference the fast scorer (``mmspubench.eval.fast_scoring``) is tested equal to; both encode
+with :func:`mmspubench.eval.encoding.encode_request` (see that module for which tokens are scored).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
-from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.hooks import SEQUENCE_KEYS
+from mmspubench.eval.encoding import (
+    EncodedRequest,
+    ScoringModel,
+    collate,
+    continuation_logprob,
+    encode_request,
+    forward_log_probs,
+)
 from mmspubench.eval.protocol import ScoreRequest
 
-if TYPE_CHECKING:
-    import torch
-    from mmspubench.eval.adapter import TransformersVLM
+__all__ = ["score_plain"]
 
 
-@dataclass(frozen=True, slots=True)
-class EncodedRequest:
-    """One score request after the processor: the model inputs and where the continuation starts."""
-
-    inputs: Mapping[str, torch.Tensor]
-    """Processor outputs for context + continuation, batch axis of size 1, unpadded, on CPU:
-    ``input_ids``, ``attention_mask``, image tensors (``pixel_values``, ``image_grid_thw``,
-    ``pixel_attention_mask``, ...) and any other per-token outputs (``token_type_ids``, ...)."""
-    n_context: int
-    """Number of tokens of the context alone; the continuation is ``input_ids[0, n_context:]``."""
-
-    @property
-    def n_tokens(self) -> int:
-        """Number of tokens of context + continuation."""
-        return int(self.inputs["input_ids"].shape[1])
-
-    @property
-    def continuation_ids(self) -> list[int]:
-        """Token ids of the continuation (the scored tokens)."""
-        return [int(t) for t in self.inputs["input_ids"][0, self.n_context :]]
-
-
-def _strip_trailing_special(ids: list[int], special: set[int]) -> int:
-    """Length of ``ids`` without the special tokens a tokenizer appends at the end (e.g. EOS)."""
-    n = len(ids)
-    while n > 0 and ids[n - 1] in special:
-        n -= 1
-    return n
-
-
-def _prefix_error(request: ScoreRequest, ctx: list[int], full: list[int], tokenizer: Any) -> MMSpuBenchError:
-    at = next(
-        (i for i, (a, b) in enumerate(zip(ctx, full, strict=False)) if a != b), min(len(ctx), len(full))
-    )
-    show = tokenizer.convert_ids_to_tokens
-    return MMSpuBenchError(
-        f"continuation {request.continuation!r} after context ending {request.context[-40:]!r}: the "
-        f"context's {len(ctx)} tokens are not a prefix of the tokens of context + continuation "
-        f"(first difference at token {at}: context has {show(ctx[at : at + 3])}, joined text has "
-        f"{show(full[at : at + 3])}); the tokenizer merges text across the boundary, so the scored tokens "
-        "would not be the continuation's. Put the separating space at the start of the continuation "
-        "instead of the end of the context."
-    )
-
-
-def encode_request(processor: Any, request: ScoreRequest, *, add_special_tokens: bool) -> EncodedRequest:
-    """Run the processor on context + continuation with the image and find the continuation tokens.
-
-    The context is run through the processor with the same image too (image placeholders expand to
-    a number of tokens that depends on the image), and its tokens must be a prefix of the joined
-    text's tokens: otherwise :class:`MMSpuBenchError`. Raises the same error for a continuation
-    that adds no token.
-    """
-    full_text = request.context + request.continuation
-    kwargs = {"return_tensors": "pt", "add_special_tokens": add_special_tokens}
-    full = processor(images=[request.image], text=[full_text], **kwargs)
-    ctx = processor(images=[request.image], text=[request.context], **kwargs)
-    tokenizer = processor.tokenizer
-    special = set(tokenizer.all_special_ids) - {getattr(processor, "image_token_id", None)}
-    full_ids = [int(t) for t in full["input_ids"][0]]
-    ctx_ids = [int(t) for t in ctx["input_ids"][0]]
-    n_full = _strip_trailing_special(full_ids, special)
-    n_ctx = _strip_trailing_special(ctx_ids, special)
-    if full_ids[:n_ctx] != ctx_ids[:n_ctx]:
-        raise _prefix_error(request, ctx_ids[:n_ctx], full_ids[:n_full], tokenizer)
-    if n_full <= n_ctx:
-        raise MMSpuBenchError(
-            f"continuation {request.continuation!r}: adds no token after the context; expected a non-empty text"
-        )
-    inputs = {k: (v[:, :n_full] if k in SEQUENCE_KEYS else v) for k, v in full.items()}
-    return EncodedRequest(inputs=inputs, n_context=n_ctx)
-
-
-def _pad_to(tensor: torch.Tensor, shape: Sequence[int], value: float, left: bool = False) -> torch.Tensor:
-    import torch.nn.functional as F
-
-    pad: list[int] = []
-    for have, want in zip(reversed(tensor.shape), reversed(shape), strict=True):
-        pad.extend([want - have, 0] if left else [0, want - have])
-    return F.pad(tensor, pad, value=value) if any(pad) else tensor
-
-
-def collate(
-    encoded: Sequence[EncodedRequest], pad_token_id: int, *, padding_side: str = "right"
-) -> dict[str, torch.Tensor]:
-    """Batch encoded requests: per-token outputs padded (``input_ids`` with ``pad_token_id``, the
-    rest with 0) on ``padding_side``; image outputs zero-padded to a common shape and concatenated
-    along the first axis (that is how processors batch them, e.g. Qwen2-VL's flat patch list)."""
-    import torch
-
-    batch: dict[str, torch.Tensor] = {}
-    for key in encoded[0].inputs:
-        parts = [e.inputs[key] for e in encoded]
-        if key in SEQUENCE_KEYS:
-            length = max(p.shape[1] for p in parts)
-            value = pad_token_id if key == "input_ids" else 0
-            left = padding_side == "left"
-            batch[key] = torch.cat([_pad_to(p, (1, length, *p.shape[2:]), value, left) for p in parts])
-        else:
-            shape = [max(p.shape[d] for p in parts) for d in range(parts[0].dim())]
-            batch[key] = torch.cat([_pad_to(p, [p.shape[0], *shape[1:]], 0) for p in parts])
-    return batch
-
-
-def to_model(batch: Mapping[str, torch.Tensor], model: Any) -> dict[str, torch.Tensor]:
-    """Move a batch to the model's device; floating tensors (pixels) take the model's dtype."""
-    return {
-        k: v.to(model.device, dtype=model.dtype) if v.is_floating_point() else v.to(model.device)
-        for k, v in batch.items()
-    }
-
-
-def continuation_logprob(
-    log_probs: torch.Tensor, input_ids: torch.Tensor, start: int, end: int, offset: int
-) -> float:
-    """Sum of log-probabilities of ``input_ids[start:end]``; row ``p - offset`` of ``log_probs``
-    holds the float32 log-distribution predicted at position ``p`` (the token at ``p + 1``)."""
-    rows = log_probs[start - 1 - offset : end - 1 - offset]
-    picked = rows.gather(-1, input_ids[start:end].to(rows.device).unsqueeze(-1))
-    return float(picked.sum())
-
-
-def forward_log_probs(
-    adapter: TransformersVLM, batch: Mapping[str, torch.Tensor], lo: int, hi: int
-) -> torch.Tensor:
-    """float32 log-softmax of the model's next-token logits at positions ``lo..hi-1`` of a batch.
-
-    Positions come from the family hook. Only the needed positions are turned into logits when the
-    model accepts ``logits_to_keep`` (the same head and soft-capping as a full pass, fewer rows).
-    """
-    import torch
-
-    model = adapter.model
-    inputs = to_model(batch, model)
-    position_ids = adapter.hooks.position_ids(model, inputs)
-    extra: dict[str, Any] = {"use_cache": False}
-    if position_ids is not None:
-        extra["position_ids"] = position_ids
-    if adapter.accepts_logits_to_keep:
-        extra["logits_to_keep"] = torch.arange(lo, hi, device=model.device)
-    with torch.inference_mode():
-        logits = model(**inputs, **extra).logits
-    if not adapter.accepts_logits_to_keep:
-        logits = logits[:, lo:hi]
-    return torch.log_softmax(logits.float(), dim=-1)
-
-
-def score_plain(adapter: TransformersVLM, requests: Sequence[ScoreRequest]) -> list[float]:
+def score_plain(adapter: ScoringModel, requests: Sequence[ScoreRequest]) -> list[float]:
     """CGL of each request by full forward passes, ``adapter.batch_size`` requests per pass.
 
     Requests are encoded a window at a time (bounded memory for long runs) and grouped by length
@@ -183,7 +31,17 @@ def score_plain(adapter: TransformersVLM, requests: Sequence[ScoreRequest]) -> l
     scores: list[float] = []
     window = adapter.batch_size * _WINDOW_BATCHES
     for first in range(0, len(requests), window):
-        scores.extend(_score_window(adapter, [adapter.encode(r) for r in requests[first : first + window]]))
+        scores.extend(
+            _score_window(
+                adapter,
+                [
+                    encode_request(
+                        adapter.processor, r, add_special_tokens=adapter.add_special_tokens_for(r.context)
+                    )
+                    for r in requests[first : first + window]
+                ],
+            )
+        )
     return scores
 
 
@@ -191,7 +49,7 @@ _WINDOW_BATCHES = 16
 """Batches encoded ahead in :func:`score_plain`."""
 
 
-def _score_window(adapter: TransformersVLM, encoded: Sequence[EncodedRequest]) -> list[float]:
+def _score_window(adapter: ScoringModel, encoded: Sequence[EncodedRequest]) -> list[float]:
     order = sorted(range(len(encoded)), key=lambda i: -encoded[i].n_tokens)
     scores = [0.0] * len(encoded)
     for first in range(0, len(order), adapter.batch_size):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -94,14 +92,15 @@ def test_fast_scorer_is_used_when_asked(session_cache: Path, monkeypatch: pytest
         calls.append(len(requests))
         return [-1.5] * len(requests)
 
-    fake = types.ModuleType("mmspubench.eval.fast_scoring")
-    fake.score_fast = score_fast  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "mmspubench.eval.fast_scoring", fake)
+    from mmspubench.eval import fast_scoring
+
+    monkeypatch.setattr(fast_scoring, "score_fast", score_fast)
     folder = tiny_model_dir("llava", session_cache)
     fast = load_model(folder, scorer="fast")
     plain = load_model(folder, scorer="plain")
     request = ScoreRequest(make_image(0), fast.render(ChatPrompt("", "red", "It is a")), " dog")
     assert fast.scorer == "fast" and plain.scorer == "plain"
+    assert fast.scorer_used == "fast" and plain.scorer_used == "plain"
     assert fast.score([request, request]) == [-1.5, -1.5]
     assert calls == [2]
     assert plain.score([request])[0] != -1.5

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from mmspubench.eval import _fast_encode, fast_scoring, prompts, scoring
+from mmspubench.eval import encoding, fast_scoring, prompts, scoring
 from mmspubench.eval.adapter import TransformersVLM
 from mmspubench.eval.loading import load_model
 from mmspubench.eval.prefix_plan import TokenView, make_plan, split_passes
@@ -160,7 +160,7 @@ def test_qwen2_vl_needs_its_3d_positions(session_cache: Path, monkeypatch: pytes
         return fast_scoring.Encoded(enc.ids, enc.n_context, enc.token_inputs, enc.image_inputs, None)
 
     right = fast_scoring.score_fast(adapter, requests)
-    monkeypatch.setattr(_fast_encode, "encode", encode_without_positions)
+    monkeypatch.setattr(encoding, "encode", encode_without_positions)
     wrong = fast_scoring.score_fast(adapter, requests)
     right_gap = max(abs(p - r) for p, r in zip(plain, right, strict=True))
     wrong_gap = max(abs(p - w) for p, w in zip(plain, wrong, strict=True))

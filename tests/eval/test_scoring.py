@@ -11,10 +11,10 @@ import pytest
 import torch
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.adapter import TransformersVLM
+from mmspubench.eval.encoding import collate
 from mmspubench.eval.hooks import hooks_for
 from mmspubench.eval.loading import load_model
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
-from mmspubench.eval.scoring import collate
 
 from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir
 
@@ -166,7 +166,7 @@ def test_hand_computed_log_probabilities(session_cache: Path, with_logits_to_kee
 
 
 def test_collate_pads_sequences_right_and_images_to_a_common_shape() -> None:
-    from mmspubench.eval.scoring import EncodedRequest
+    from mmspubench.eval.encoding import EncodedRequest
 
     a = EncodedRequest(
         inputs={

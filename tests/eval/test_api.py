@@ -1,0 +1,84 @@
+"""The Python API (``mmspubench.evaluate``), the generated parser, and the recorded scorer."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+
+import mmspubench
+import pytest
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import config, fast_scoring
+
+from tests.eval.tiny_models import tiny_model_dir
+
+
+@pytest.mark.parametrize(
+    ("family", "scorer", "used", "reason"),
+    [
+        ("gemma3", "fast", "plain", fast_scoring.FALLBACKS["gemma3"]),
+        ("llava", "fast", "fast", None),
+        ("llava", "plain", "plain", None),
+    ],
+)
+def test_results_record_the_scorer_that_ran(
+    family: str, scorer: str, used: str, reason: str | None, session_cache: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    model = str(tiny_model_dir(family, session_cache))
+    results = mmspubench.evaluate(model=model, out=out, limit=2, metrics="cgla", scorer=scorer, progress=False)
+    assert results is not None
+    on_disk = json.loads((out / "results.json").read_text())
+    for section in (results["model"], on_disk["model"]):
+        assert section["scorer_used"] == used
+        assert section["scorer_fallback_reason"] == reason
+    assert on_disk["config"]["scorer"] == scorer  # what was asked for stays in the config
+
+
+def test_evaluate_without_out_returns_results_and_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    results = mmspubench.evaluate(limit=2, metrics=("accuracy",), progress=False)
+    assert results is not None and results["accuracy"]["n"] == 2 and results.get("cgla") is None
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"speed": 3}, "unknown option(s) speed"),
+        ({"answer_mode": "guess"}, "--answer-mode 'guess'"),
+        ({"dtype": "float64"}, "--dtype 'float64': unknown"),
+        ({"metrics": "accuracy,speed"}, "--metrics"),
+        ({"limit": 0}, "--limit must be a positive"),
+        ({"batch_size": 0}, "--batch-size 0"),
+    ],
+)
+def test_evaluate_checks_options_before_anything_runs(options: dict[str, object], message: str) -> None:
+    with pytest.raises(MMSpuBenchError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        mmspubench.evaluate(**options)  # type: ignore[arg-type]
+
+
+def test_parser_is_generated_from_the_config_fields() -> None:
+    parser = argparse.ArgumentParser()
+    config.add_arguments(parser)
+    defaults = config.from_args(parser.parse_args([]))
+    assert defaults == config.RunConfig()
+    flags = {a.dest: a for a in parser._actions}
+    for f in dataclasses.fields(config.RunConfig):
+        if f.metadata["cli"]:
+            assert f.name in flags, f.name
+            assert flags[f.name].help == f.metadata["help"]
+    assert tuple(flags["answer_mode"].choices or ()) == config.ANSWER_MODES
+    parsed = config.from_args(parser.parse_args(["--metrics", "cgla", "--no-progress", "--limit", "3"]))
+    assert (parsed.metrics, parsed.progress, parsed.limit) == (("cgla",), False, 3)
+
+
+def test_recorded_options_round_trip_and_identity_leaves_out_speed_options() -> None:
+    run = config.RunConfig(model="m", dataset="d", limit=5, prompts={"version": "1"})
+    assert config.RunConfig.from_json(json.loads(json.dumps(run.to_json()))) == run
+    assert set(run.to_json()) - set(run.identity()) == {"batch_size", "device", "scorer"}
+    assert not {"out", "progress", "trust_remote_code"} & set(run.to_json())
