@@ -8,13 +8,12 @@ result file records to pin the data: the id or path, and a Hub revision or a con
 from __future__ import annotations
 
 import hashlib
-import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mmspubench.dataset_builder.defaults import cache_root
+from mmspubench.dataset_builder.hub import hub_offline, is_hub_id
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE
 from mmspubench.errors import MMSpuBenchError
 
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
 DatasetKind = Literal["hub", "built", "raw"]
 BUILD_FORMAT_VERSION = "1"
 """Bumped when the build output changes for the same input, so cached builds are redone."""
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9][\w.\-]*)?$")
 _CHUNK = 1 << 20
 
 
@@ -51,7 +49,7 @@ def classify(dataset: str | Path) -> DatasetRef:
             f"{path}: neither a built dataset folder (README.md + data/*.parquet) nor a raw release ({ANNOTATION_FILE})"
         )
     text = str(dataset)
-    if path.exists() or not _HUB_ID.match(text) or text.startswith((".", "~")):
+    if path.exists() or not is_hub_id(text):
         raise MMSpuBenchError(f"{text}: not a dataset folder and not a Hub dataset id like org/name")
     return DatasetRef("hub", text)
 
@@ -146,14 +144,6 @@ def network_errors() -> tuple[type[BaseException], ...]:
         except (ImportError, AttributeError):
             continue  # that client is not installed: nothing of it to catch
     return tuple(errors)
-
-
-def hub_offline() -> bool:
-    """Offline mode as set now (the library constants are read once, at import)."""
-    from huggingface_hub import constants
-
-    flags = (os.environ.get("HF_HUB_OFFLINE", ""), os.environ.get("HF_DATASETS_OFFLINE", ""))
-    return constants.HF_HUB_OFFLINE or any(flag.upper() in {"1", "ON", "YES", "TRUE"} for flag in flags)
 
 
 def _load_hub(repo_id: str, split: str) -> datasets.Dataset:

@@ -7,10 +7,10 @@ naming the model and what was expected. Remote code runs only with ``trust_remot
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from mmspubench.dataset_builder.hub import has_path_syntax, hub_offline
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.adapter import TransformersVLM
 from mmspubench.eval.config import RunConfig
@@ -27,11 +27,6 @@ def _first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def _looks_like_path(model: str) -> bool:
-    """A Hub id is ``name`` or ``org/name``; anything else with path syntax is meant as a folder."""
-    return model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model
-
-
 def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[Path, str | None]:
     """Local folder of ``model`` and its Hub commit (``None`` for a local folder).
 
@@ -44,7 +39,7 @@ def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[P
                 f"model folder {str(path)!r}: has no config.json; expected a saved transformers model"
             )
         return path.resolve(), None
-    if isinstance(model, Path) or _looks_like_path(model):
+    if isinstance(model, Path) or has_path_syntax(model):
         raise MMSpuBenchError(
             f"model {str(model)!r}: no such folder; expected a local model folder or a Hub id"
         )
@@ -52,8 +47,7 @@ def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[P
     from huggingface_hub.errors import EntryNotFoundError, HFValidationError
 
     patterns = [*_HUB_PATTERNS, "*.py"] if trust_remote_code else _HUB_PATTERNS
-    # Read at call time: huggingface_hub reads HF_HUB_OFFLINE only once, when it is imported.
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    offline = hub_offline(datasets=False)
     try:
         folder = Path(snapshot_download(model, allow_patterns=patterns, local_files_only=offline))
     except HFValidationError as err:

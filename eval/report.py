@@ -2,8 +2,10 @@
 
 One row per run: the model, the accuracy per spurious type (BG ... Sha.), ``Average`` (the mean of
 the per-type accuracies, as in the paper's Table 2), ``Overall`` (share of all items, each item
-counted once) and ``CGLA_acc``. Percentages with two
-decimals; ``—`` where a figure was not computed (a type without items, a metric not run).
+counted once) and ``CGLA_acc``. Percentages with two decimals; ``—`` where a figure was not
+computed (a type without items, a metric not run). When the runs record their continuation scorer
+(``model.scorer_used``), a ``Scorer`` column shows it, and a note under the table gives the reason
+of every fast-to-plain fallback (``model.scorer_fallback_reason``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mmspubench.dataset_builder.hub import display_name
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.eval.results import RESULTS_NAME, read_results
 
@@ -25,11 +28,8 @@ def _pct(value: Any) -> str:
 
 def _model_name(results: Mapping[str, Any]) -> str:
     model = results.get("model") or {}
-    name = str(model.get("id") or model.get("path") or "?")
     # A local folder reads better by its last component; Hub ids keep their org/name form.
-    if name.startswith(("/", "~", ".")) or "\\" in name:
-        name = Path(name).name or name
-    return name.replace("|", "\\|")
+    return display_name(str(model.get("id") or model.get("path") or "?")).replace("|", "\\|")
 
 
 def table_row(results: Mapping[str, Any]) -> list[str]:
@@ -46,11 +46,27 @@ def table_row(results: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _scorer(results: Mapping[str, Any]) -> tuple[str, str | None]:
+    model = results.get("model") or {}
+    reason = model.get("scorer_fallback_reason")
+    return str(model.get("scorer_used") or DASH), None if reason is None else str(reason)
+
+
 def markdown_table(runs: Sequence[Mapping[str, Any]]) -> str:
     """The Markdown table for several runs, one row each, in the given order."""
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "|".join(["---"] + ["---:"] * (len(HEADER) - 1)) + "|"]
-    lines += ["| " + " | ".join(table_row(run)) + " |" for run in runs]
-    return "\n".join(lines)
+    with_scorer = any((run.get("model") or {}).get("scorer_used") for run in runs)
+    header = [*HEADER, "Scorer"] if with_scorer else HEADER
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    notes = []
+    for run in runs:
+        cells = table_row(run)
+        if with_scorer:
+            used, reason = _scorer(run)
+            cells.append(used + ("*" if reason else ""))
+            if reason:
+                notes.append(f"\\* {cells[0]}: the fast scorer was asked for, the plain one ran ({reason})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines + (["", *notes] if notes else []))
 
 
 def load_for_report(paths: Sequence[str | Path]) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Leaderboard: one row per evaluation run, read from ``results.json`` files (DESIGN.md, "Result files").
+"""Leaderboard: one row per evaluation run, read from ``results.json`` files (docs/DESIGN.md, "Result files").
 
 Runs come from a local results folder (every ``results.json`` below it) or from a Hub dataset
 repository holding such folders, downloaded once. Sorting, searching and column selection are
@@ -7,7 +7,6 @@ plain functions of the table, so the page and the tests use the same code.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,16 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from mmspubench.dataset_builder.hub import display_name, is_hub_id
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.results import read_results
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
 """Per-type accuracy columns, in the order of the paper's Table 2."""
 ID_COLUMNS: tuple[str, ...] = ("Model",)
 SCORE_COLUMNS: tuple[str, ...] = (*TYPE_COLUMNS, "Average", "Overall", "CGLA_acc")
-INFO_COLUMNS: tuple[str, ...] = ("n", "Mode", "Date", "Dataset revision", "Run")
+INFO_COLUMNS: tuple[str, ...] = ("n", "Mode", "Scorer", "Date", "Dataset revision", "Run")
 ALL_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, *INFO_COLUMNS)
-DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "n", "Date")
+DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "n", "Scorer", "Date")
 HUB_URL = "https://huggingface.co"
 
 
@@ -46,12 +47,20 @@ def _number(value: Any) -> float:
 
 
 def model_link(model_id: str) -> str:
-    """Markdown link to the model page for a Hub id (``org/name``); the bare text for a local path."""
-    parts = model_id.split("/")
-    looks_local = model_id.startswith((".", "/", "~")) or len(parts) != 2 or not all(parts)
-    if looks_local:
-        return model_id
+    """Markdown link to the model page for a Hub id (``org/name``); a local model by its folder name
+    only (an absolute path says nothing to a visitor and tells them about the machine)."""
+    if not is_hub_id(model_id) or "/" not in model_id:
+        return display_name(model_id)
     return f"[{model_id}]({HUB_URL}/{model_id})"
+
+
+def scorer_cell(model: Mapping[str, Any]) -> str:
+    """``fast`` or ``plain``, with the reason when the fast scorer was asked for and not used."""
+    used = model.get("scorer_used")
+    if not used:
+        return ""
+    reason = model.get("scorer_fallback_reason")
+    return f"{used} (fast not used: {reason})" if reason else str(used)
 
 
 def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
@@ -66,14 +75,13 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row: dict[str, Any] = {"Model": model_link(model_id)}
     for abbrev in TYPE_COLUMNS:
         row[abbrev] = _number(by_type.get(abbrev))
-    present = [row[a] for a in TYPE_COLUMNS if not math.isnan(row[a])]
-    # Table 2's "Average" is the mean over the types, not the item-level accuracy (items with two
-    # types count twice there); the item-level figure is shown as "Overall".
-    row["Average"] = sum(present) / len(present) if present else math.nan
+    # Table 2's "Average" (the mean over the types, computed by the run); "Overall" is item-level.
+    row["Average"] = _number(accuracy.get("average"))
     row["Overall"] = _number(accuracy.get("overall"))
     row["CGLA_acc"] = _number(cgla.get("acc"))
     row["n"] = int(dataset.get("n", 0) or 0)
     row["Mode"] = str(config.get("answer_mode", ""))
+    row["Scorer"] = scorer_cell(model)
     row["Date"] = str(results.get("created_at", ""))[:10]
     row["Dataset revision"] = str(dataset.get("revision", ""))[:12]
     row["Run"] = run_name
@@ -91,12 +99,7 @@ def load_entries(results_dir: Path) -> list[RunEntry]:
     """Leaderboard entries of every run below ``results_dir``; unreadable files are refused by name."""
     entries = []
     for path in discover_runs(results_dir):
-        try:
-            results = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
-            raise MMSpuBenchError(f"{path}: cannot read results: {err}") from None
-        if not isinstance(results, dict):
-            raise MMSpuBenchError(f"{path}: expected a JSON object")
+        results = read_results(path)
         entries.append(run_entry(results, str(path.parent.relative_to(results_dir)) or "."))
     return entries
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 from mmspubench.dataset_builder.eval_yaml import TASKS
+from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
@@ -201,10 +202,7 @@ def _check_identity(
     if dataset.get("split") != "test" or config.limit is not None:
         raise MMSpuBenchError(f"{where}: only full runs on the test split can be submitted (no --limit)")
     model_id = str((results.get("model") or {}).get("id", ""))
-    is_hub_id = (
-        model_id.count("/") == 1 and not model_id.startswith((".", "/", "~")) and not Path(model_id).exists()
-    )
-    if is_hub_id and model_id != model_repo:
+    if is_hub_id(model_id) and "/" in model_id and not Path(model_id).exists() and model_id != model_repo:
         raise MMSpuBenchError(
             f"{where}: field 'model.id': the run evaluated {model_id!r}, not {model_repo!r}"
         )

@@ -28,7 +28,9 @@ def test_results_record_the_scorer_that_ran(
 ) -> None:
     out = tmp_path / "run"
     model = str(tiny_model_dir(family, session_cache))
-    results = mmspubench.evaluate(model=model, out=out, limit=2, metrics="cgla", scorer=scorer, progress=False)
+    results = mmspubench.evaluate(
+        model=model, out=out, limit=2, metrics="cgla", scorer=scorer, progress=False
+    )
     assert results is not None
     on_disk = json.loads((out / "results.json").read_text())
     for section in (results["model"], on_disk["model"]):

@@ -46,6 +46,18 @@ def test_markdown_table_of_two_runs() -> None:
     assert markdown_table([RUN_A, RUN_B]) == EXPECTED
 
 
+def test_scorer_column_and_fallback_note() -> None:
+    fell_back = {
+        **RUN_A,
+        "model": {"id": "org/model-a", "scorer_used": "plain", "scorer_fallback_reason": "why"},
+    }
+    fast = {**RUN_B, "model": {"id": "b", "scorer_used": "fast", "scorer_fallback_reason": None}}
+    lines = markdown_table([fell_back, fast]).splitlines()
+    assert lines[0].endswith("| CGLA_acc | Scorer |")
+    assert lines[2].endswith("| 41.50 | plain* |") and lines[3].endswith("| — | fast |")
+    assert lines[4:] == ["", "\\* org/model-a: the fast scorer was asked for, the plain one ran (why)"]
+
+
 def test_report_command_reads_files_and_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "results.json").write_text(json.dumps(RUN_A))

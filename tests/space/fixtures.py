@@ -106,6 +106,7 @@ def results_json(
         "config": {"answer_mode": "logprob"},
         "accuracy": {
             "overall": overall,
+            "average": sum(by_type.values()) / len(by_type),
             "by_type": by_type,
             "ci95": [overall - 5, overall + 5],
             "unparsed": 0,

@@ -37,7 +37,7 @@ def test_rows_and_average(results_dir: Path) -> None:
     assert list(frame["Run"]) == ["nested/local", "org-a", "org-b"]
     # Average = mean of the types present: (70+80)/2 and (50+...+90)/9
     assert list(frame["Average"]) == [75.0, 50.0, 25.0]
-    assert frame.loc[0, "Model"] == "./local-model"
+    assert frame.loc[0, "Model"] == "local-model"  # a local model by its folder name
     assert frame.loc[1, "Model"] == "[org/model-a](https://huggingface.co/org/model-a)"
     assert math.isnan(frame.loc[0, "CO"])
     assert list(frame["n"]) == [10, 100, 100]
@@ -64,15 +64,30 @@ def test_sort_search_and_columns(results_dir: Path) -> None:
 def test_type_comparison_long_format(results_dir: Path) -> None:
     long = type_comparison_frame(leaderboard_frame(load_entries(results_dir)))
     assert len(long) == 2 + 9 + 9
-    assert set(long["model"]) == {"./local-model", "org/model-a", "org/model-b"}
+    assert set(long["model"]) == {"local-model", "org/model-a", "org/model-b"}
     row = long[(long["model"] == "org/model-a") & (long["type"] == "Sha.")]
     assert float(row["accuracy"].iloc[0]) == 90.0
 
 
 def test_model_link() -> None:
     assert model_link("a/b") == "[a/b](https://huggingface.co/a/b)"
-    assert model_link("/abs/path") == "/abs/path"
+    assert model_link("/abs/path/tiny-llava-biased") == "tiny-llava-biased"  # never an absolute path
+    assert model_link("./models/mine") == "mine"
     assert model_link("bundled") == "bundled"
+
+
+def test_scorer_column_shows_what_ran(tmp_path: Path) -> None:
+    from .fixtures import results_json
+
+    fell_back = results_json("org/m", {"BG": 10.0}, 10.0, 5.0, 3)
+    fell_back["model"].update(scorer_used="plain", scorer_fallback_reason="family not verified")
+    write_run(tmp_path, "a", fell_back)
+    fast = results_json("org/n", {"BG": 20.0}, 20.0, 5.0, 3)
+    fast["model"].update(scorer_used="fast", scorer_fallback_reason=None)
+    write_run(tmp_path, "b", fast)
+    frame = leaderboard_frame(load_entries(tmp_path))
+    assert list(frame["Scorer"]) == ["fast", "plain (fast not used: family not verified)"]
+    assert list(frame["Average"]) == [20.0, 10.0]  # read from results.json
 
 
 def test_missing_or_bad_results(tmp_path: Path) -> None:
