@@ -90,6 +90,16 @@ def read_samples(path: Path) -> tuple[list[SampleResult], int]:
     return samples, complete
 
 
+def read_finished_samples(path: Path) -> list[SampleResult]:
+    """Samples of a finished run's file: missing file or an incomplete last line is an error."""
+    if not path.is_file():
+        raise MMSpuBenchError(f"{path}: no such samples file")
+    samples, complete = read_samples(path)
+    if complete != path.stat().st_size:
+        raise MMSpuBenchError(f"{path}: the last line is incomplete (the run was interrupted)")
+    return samples
+
+
 class SampleWriter:
     """Appends samples to a JSONL file, one flushed and fsynced line each."""
 

@@ -7,14 +7,13 @@ Input is one per-sample record in the ``samples.jsonl`` format of DESIGN.md ("Re
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from mmspubench.errors import MMSpuBenchError, record_error
+from mmspubench.errors import MMSpuBenchError
 
 CORE, SPURIOUS, WINNER = "core", "spurious", "winning spurious (sets CGLA_min)"
 BEST_CORE = "best core"
@@ -118,22 +117,11 @@ def prompts_markdown(sample: Mapping[str, Any]) -> str:
 
 
 def read_samples(path: Path) -> dict[str, dict[str, Any]]:
-    """The records of a ``samples.jsonl`` file, by item id (a later line for an id wins)."""
-    if not path.is_file():
-        raise MMSpuBenchError(f"{path}: no such samples file")
-    records: dict[str, dict[str, Any]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise record_error(str(path), None, None, f"line {number} is not JSON: {err.msg}") from None
-            if not isinstance(record, dict) or "id" not in record:
-                raise record_error(str(path), None, "id", f"line {number} is not an object with an id")
-            records[str(record["id"])] = record
-    return records
+    """The records of a finished ``samples.jsonl``, by item id (a later line for an id wins), read
+    with the evaluator's own reader (``mmspubench.eval.results``)."""
+    from mmspubench.eval.results import read_finished_samples
+
+    return {sample.id: sample.to_json() for sample in read_finished_samples(path)}
 
 
 def cgl_axis_limits(frame: pd.DataFrame) -> list[float]:

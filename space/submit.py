@@ -169,15 +169,13 @@ def compare_aggregates(submitted: Any, recomputed: Any, path: str, where: str) -
 
 
 def _load(results_path: Path) -> tuple[dict[str, Any], tuple[SampleResult, ...], RunConfig]:
-    from mmspubench.eval.results import SAMPLES_NAME, read_results, read_samples
+    from mmspubench.eval.results import SAMPLES_NAME, read_finished_samples, read_results
 
     results = read_results(results_path)
     samples_path = results_path.parent / SAMPLES_NAME
     if not samples_path.is_file():
         raise MMSpuBenchError(f"{samples_path}: missing; submit needs the samples.jsonl beside results.json")
-    samples, complete = read_samples(samples_path)
-    if complete != samples_path.stat().st_size:
-        raise MMSpuBenchError(f"{samples_path}: the last line is incomplete (the run was interrupted)")
+    samples = read_finished_samples(samples_path)
     try:
         config = RunConfig.from_json(results["config"])
     except (KeyError, ValueError, TypeError) as err:

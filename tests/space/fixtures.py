@@ -73,11 +73,12 @@ def sample_record(item_id: str = "000000") -> dict[str, Any]:
     ]
     return {
         "id": item_id,
-        "types": ["BG", "LS"],
+        "types": ["background", "lighting_shadows"],
         "answer": "B",
         "prediction": "A",
         "correct": False,
-        "output": "A",
+        "raw_output": "A",
+        "option_scores": None,
         "class_name": "dog",
         "conditions": [
             {
@@ -90,7 +91,7 @@ def sample_record(item_id: str = "000000") -> dict[str, Any]:
             for attr, kind, cgl in conditions
         ],
         "cgla_min": -1.0,
-        "cgla_acc": 0,
+        "cgla_acc": False,
     }
 
 

@@ -87,7 +87,7 @@ def test_read_samples(tmp_path: Path) -> None:
     path.write_text(json.dumps(sample_record("a")) + "\n\n" + json.dumps(sample_record("b")) + "\n")
     assert sorted(read_samples(path)) == ["a", "b"]
     path.write_text("{not json\n")
-    with pytest.raises(MMSpuBenchError, match="line 1 is not JSON"):
+    with pytest.raises(MMSpuBenchError, match="line 1: not a sample record"):
         read_samples(path)
 
 
