@@ -23,7 +23,8 @@ TYPE_LABEL: dict[str, str] = {t.name: f"{t.title} ({t.abbrev})" for t in SPURIOU
 LABEL_TYPE: dict[str, str] = {label: name for name, label in TYPE_LABEL.items()}
 INDEX_COLUMNS: tuple[str, ...] = ("id", "class_name", "types", "source", "question")
 ALL = "(all)"
-"""Choice meaning "no filter" in the source and class dropdowns."""
+"""Choice meaning "no filter" in the type, source and class dropdowns (ignored in the type filter
+once a type is chosen beside it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,7 @@ def build_index(dataset: datasets.Dataset) -> ItemIndex:
 def filter_choices(index: ItemIndex) -> tuple[list[str], list[str], list[str]]:
     """Choices for the type, source and class filters, restricted to values present in the data."""
     present = {t for names in index.frame["type_names"] for t in names}
-    types = [TYPE_LABEL[t] for t in TYPE_NAMES if t in present]
+    types = [ALL, *(TYPE_LABEL[t] for t in TYPE_NAMES if t in present)]
     sources = [ALL, *sorted(set(index.frame["source"]))]
     classes = [ALL, *sorted(set(index.frame["class_name"]))]
     return types, sources, classes
@@ -85,8 +86,8 @@ def filter_items(
     """Items having any of ``types`` (labels or names), from ``source``, of ``class_name``, matching ``query``."""
     frame = index.frame
     mask = pd.Series(True, index=frame.index)
-    if types:
-        wanted = {LABEL_TYPE.get(t, t) for t in types}
+    wanted = {LABEL_TYPE.get(t, t) for t in types or () if t != ALL}
+    if wanted:
         unknown = wanted - set(TYPE_NAMES)
         if unknown:
             raise MMSpuBenchError(

@@ -134,6 +134,15 @@ def open_item(state: SpaceState, item_id: str | None) -> tuple[Image, str, pd.Da
     return view.pil_image, explore.item_markdown(view), explore.options_table(view)
 
 
+def first_item(state: SpaceState) -> tuple[str, Image | None, str, pd.DataFrame | None]:
+    """What the Explore tab opens on: the first item's id, image, description and options."""
+    ids = state.index.frame["id"]
+    if len(ids) == 0:
+        return "", None, "", None
+    first = str(ids.iloc[0])
+    return (first, *open_item(state, first))
+
+
 def cgla_sources(state: SpaceState) -> list[str]:
     """Choices of the CGLA source dropdown: the runs with samples, then live scoring."""
     return [*sorted(state.runs), LIVE_SOURCE]

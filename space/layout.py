@@ -66,25 +66,32 @@ def with_cgl_axis(fn: Callable[..., tuple[Any, ...]], position: int) -> Callable
 def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int) -> gr.Textbox:
     types, sources, classes = handlers.explore.filter_choices(state.index)
     with gr.Row():
-        type_filter = gr.Dropdown(types, multiselect=True, label="Spurious type", elem_id="type-filter")
+        type_filter = gr.Dropdown(
+            types, value=[types[0]], multiselect=True, label="Spurious type", elem_id="type-filter"
+        )
         source_filter = gr.Dropdown(sources, value=sources[0], label="Source", elem_id="source-filter")
         class_filter = gr.Dropdown(classes, value=classes[0], label="Class", elem_id="class-filter")
         query = gr.Textbox(label="Search (id, class, question)", max_length=100, elem_id="explore-search")
     items = gr.Dataframe(
-        handlers.filter_items(state, [], None, None, ""),
+        handlers.filter_items(state, [types[0]], sources[0], classes[0], ""),
         label="Items (click a row to open it)",
         interactive=False,
         max_height=320,
         elem_id="items-table",
     )
+    first_id, first_image, first_text, first_options = handlers.first_item(state)
     with gr.Row():
-        item_id = gr.Textbox(label="Item id", max_length=32, scale=3, elem_id="item-id")
+        item_id = gr.Textbox(first_id, label="Item id", max_length=32, scale=3, elem_id="item-id")
         open_button = gr.Button("Open item", scale=1, elem_id="open-item")
     with gr.Row():
-        image = gr.Image(label="Image", type="pil", interactive=False, height=320, elem_id="item-image")
+        image = gr.Image(
+            first_image, label="Image", type="pil", interactive=False, height=320, elem_id="item-image"
+        )
         with gr.Column():
-            description = gr.Markdown(elem_id="item-markdown")
-            options = gr.Dataframe(label="Options (✓ = correct)", interactive=False, elem_id="item-options")
+            description = gr.Markdown(first_text, elem_id="item-markdown")
+            options = gr.Dataframe(
+                first_options, label="Options (✓ = correct)", interactive=False, elem_id="item-options"
+            )
     gr.Markdown("### CGLA of this item")
     with gr.Row():
         cgla_source = gr.Dropdown(

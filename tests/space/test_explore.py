@@ -31,6 +31,7 @@ def test_index_names_types_and_sources(dataset) -> None:  # type: ignore[no-unty
 def test_filter_choices_only_present_values(dataset) -> None:  # type: ignore[no-untyped-def]
     types, sources, classes = filter_choices(build_index(dataset))
     assert types == [
+        ALL,  # the empty type filter reads "(all)" like the others
         "Background (BG)",
         "Texture and Noise (TN)",
         "Orientation (Ori.)",
@@ -45,6 +46,8 @@ def test_filter_choices_only_present_values(dataset) -> None:  # type: ignore[no
     [
         ({}, ["000000", "000001", "000002"]),
         ({"types": ["Lighting and Shadows (LS)"]}, ["000000"]),
+        ({"types": [ALL]}, ["000000", "000001", "000002"]),
+        ({"types": [ALL, "Lighting and Shadows (LS)"]}, ["000000"]),
         ({"types": ["orientation", "texture_noise"]}, ["000001", "000002"]),
         ({"source": "synthetic"}, ["000000", "000001"]),
         ({"source": ALL, "class_name": "fish"}, ["000002"]),
