@@ -22,7 +22,7 @@ from mmspubench.dataset_builder.schema import FEATURES, SOURCES, SPURIOUS_TYPES,
 from mmspubench.errors import MMSpuBenchError
 
 TEMPLATE_PATH = Path(__file__).resolve().parent.parent / "card" / "README.md"
-"""The card template, kept at the top level of the source tree (DESIGN.md layout)."""
+"""The card template, kept at the top level of the source tree (docs/DESIGN.md, "Layout")."""
 
 DEFAULT_REPO_ID = "mmbench/MM-SpuBench"
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")

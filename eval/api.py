@@ -6,7 +6,7 @@ A notebook never shells out::
     results = evaluate(model="llava-hf/llava-onevision-qwen2-0.5b-ov-hf", dataset="mmbench/MM-SpuBench",
                        device="cuda", dtype="bfloat16", out="runs/ov-0.5b")
 
-``results`` is the results.json object (DESIGN.md "Result files"); with ``out`` the run folder
+``results`` is the results.json object (docs/DESIGN.md, "Result files"); with ``out`` the run folder
 holds results.json and samples.jsonl exactly as the command writes them (and resumes from them),
 without it the run happens in a temporary folder that is removed afterwards.
 """

@@ -86,7 +86,7 @@ class SampleResult:
         return self.correct is not None and self.prediction is None
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict with the DESIGN.md field names."""
+        """JSON-ready dict with the field names of docs/DESIGN.md ("Result files")."""
         return {
             "id": self.id,
             "types": list(self.types),

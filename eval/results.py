@@ -229,7 +229,7 @@ def build_results(
     ids: Sequence[str],
     timing: Mapping[str, float],
 ) -> dict[str, Any]:
-    """The full results.json object (DESIGN.md, "Result files")."""
+    """The full results.json object (docs/DESIGN.md, "Result files")."""
     aggregates = recompute(samples, config, ids)
     return {
         "schema_version": SCHEMA_VERSION,

@@ -1,6 +1,6 @@
 """CGLA view: the conditional generation likelihood (CGL) of the class name under each attribute.
 
-Input is one per-sample record in the ``samples.jsonl`` format of DESIGN.md ("Result files"):
+Input is one per-sample record in the ``samples.jsonl`` format of docs/DESIGN.md ("Result files"):
 ``class_name``, ``conditions`` (``attribute``, ``kind``, ``prompt``, ``continuation``, ``cgl``),
 ``cgla_min`` and ``cgla_acc``. The same record comes from a results run or from a live run.
 """
