@@ -157,7 +157,7 @@ def _run_all(
                 dataset=f"synthetic:{cue}:seed={seed}:n={n}",
                 answer_mode=answer_mode,
                 batch_size=batch_size,
-                scorer="plain",  # type: ignore[arg-type]
+                scorer="plain",
                 prompts=prompts.prompt_spec(),
             )
             started = time.perf_counter()

@@ -153,7 +153,7 @@ def build_llava(
     config = LlavaConfig(
         vision_config=vision,
         text_config=text,
-        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),  # image_token_id is its alias
         vision_feature_select_strategy="default",
         vision_feature_layer=-2,
     )

@@ -131,7 +131,7 @@ def load_model(
     from transformers import AutoConfig, AutoModelForImageTextToText
 
     # The one check of these options (RunConfig.validate), for callers that come without a config.
-    RunConfig(dtype=dtype, scorer=scorer, batch_size=batch_size).validate()  # type: ignore[arg-type]
+    RunConfig(dtype=dtype, scorer=scorer, batch_size=batch_size).validate()
     torch_device, torch_dtype = _torch_device_and_dtype(device, dtype)
     name = str(model)
     folder, revision = resolve_model(model, trust_remote_code)

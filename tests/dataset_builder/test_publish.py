@@ -59,7 +59,7 @@ def test_card_yaml_parses_and_declares_the_hub_metadata(built: Path) -> None:
     assert meta["dataset_info"]["splits"][0]["num_examples"] == 5
     assert meta["size_categories"] == ["n<1K"]
     assert [f["name"] for f in meta["dataset_info"]["features"]] == list(FEATURES)
-    assert DatasetCard(text).data.pretty_name == "MM-SpuBench"
+    assert DatasetCard(text).data.to_dict()["pretty_name"] == "MM-SpuBench"
     assert "{{" not in text
 
 

@@ -40,8 +40,8 @@ def _home_flags(item: SynthItem) -> list[bool]:
 
 def test_same_arguments_give_byte_identical_releases(tmp_path: Path) -> None:
     kwargs = {"seed": 3, "image_size": SMALL, "mode": "train", "correlation": 0.7}
-    a = write_release(tmp_path / "a", generate_items(24, **kwargs))  # type: ignore[arg-type]
-    b = write_release(tmp_path / "b", generate_items(24, **kwargs))  # type: ignore[arg-type]
+    a = write_release(tmp_path / "a", generate_items(24, **kwargs))
+    b = write_release(tmp_path / "b", generate_items(24, **kwargs))
     files_a, files_b = _folder_bytes(a), _folder_bytes(b)
     assert len(files_a) == 25
     assert files_a == files_b
@@ -188,7 +188,7 @@ def test_random_cue_is_uncorrelated_with_the_class() -> None:
 )
 def test_bad_arguments_raise_before_any_item(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(MMSpuBenchError, match=re.escape(message)):
-        generate_items(3, **kwargs)  # type: ignore[arg-type]
+        generate_items(3, **kwargs)
 
 
 def test_negative_n_is_refused() -> None:

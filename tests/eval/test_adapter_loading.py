@@ -90,7 +90,7 @@ def test_bad_options(session_cache: Path, options: dict[str, object], match: str
     if options.get("device") == "cuda:7" and torch.cuda.is_available():
         pytest.skip("a CUDA device is present")
     with pytest.raises(MMSpuBenchError, match=match):
-        load_model(tiny_model_dir("llava", session_cache), **options)  # type: ignore[arg-type]
+        load_model(tiny_model_dir("llava", session_cache), **options)
 
 
 def test_local_folder_resolves_without_revision(session_cache: Path) -> None:

@@ -61,7 +61,7 @@ def test_evaluate_without_out_returns_results_and_leaves_no_folder(
 )
 def test_evaluate_checks_options_before_anything_runs(options: dict[str, object], message: str) -> None:
     with pytest.raises(MMSpuBenchError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        mmspubench.evaluate(**options)  # type: ignore[arg-type]
+        mmspubench.evaluate(**options)
 
 
 def test_parser_is_generated_from_the_config_fields() -> None:

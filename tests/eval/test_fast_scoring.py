@@ -84,7 +84,7 @@ def test_order_and_single_request(family: str, session_cache: Path) -> None:
 def test_chunk_split_into_several_suffix_passes(family: str, session_cache: Path) -> None:
     """Items with 2 and 5 conditions in one call: their packed rows go in separate suffix passes."""
     adapter = _adapter(family, session_cache, batch_size=4)
-    requests = []
+    requests: list[ScoreRequest] = []
     for seed, count in ((2, 2), (3, 5), (4, 5)):
         image = make_image(seed)
         requests.extend(
@@ -103,7 +103,7 @@ def test_chunk_split_into_several_suffix_passes(family: str, session_cache: Path
 def test_images_of_different_sizes_in_one_call(family: str, session_cache: Path) -> None:
     """Different sizes give different grids, crops or token counts: separate chunks, same scores."""
     adapter = _adapter(family, session_cache, batch_size=4)
-    requests = []
+    requests: list[ScoreRequest] = []
     for seed, size in ((1, (48, 40)), (2, (64, 32)), (3, (40, 64)), (4, (48, 40))):
         image = make_image(seed, size)
         requests.extend(
@@ -213,7 +213,12 @@ def test_unknown_family_and_sliding_window_fall_back() -> None:
         fast_scoring.fallback_reason(_fake_model(SimpleNamespace(model_type="blip_9")))
         == fast_scoring.NOT_VERIFIED
     )
-    small = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2}
+    small: dict[str, Any] = {
+        "hidden_size": 16,
+        "intermediate_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+    }
     sliding = LlavaConfig(
         vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=8, **small)
     )
@@ -222,7 +227,9 @@ def test_unknown_family_and_sliding_window_fall_back() -> None:
         vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=None, **small)
     )
     assert fast_scoring.fallback_reason(_fake_model(full)) is None
-    full.text_config._attn_implementation = "flash_attention_2"
+    text_config = full.text_config
+    assert text_config is not None and not isinstance(text_config, dict)
+    text_config._attn_implementation = "flash_attention_2"
     reason = fast_scoring.fallback_reason(_fake_model(full))
     assert reason is not None and reason.startswith(fast_scoring.NO_CUSTOM_MASK)
 
@@ -239,7 +246,12 @@ def test_eager_attention_equals_plain(session_cache: Path) -> None:
 
 def test_adapter_routes_by_scorer(session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    monkeypatch.setattr(fast_scoring, "score_fast", lambda adapter, requests: calls.append("fast") or [0.0])
+
+    def fake_fast(adapter: Any, requests: Any) -> list[float]:
+        calls.append("fast")
+        return [0.0]
+
+    monkeypatch.setattr(fast_scoring, "score_fast", fake_fast)
     folder = tiny_model_dir("llava", session_cache)
     request = _requests(load_model(folder), n_items=1)[:1]
     load_model(folder, scorer="plain").score(request)

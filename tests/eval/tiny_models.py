@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from mmspubench.eval.bundled import build_tiny_llava, train_tokenizer
 from PIL import Image
-from transformers import PreTrainedTokenizerBase
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 FAMILIES = ("llava", "qwen2_vl", "idefics3", "gemma3")
 """Families with a tiny builder; every adapter/scoring test runs over all of them."""
@@ -80,7 +80,7 @@ def _text_config(tokenizer: PreTrainedTokenizerBase, eos_token: str, **family: A
     }
 
 
-def _seeded_model(factory: Callable[[], torch.nn.Module]) -> torch.nn.Module:
+def _seeded_model(factory: Callable[[], PreTrainedModel]) -> PreTrainedModel:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(_SEED)
         return factory().eval()
@@ -169,7 +169,7 @@ def build_idefics3(folder: Path) -> Path:
         text_config=_text_config(tokenizer, "<end_of_utterance>", model_type="llama", num_key_value_heads=2),
         image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
         scale_factor=2,
-        pad_token_id=tokenizer.pad_token_id,
+        pad_token_id=tokenizer.pad_token_id,  # type: ignore[call-arg]  # a PreTrainedConfig keyword
     )
     model = _seeded_model(lambda: Idefics3ForConditionalGeneration(config))
     model.save_pretrained(folder)

@@ -79,7 +79,7 @@ def test_custom_item_checks(tmp_path: Path) -> None:
 def test_run_hand_computed(tmp_path: Path) -> None:
     model = TableModel(LETTERS, {"whiskers": -5.0, "pointed ears": -4.0, "sofa": -4.5, "indoor light": -6.0})
     cache = ModelCache(["org/other"], loader=lambda source: model)
-    result = cache.run(BUNDLED_CHOICE, _item(tmp_path))  # type: ignore[arg-type]
+    result = cache.run(BUNDLED_CHOICE, _item(tmp_path))
     # softmax of (-2, -1, -3, -1 - ln 3): weights e^-2, e^-1, e^-3, e^-1 / 3
     weights = [math.exp(-2), math.exp(-1), math.exp(-3), math.exp(-1) / 3]
     expected = [w / sum(weights) for w in weights]
@@ -101,9 +101,9 @@ def test_cache_refuses_models_not_offered_and_loads_once(tmp_path: Path) -> None
     cache = ModelCache(["org/small"], loader=loader)
     assert cache.allowed == (BUNDLED_CHOICE, "org/small")
     with pytest.raises(MMSpuBenchError, match="not offered here"):
-        cache.run("evil/huge-model", _item(tmp_path))  # type: ignore[arg-type]
-    cache.run("org/small", _item(tmp_path))  # type: ignore[arg-type]
-    cache.run("org/small", _item(tmp_path))  # type: ignore[arg-type]
+        cache.run("evil/huge-model", _item(tmp_path))
+    cache.run("org/small", _item(tmp_path))
+    cache.run("org/small", _item(tmp_path))
     assert loads == ["org/small"]
 
 
@@ -111,4 +111,4 @@ def test_hub_model_offline_is_a_readable_error(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     cache = ModelCache(["org/not-cached-model"])
     with pytest.raises(MMSpuBenchError, match="org/not-cached-model"):
-        cache.run("org/not-cached-model", _item(tmp_path))  # type: ignore[arg-type]
+        cache.run("org/not-cached-model", _item(tmp_path))
