@@ -1,6 +1,6 @@
 """Positive control: does the benchmark detect a bias we planted on purpose?
 
-Two tiny LLaVA models trained on the synthetic training mode (``mmspubench.eval.train_tiny``):
+Two tiny LLaVA models trained on the synthetic training mode (``mmspubench.eval.tiny.train``):
 one where the class co-occurs with its "home" spurious values (biased), one with the values drawn
 at random (balanced). Both are evaluated with eval's own runner on synthetic benchmark items whose
 planted cue agrees with the class (``aligned``) and on items where it points at another class
@@ -184,8 +184,8 @@ def _run_all(
 
 
 TRAIN_COMMANDS = {
-    "biased": "python -m mmspubench.eval.train_tiny --out eval/assets/tiny-llava-biased --correlation 0.95 --seed 0",
-    "balanced": "python -m mmspubench.eval.train_tiny --out eval/assets/tiny-llava-balanced --seed 0",
+    "biased": "python -m mmspubench.eval.tiny.train --out eval/assets/tiny-llava-biased --correlation 0.95 --seed 0",
+    "balanced": "python -m mmspubench.eval.tiny.train --out eval/assets/tiny-llava-balanced --seed 0",
 }
 GENERATE_TEXT = {"option": "option's text", "letter": "option's letter"}
 DATA_TEXT = {

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mmspubench.eval.bundled import CORPUS_WORDS, TINY_CHAT_TEMPLATE, train_tokenizer
+from mmspubench.eval.tiny.tokenizer import CORPUS_WORDS, TINY_CHAT_TEMPLATE, train_tokenizer
 
 BENCH_WORDS: tuple[str, ...] = (
     "wooden",

@@ -10,6 +10,8 @@ import pytest
 from mmspubench.eval import bundled
 from mmspubench.eval.loading import load_model
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
+from mmspubench.eval.tiny.llava import build_tiny_llava
+from mmspubench.eval.tiny.tokenizer import bundled_corpus_words
 
 from tests.eval.tiny_models import make_image
 
@@ -21,8 +23,8 @@ def _digest(folder: Path) -> dict[str, str]:
 
 
 def test_build_is_deterministic(tmp_path: Path) -> None:
-    a = bundled.build_tiny_llava(tmp_path / "a")
-    b = bundled.build_tiny_llava(tmp_path / "b")
+    a = build_tiny_llava(tmp_path / "a")
+    b = build_tiny_llava(tmp_path / "b")
     digest_a, digest_b = _digest(a), _digest(b)
     assert {"config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja"} <= set(digest_a)
     assert digest_a == digest_b
@@ -63,7 +65,7 @@ def test_class_names_are_few_tokens(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     tokenizer = load_model(bundled.random_model_dir()).processor.tokenizer
     from mmspubench.dataset_builder.synth_vocab import CLASSES
 
-    assert {c.name for c in CLASSES} <= set(bundled.bundled_corpus_words())
+    assert {c.name for c in CLASSES} <= set(bundled_corpus_words())
     for word in ("circle", "background", *(c.name for c in CLASSES)):
         assert len(tokenizer(" " + word, add_special_tokens=False)["input_ids"]) <= 2
 

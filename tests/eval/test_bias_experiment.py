@@ -28,7 +28,7 @@ def load_script() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def experiment_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
-    from mmspubench.eval.bundled import build_tiny_llava
+    from mmspubench.eval.tiny.llava import build_tiny_llava
 
     script = load_script()
     root = tmp_path_factory.mktemp("bias")

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from mmspubench.eval.bundled import build_tiny_llava, train_tokenizer
+from mmspubench.eval.tiny.llava import build_tiny_llava
+from mmspubench.eval.tiny.tokenizer import train_tokenizer
 from PIL import Image
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 

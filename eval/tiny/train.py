@@ -16,7 +16,7 @@ with the prefix property checked.
 
 Command (the shipped weights were made with it; see their model cards)::
 
-    python -m mmspubench.eval.train_tiny --out eval/assets/tiny-llava-biased --correlation 0.95
+    python -m mmspubench.eval.tiny.train --out eval/assets/tiny-llava-biased --correlation 0.95
 """
 
 from __future__ import annotations
@@ -32,18 +32,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
-from mmspubench.eval._tiny_llava import (
-    END_OF_TURN,
-    Architecture,
-    TrainItem,
-    build_model,
-    build_processor,
-    build_tokenizer,
-)
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
+from mmspubench.eval.tiny.llava import Architecture, build_tokenizer, save_tiny_llava
+from mmspubench.eval.tiny.tokenizer import END_OF_TURN
 
 if TYPE_CHECKING:
     import torch
@@ -135,7 +129,7 @@ class TrainSummary:
 
 
 def examples_for(
-    index: int, item: TrainItem, render: Callable[[ChatPrompt], str], generate_answer: str = "option"
+    index: int, item: Item, render: Callable[[ChatPrompt], str], generate_answer: str = "option"
 ) -> list[Example]:
     """The training sequences of one item: both multiple-choice modes and every CGLA condition.
 
@@ -249,9 +243,7 @@ def load_items(n: int, *, seed: int, image_size: int, correlation: float | None)
     )
 
 
-def initial_adapter(
-    items: Sequence[TrainItem], arch: Architecture, seed: int, folder: Path
-) -> TransformersVLM:
+def initial_adapter(items: Sequence[Item], arch: Architecture, seed: int, folder: Path) -> TransformersVLM:
     """The untrained model written to ``folder`` and loaded back through eval's ``load_model``.
 
     Training then renders and tokenizes with this adapter, so that every sequence it learns from
@@ -260,13 +252,12 @@ def initial_adapter(
     from mmspubench.eval.loading import load_model
 
     tokenizer = build_tokenizer(items, arch.vocab_size)
-    build_model(tokenizer, arch, seed).save_pretrained(folder)
-    build_processor(tokenizer, arch).save_pretrained(folder)
+    save_tiny_llava(folder, tokenizer, arch, seed)
     return load_model(folder, scorer="plain")
 
 
 def prepare(
-    items: Sequence[TrainItem], adapter: TransformersVLM, generate_answer: str = "option"
+    items: Sequence[Item], adapter: TransformersVLM, generate_answer: str = "option"
 ) -> tuple[list[Encoded], torch.Tensor]:
     """Encoded examples of every item and the stacked pixel values (one row per item)."""
     if not items:
@@ -326,7 +317,7 @@ def optimise(
 
 
 def train(
-    config: TrainConfig, items: Sequence[TrainItem] | None = None, log: Callable[[str], None] = print
+    config: TrainConfig, items: Sequence[Item] | None = None, log: Callable[[str], None] = print
 ) -> TrainSummary:
     """Build, train and save a tiny LLaVA to ``config.out`` (written beside it, then renamed)."""
     out = Path(config.out)
@@ -367,9 +358,9 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
     """Command-line options -> ``TrainConfig``."""
     defaults = TrainConfig(out="", correlation=None)
     parser = argparse.ArgumentParser(
-        prog="python -m mmspubench.eval.train_tiny",
+        prog="python -m mmspubench.eval.tiny.train",
         description="Train a tiny LLaVA on the synthetic training mode (CPU, seeded).",
-        epilog="example: python -m mmspubench.eval.train_tiny --out eval/assets/tiny-llava-biased --correlation 0.95",
+        epilog="example: python -m mmspubench.eval.tiny.train --out eval/assets/tiny-llava-biased --correlation 0.95",
     )
     parser.add_argument("--out", required=True, help="folder to write the model to")
     parser.add_argument(
@@ -409,7 +400,7 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m mmspubench.eval.train_tiny``."""
+    """Entry point of ``python -m mmspubench.eval.tiny.train``."""
     config = parse_args(argv)
     summary = train(config, log=lambda line: print(line, flush=True))
     print(f"wrote {config.out} ({summary.seconds:.0f}s, final loss {summary.losses[-1]:.4f})")

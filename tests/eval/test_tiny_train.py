@@ -12,9 +12,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mmspubench.eval import prompts, train_tiny  # noqa: E402
+from mmspubench.eval import prompts  # noqa: E402
 from mmspubench.eval.protocol import ScoreRequest  # noqa: E402
-from mmspubench.eval.train_tiny import Architecture, TrainConfig  # noqa: E402
+from mmspubench.eval.tiny import train as train_tiny  # noqa: E402
+from mmspubench.eval.tiny.train import Architecture, TrainConfig  # noqa: E402
 from PIL import Image  # noqa: E402
 
 TINY = Architecture(
@@ -216,7 +217,7 @@ def test_shipped_weights_load_answer_and_score(name: str) -> None:
 
     folder = ASSETS / name
     training = json.loads((folder / "training.json").read_text())
-    assert "train_tiny" in (folder / "README.md").read_text()
+    assert "mmspubench.eval.tiny.train" in (folder / "README.md").read_text()
     model = load_model(folder, scorer="plain")
     assert model.info.adapter == "hf-image-text-to-text/llava"
     items = list(synth.generate_items(4, seed=1, image_size=64, mode="benchmark", cue="aligned"))

@@ -1,9 +1,10 @@
-"""The tiny LLaVA that ``train_tiny`` trains: sizes, tokenizer, processor and random initial model.
+"""The one tiny LLaVA builder: sizes, tokenizer, processor and randomly initialised model.
 
 A CLIP-style vision tower, the LLaVA projector and a Llama language model, with a byte-level BPE
-tokenizer made the way the bundled model's is (``mmspubench.eval.bundled.train_tokenizer``) but
-trained on the words of the training texts, and the bundled chat template, so that prompts render
-exactly as they do for the bundled model.
+tokenizer (``mmspubench.eval.tiny.tokenizer``) and the bundled chat template, so that prompts render
+exactly as they do for the bundled model. It makes the random model of the test suite and of
+``bundled.random_model_dir`` (:func:`build_tiny_llava`, :data:`RANDOM_ARCH`) and the starting point
+of training (``mmspubench.eval.tiny.train``: tokenizer trained on the training texts' words).
 """
 
 from __future__ import annotations
@@ -12,37 +13,21 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from mmspubench.dataset_builder.schema import Item
 from mmspubench.eval import prompts
+from mmspubench.eval.tiny.tokenizer import (
+    END_OF_TURN,
+    IMAGE_TOKEN,
+    TINY_CHAT_TEMPLATE,
+    bundled_corpus_words,
+    train_tokenizer,
+)
 
 if TYPE_CHECKING:
-    from PIL.Image import Image
     from transformers import LlavaForConditionalGeneration, LlavaProcessor
-
-
-IMAGE_TOKEN = "<image>"
-END_OF_TURN = "<|im_end|>"
-"""End of a chat turn: learned after the answer in ``generate`` mode, so that generation stops."""
-
-
-class TrainItem(Protocol):
-    """The fields of a synthetic item that training reads."""
-
-    @property
-    def image(self) -> Image: ...
-    @property
-    def question(self) -> str: ...
-    @property
-    def options(self) -> Sequence[str]: ...
-    @property
-    def answer(self) -> str: ...
-    @property
-    def class_name(self) -> str: ...
-    @property
-    def core_attributes(self) -> Sequence[str]: ...
-    @property
-    def spurious_attributes(self) -> Sequence[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +53,31 @@ class Architecture:
     vocab_size: int = 2000
     """Target vocabulary size of the byte-level BPE tokenizer: large enough that every word of the
     prompts and of the synthetic vocabulary becomes one token (sequences half as long as at 800)."""
+    vision_heads: int | None = None
+    """Attention heads of the vision tower; ``None``: half the language model's."""
+    max_positions: int = 1024
+    """Longest sequence the language model takes."""
+
+    @property
+    def vision_head_count(self) -> int:
+        """Attention heads of the vision tower."""
+        return self.vision_heads if self.vision_heads is not None else max(1, self.heads // 2)
 
 
-def corpus_words(items: Sequence[TrainItem]) -> list[str]:
+RANDOM_ARCH = Architecture(
+    image_size=32,
+    patch_size=8,
+    vision_hidden=32,
+    text_hidden=32,
+    heads=2,
+    vision_heads=2,
+    vocab_size=1000,
+    max_positions=512,
+)
+"""Sizes of the tiny random model (tests, ``bundled.random_model_dir``): 16 image tokens, 32 wide."""
+
+
+def corpus_words(items: Sequence[Item]) -> list[str]:
     """Words the tokenizer learns whole: the prompt templates' and every text field's of the items."""
     texts = [json.dumps(prompts.prompt_spec()), "A B C D Answer:"]
     for item in items:
@@ -85,10 +92,8 @@ def corpus_words(items: Sequence[TrainItem]) -> list[str]:
     return sorted(words)
 
 
-def build_tokenizer(items: Sequence[TrainItem], vocab_size: int) -> Any:
+def build_tokenizer(items: Sequence[Item], vocab_size: int) -> Any:
     """Byte-level BPE made the way the bundled model's is, but trained on the training texts' words."""
-    from mmspubench.eval.bundled import train_tokenizer
-
     return train_tokenizer(
         [IMAGE_TOKEN, "<|im_start|>", END_OF_TURN], vocab_size=vocab_size, words=corpus_words(items)
     )
@@ -96,7 +101,6 @@ def build_tokenizer(items: Sequence[TrainItem], vocab_size: int) -> Any:
 
 def build_processor(tokenizer: Any, arch: Architecture) -> LlavaProcessor:
     """LLaVA processor: fixed-size resize, CLIP normalisation, one image token per patch."""
-    from mmspubench.eval.bundled import TINY_CHAT_TEMPLATE
     from transformers import CLIPImageProcessorPil, LlavaProcessor
 
     side = {"height": arch.image_size, "width": arch.image_size}
@@ -122,7 +126,7 @@ def build_model(tokenizer: Any, arch: Architecture, seed: int) -> LlavaForCondit
         hidden_size=arch.vision_hidden,
         intermediate_size=2 * arch.vision_hidden,
         num_hidden_layers=arch.vision_layers,
-        num_attention_heads=max(1, arch.heads // 2),
+        num_attention_heads=arch.vision_head_count,
         projection_dim=arch.vision_hidden,
     )
     ids = {name: tokenizer.convert_tokens_to_ids(name) for name in (IMAGE_TOKEN, END_OF_TURN)}
@@ -133,7 +137,7 @@ def build_model(tokenizer: Any, arch: Architecture, seed: int) -> LlavaForCondit
         num_hidden_layers=arch.text_layers,
         num_attention_heads=arch.heads,
         num_key_value_heads=arch.heads,
-        max_position_embeddings=1024,
+        max_position_embeddings=arch.max_positions,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -154,3 +158,29 @@ def build_model(tokenizer: Any, arch: Architecture, seed: int) -> LlavaForCondit
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.do_sample = False
     return model
+
+
+def save_tiny_llava(folder: Path, tokenizer: Any, arch: Architecture, seed: int) -> Path:
+    """Write the random tiny LLaVA of ``arch`` (weights from ``seed``) with its processor to ``folder``."""
+    build_model(tokenizer, arch, seed).save_pretrained(folder)
+    build_processor(tokenizer, arch).save_pretrained(folder)
+    return folder
+
+
+def build_tiny_llava(
+    folder: Path,
+    *,
+    seed: int = 1234,
+    arch: Architecture = RANDOM_ARCH,
+    words: Sequence[str] | None = None,
+) -> Path:
+    """Write a tiny random LLaVA with processor to ``folder`` (deterministic for a seed).
+
+    The tokenizer is trained on ``words`` (default: ``tokenizer.bundled_corpus_words()``).
+    """
+    tokenizer = train_tokenizer(
+        [IMAGE_TOKEN, "<|im_start|>", END_OF_TURN],
+        vocab_size=arch.vocab_size,
+        words=bundled_corpus_words() if words is None else words,
+    )
+    return save_tiny_llava(Path(folder), tokenizer, arch, seed)
