@@ -79,11 +79,11 @@ def published_revision(dataset_id: str = PUBLISHED_DATASET_ID, explicit: str | N
     if os.environ.get(REVISION_ENV):
         return os.environ[REVISION_ENV]
     from huggingface_hub import HfApi
-    from huggingface_hub.constants import is_offline_mode
+    from mmspubench.dataset_builder.hub import hub_offline
     from mmspubench.dataset_builder.load import network_errors
 
     hint = f"pass --dataset-revision SHA or set {REVISION_ENV}"
-    if is_offline_mode():
+    if hub_offline(datasets=False):
         raise MMSpuBenchError(
             f"cannot look up the published revision of {dataset_id!r}: Hub offline mode; {hint}"
         )

@@ -24,14 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
@@ -328,15 +327,16 @@ def train(
             image_size=config.arch.image_size,
             correlation=config.correlation,
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    try:
-        adapter = initial_adapter(items, config.arch, config.seed, tmp)
-        encoded, pixels = prepare(items, adapter, config.generate_answer)
+
+    chosen: Sequence[Item] = items
+
+    def train_into(folder: Path) -> TrainSummary:
+        adapter = initial_adapter(chosen, config.arch, config.seed, folder)
+        encoded, pixels = prepare(chosen, adapter, config.generate_answer)
         model = adapter.model
         n_params = sum(p.numel() for p in model.parameters())
         log(
-            f"{len(items)} items, {len(encoded)} examples, {n_params} parameters, "
+            f"{len(chosen)} items, {len(encoded)} examples, {n_params} parameters, "
             f"longest sequence {max(len(e.ids) for e in encoded)} tokens"
         )
         started = time.perf_counter()
@@ -344,14 +344,12 @@ def train(
         summary = TrainSummary(
             asdict(config), len(encoded), n_params, tuple(losses), time.perf_counter() - started
         )
-        model.save_pretrained(tmp)
-        (tmp / "training.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return summary
+        model.save_pretrained(folder)
+        (folder / "training.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
+        return summary
+
+    # Written beside ``out`` and swapped in: an interrupted run leaves the old folder as it was.
+    return replace_folder(out, train_into)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:

@@ -201,13 +201,13 @@ def test_revision_unknown_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def _hub_lookup_raising(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
     import huggingface_hub
-    import huggingface_hub.constants
+    from mmspubench.dataset_builder import hub
 
     def dataset_info(self: Any, repo_id: str) -> Any:
         raise error
 
     monkeypatch.delenv(submit.REVISION_ENV, raising=False)
-    monkeypatch.setattr(huggingface_hub.constants, "is_offline_mode", lambda: False)
+    monkeypatch.setattr(hub, "hub_offline", lambda **_: False)
     monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", dataset_info)
 
 
