@@ -50,8 +50,6 @@ class TransformersVLM:
         batch_size: int = 8,
         scorer: str = "fast",
     ) -> None:
-        if scorer not in SCORERS:
-            raise ValueError(f"scorer must be one of {SCORERS}, got {scorer!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.model = model
@@ -62,16 +60,11 @@ class TransformersVLM:
         """Family hooks (processor loading, position ids, user-turn layout)."""
         self.batch_size = batch_size
         """Most sequences per forward pass (scoring) or per ``generate`` call."""
-        self.scorer = scorer
-        """The scorer asked for: ``"fast"`` (prefix-cached where exact) or ``"plain"`` (full passes)."""
-        self.scorer_fallback_reason: str | None = (
-            fast_scoring.fallback_reason(model) if scorer == "fast" else None
-        )
+        self.scorer_used: str = "plain"
+        """The scorer that runs: ``"fast"`` or ``"plain"`` (decided when ``scorer`` is set)."""
+        self.scorer_fallback_reason: str | None = None
         """Why the fast scorer was asked for but the plain one runs; ``None`` otherwise."""
-        self.scorer_used: str = (
-            "fast" if scorer == "fast" and self.scorer_fallback_reason is None else "plain"
-        )
-        """The scorer that runs: ``"fast"`` or ``"plain"`` (decided once, here)."""
+        self.scorer = scorer
         tokenizer = processor.tokenizer
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.pad_token_id: int = int(pad if pad is not None else 0)
@@ -79,6 +72,20 @@ class TransformersVLM:
         self.accepts_logits_to_keep: bool = "logits_to_keep" in inspect.signature(model.forward).parameters
         """Whether ``model.forward`` can compute logits for selected positions only."""
         self._info = info
+
+    @property
+    def scorer(self) -> str:
+        """The scorer asked for: ``"fast"`` (prefix-cached where exact) or ``"plain"`` (full passes)."""
+        return self._scorer
+
+    @scorer.setter
+    def scorer(self, name: str) -> None:
+        """Ask for a scorer; whether the fast one can run for this model is decided here, once."""
+        if name not in SCORERS:
+            raise ValueError(f"scorer must be one of {SCORERS}, got {name!r}")
+        self._scorer = name
+        self.scorer_fallback_reason = fast_scoring.fallback_reason(self.model) if name == "fast" else None
+        self.scorer_used = "fast" if name == "fast" and self.scorer_fallback_reason is None else "plain"
 
     @property
     def info(self) -> ModelInfo:

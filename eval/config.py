@@ -51,6 +51,7 @@ def option(
     recorded: bool = True,
     identity: bool = True,
     cli: bool = True,
+    added_later: bool = False,
     default_factory: Callable[[], Any] | None = None,
 ) -> Any:
     """A :class:`RunConfig` field with what the parser, the check and results.json need.
@@ -60,6 +61,8 @@ def option(
     command-line text into the value (e.g. the metrics list). ``arg_type``: argparse ``type``.
     ``recorded``: written into results.json's ``config``; ``identity``: a resumed run must match it
     (speed-only options such as the device are not). ``cli``: has a command-line flag.
+    ``added_later``: a recorded option that results files written before it existed lack; reading
+    such a file gives the default (the options of the first release are required).
     """
     meta = {
         "help": help,
@@ -70,6 +73,7 @@ def option(
         "recorded": recorded,
         "identity": identity and recorded,
         "cli": cli,
+        "added_later": added_later,
     }
     if default_factory is not None:
         return field(default_factory=default_factory, metadata=meta)
@@ -184,14 +188,14 @@ class RunConfig:
             if f.metadata["identity"]
         }
 
-    @staticmethod
-    def from_json(obj: Mapping[str, Any]) -> RunConfig:
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> RunConfig:
         """Inverse of ``to_json`` (options not recorded take their defaults)."""
         values: dict[str, Any] = {}
-        for f in dataclasses.fields(RunConfig):
-            if f.metadata["recorded"]:
+        for f in dataclasses.fields(cls):
+            if f.metadata["recorded"] and not (f.metadata["added_later"] and f.name not in obj):
                 values[f.name] = _from_jsonable(f, obj[f.name])
-        return RunConfig(**values)
+        return cls(**values)
 
 
 def _jsonable(value: Any) -> Any:

@@ -105,6 +105,9 @@ def test_fast_scorer_is_used_when_asked(session_cache: Path, monkeypatch: pytest
     assert calls == [2]
     assert plain.score([request])[0] != -1.5
     assert calls == [2]
+    fast.scorer = "plain"  # asking again decides again (the speed benchmark switches this way)
+    assert (fast.scorer_used, fast.info.scorer_used) == ("plain", "plain")
+    assert fast.score([request]) == plain.score([request]) and calls == [2]
     assert fast.score([]) == []
 
 

@@ -84,3 +84,16 @@ def test_recorded_options_round_trip_and_identity_leaves_out_speed_options() -> 
     assert config.RunConfig.from_json(json.loads(json.dumps(run.to_json()))) == run
     assert set(run.to_json()) - set(run.identity()) == {"batch_size", "device", "scorer"}
     assert not {"out", "progress", "trust_remote_code"} & set(run.to_json())
+
+
+def test_a_field_added_later_reads_older_results_with_its_default() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Later(config.RunConfig):
+        backend: str = config.option("transformers", "inference backend", added_later=True)
+
+    old = config.RunConfig(model="m", dataset="d").to_json()
+    assert "backend" not in old
+    assert Later.from_json(old) == Later(model="m", dataset="d")
+    assert Later.from_json({**old, "backend": "vllm"}) == Later(model="m", dataset="d", backend="vllm")
+    with pytest.raises(KeyError):  # a first-release option stays required
+        config.RunConfig.from_json({k: v for k, v in old.items() if k != "seed"})
