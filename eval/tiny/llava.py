@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import Item
 from mmspubench.eval import prompts
+from mmspubench.eval.bundled import BUNDLED_SEED
 from mmspubench.eval.tiny.tokenizer import (
     END_OF_TURN,
     IMAGE_TOKEN,
@@ -170,7 +171,7 @@ def save_tiny_llava(folder: Path, tokenizer: Any, arch: Architecture, seed: int)
 def build_tiny_llava(
     folder: Path,
     *,
-    seed: int = 1234,
+    seed: int = BUNDLED_SEED,
     arch: Architecture = RANDOM_ARCH,
     words: Sequence[str] | None = None,
 ) -> Path:
