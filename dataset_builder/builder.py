@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from mmspubench.dataset_builder.raw import (
     validate_entry,
 )
 from mmspubench.dataset_builder.schema import FEATURES, Item
+from mmspubench.dataset_builder.staging import check_out_vs_source, make_staging
 from mmspubench.errors import MMSpuBenchError
 
 BUILDER_NAME = "mm_spubench"
@@ -97,11 +97,17 @@ def build_repo(
     from mmspubench.dataset_builder.eval_yaml import render_eval_yaml
 
     out = Path(out)
+    check_out_vs_source(Path(source), out)
     if (out.exists() or out.is_symlink()) and not overwrite:
         raise MMSpuBenchError(f"{out}: --out already exists; pass --overwrite to replace it")
+    if out.exists() and not out.is_dir():
+        raise MMSpuBenchError(f"{out}: --out is a file, not a folder; --overwrite replaces folders only")
     records = validate_release(Path(source), options)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        work = make_staging(out)
+    except OSError as err:
+        raise MMSpuBenchError(f"{out}: cannot create the output folder ({_reason(err)})") from None
     try:
         repo = work / "repo"
         shards, split_info = _write_shards(records, work, repo, options)
@@ -109,9 +115,18 @@ def build_repo(
         (repo / "README.md").write_text(render_card(records, split_info, download_size), encoding="utf-8")
         (repo / "eval.yaml").write_text(render_eval_yaml(), encoding="utf-8")
         swap_into(repo, out, work)
+    except OSError as err:  # disk full, permissions, I/O errors while writing: nothing is left behind
+        raise MMSpuBenchError(
+            f"{out}: writing the dataset failed ({_reason(err)}); --out is unchanged"
+        ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def _reason(err: OSError) -> str:
+    where = f": {err.filename}" if err.filename else ""
+    return f"{err.strerror or type(err).__name__}{where}"
 
 
 def _write_shards(

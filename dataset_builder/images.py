@@ -19,8 +19,9 @@ from PIL import Image, UnidentifiedImageError
 MAX_IMAGE_PIXELS = 89_478_485
 """Default pixel limit (Pillow's own default): larger images are refused as decompression bombs."""
 
-IMAGE_FORMATS: tuple[str, ...] = ("PNG", "JPEG")
-"""Accepted image formats, as Pillow names them."""
+IMAGE_FORMATS: tuple[str, ...] = ("PNG", "JPEG", "MPO")
+"""Accepted image formats, as Pillow names them (``MPO``: a multi-picture JPEG, as phones write;
+readers decode its first frame)."""
 
 IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".PNG", ".JPG", ".JPEG")
 """File suffixes tried when an image is found by record id."""
@@ -66,12 +67,27 @@ def _check_safe(file: str, record_id: str, named: str) -> None:
 
 
 def _inside(root: Path, file: str, record_id: str, candidate: Path) -> Path:
-    resolved = candidate.resolve()
+    try:
+        resolved = candidate.resolve()
+        is_file = resolved.is_file()
+    except (OSError, RuntimeError) as err:  # a symlink loop: RuntimeError before 3.13, OSError after
+        raise record_error(
+            file, record_id, "image", f"path {str(candidate)!r} cannot be resolved ({err})"
+        ) from None
     if not resolved.is_relative_to(root):
         raise record_error(
             file, record_id, "image", f"path {str(candidate)!r} resolves outside the release folder {root}"
         )
-    if not resolved.is_file():
+    hidden = [part for part in resolved.relative_to(root).parts if part.startswith(".")]
+    if hidden:
+        # The dataset's content hash skips dot-paths; an image there would not pin the build.
+        raise record_error(
+            file,
+            record_id,
+            "image",
+            f"path {str(candidate)!r} lies in the hidden path {hidden[0]!r}; move the image out of dot-folders",
+        )
+    if not is_file:
         raise record_error(file, record_id, "image", f"{resolved} is not a file")
     return resolved
 

@@ -7,13 +7,13 @@ does not know is rejected with a message naming the file, the record and the fie
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from mmspubench.dataset_builder.json_strict import load_file
 from mmspubench.dataset_builder.schema import (
     ANSWER_LETTERS,
     MAX_ATTRIBUTES,
@@ -131,11 +131,7 @@ def read_annotation(release: Path, *, unknown_keys: UnknownKeyPolicy = "error") 
     file = str(path)
     if not path.is_file():
         raise record_error(file, None, None, "annotation file not found (expected RAW/annotation.json)")
-    try:
-        with path.open(encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise record_error(file, None, None, f"not valid JSON: {err}") from None
+    data = load_file(path)
     if isinstance(data, dict):
         items: Iterator[tuple[str | None, Any]] = iter(data.items())
     elif isinstance(data, list):
@@ -223,7 +219,7 @@ def validate_entry(entry: RawEntry, image_path: Path) -> Item:
                 f, rid, name, f"missing required field (accepted keys: {', '.join(KEY_TABLE[name])})"
             )
     options = parse_options(f, rid, fields["options"])
-    return Item(
+    record = Item(
         id=rid,
         image=image_path,
         question=_text(f, rid, "question", fields["question"]),
@@ -235,6 +231,25 @@ def validate_entry(entry: RawEntry, image_path: Path) -> Item:
         spurious_types=parse_types(f, rid, fields["spurious_types"]),
         source=parse_source(f, rid, fields["source"]),
     )
+    check_storable(f, record)
+    return record
+
+
+def check_storable(file: str, record: Item) -> None:
+    """Refuse text the Parquet writer cannot store (UTF-8), e.g. a lone UTF-16 surrogate."""
+    for name in ("id", "question", "options", "class_name", "core_attributes", "spurious_attributes"):
+        value = getattr(record, name)
+        for text in value if isinstance(value, tuple) else (value,):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise record_error(
+                    file,
+                    record.id,
+                    name,
+                    f"text {text!r} holds {text[err.start : err.end]!r} at position {err.start}, "
+                    "which cannot be stored as UTF-8 (a lone surrogate); fix the text",
+                ) from None
 
 
 def _text(file: str, rid: str, field: str, value: Any) -> str:

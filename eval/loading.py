@@ -27,6 +27,16 @@ def _first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
+def check_safe_weights(folder: Path) -> None:
+    """Refuse a model folder whose weights are only pickled ``.bin`` files (never unpickled here)."""
+    if any(folder.glob("*.safetensors")) or not any(folder.glob("*.bin")):
+        return
+    raise MMSpuBenchError(
+        f"model folder {str(folder)!r}: holds only pickled .bin weights; convert them to safetensors "
+        "(transformers: model.save_pretrained(folder, safe_serialization=True))"
+    )
+
+
 def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[Path, str | None]:
     """Local folder of ``model`` and its Hub commit (``None`` for a local folder).
 
@@ -38,6 +48,7 @@ def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[P
             raise MMSpuBenchError(
                 f"model folder {str(path)!r}: has no config.json; expected a saved transformers model"
             )
+        check_safe_weights(path)
         return path.resolve(), None
     if isinstance(model, Path) or has_path_syntax(model):
         raise MMSpuBenchError(

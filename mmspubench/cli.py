@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from mmspubench import __version__
 from mmspubench.dataset_builder import cli as builder_cli
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import commands as eval_cli
+from mmspubench.guard import run_guarded
 from mmspubench.space import cli as space_cli
 
 EPILOG = """examples:
@@ -49,15 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     args = build_parser().parse_args(argv)
-    try:
-        status: int = args.func(args)
-    except MMSpuBenchError as err:
-        print(f"mmspubench {args.command}: error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"mmspubench {args.command}: interrupted", file=sys.stderr)
-        return 130
-    return status
+    return run_guarded(args.command, args.func, args)
 
 
 if __name__ == "__main__":

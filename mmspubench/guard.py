@@ -1,0 +1,106 @@
+"""The top-level guard every ``mmspubench`` command runs under: no traceback ever reaches a user.
+
+- ``MMSpuBenchError`` (bad input) and ``OSError`` (a bad environment: disk full, no permission, an
+  I/O error) print one line and exit 2.
+- Ctrl-C exits 130 and SIGTERM exits 143; both unwind through every ``finally``, so staging folders
+  and temporary files are removed exactly as on an error.
+- Anything else is a bug: one line naming the log file that holds the full traceback, exit 1.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from mmspubench.errors import MMSpuBenchError
+
+EXIT_BAD_INPUT = 2
+EXIT_BUG = 1
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+LOG_DIR_ENV = "MMSPUBENCH_LOG_DIR"
+"""Folder for the traceback logs of unexpected errors (default: ``<tempdir>/mmspubench-logs``)."""
+
+
+class Terminated(BaseException):
+    """Raised in the main thread when the process receives SIGTERM (unwinds like Ctrl-C)."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """While active (main thread only), SIGTERM raises ``Terminated`` so ``finally`` blocks run."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def write_log(command: str, err: BaseException) -> Path | None:
+    """Write the full traceback of ``err`` to a new log file; its path, or ``None`` if that failed."""
+    folder = Path(os.environ.get(LOG_DIR_ENV) or Path(tempfile.gettempdir()) / "mmspubench-logs")
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f"{command}-{stamp}-", suffix=".log", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
+            handle.write(f"mmspubench {command}: {' '.join(sys.argv)}\n")
+            handle.write("".join(traceback.format_exception(err)))
+    except OSError:
+        return None
+    return Path(name)
+
+
+def _one_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " ".join(line.strip() for line in lines) if lines else ""
+
+
+def _os_message(err: OSError) -> str:
+    where = f"{err.filename}: " if err.filename else ""
+    return f"{where}{err.strerror or _one_line(str(err)) or type(err).__name__}"
+
+
+def run_guarded(command: str, func: Callable[[Any], int], args: Any) -> int:
+    """Run ``func(args)`` for the subcommand ``command``; returns the process exit status."""
+    prefix = f"mmspubench {command}"
+    try:
+        with sigterm_unwinds():
+            return func(args)
+    except MMSpuBenchError as err:
+        print(f"{prefix}: error: {_one_line(str(err))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print(f"{prefix}: terminated (SIGTERM); partial output removed", file=sys.stderr)
+        return EXIT_TERMINATED
+    except OSError as err:
+        print(f"{prefix}: error: {_os_message(err)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as err:  # a bug: the user gets one line, the maintainer the full traceback
+        log = write_log(command, err)
+        where = f"; full traceback in {log}" if log else ""
+        print(
+            f"{prefix}: internal error ({type(err).__name__}: {_one_line(str(err))[:300]}){where}",
+            file=sys.stderr,
+        )
+        return EXIT_BUG
