@@ -19,6 +19,7 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 from mmspubench.dataset_builder.schema import FEATURES, SOURCES, SPURIOUS_TYPES, Item
+from mmspubench.dataset_builder.split_ids import CARD_KEY, split_identity
 from mmspubench.errors import MMSpuBenchError
 
 TEMPLATE_PATH = Path(__file__).resolve().parent.parent / "card" / "README.md"
@@ -107,6 +108,8 @@ def render_card(
         {"default": {"data_files": [{"split": split_info.name, "path": f"data/{split_info.name}-*"}]}}
     ).to_dataset_card_data(data)
     data["size_categories"] = [_size_category(stats.total)]
+    ids = split_identity(r.id for r in records)
+    data[CARD_KEY] = {split_info.name: {"n": ids["split_n"], "sha256": ids["ids_sha256"]}}
     values = {
         "build_note": _build_note(stats),
         "statistics": statistics_table(stats),

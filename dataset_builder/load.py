@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import datasets
 
 DatasetKind = Literal["hub", "built", "raw"]
-BUILD_FORMAT_VERSION = "1"
+BUILD_FORMAT_VERSION = "2"
 """Bumped when the build output changes for the same input, so cached builds are redone."""
 _CHUNK = 1 << 20
 

@@ -125,7 +125,7 @@ def merged_timing(out_dir: Path, world: int) -> dict[str, float]:
     }
 
 
-def merge(out_dir: Path, ids: Sequence[str]) -> list[SampleResult]:
+def merge(out_dir: Path, ids: Sequence[str], stamp: str | None = None) -> list[SampleResult]:
     """Write samples.jsonl in dataset order from every samples file; returns the ordered samples."""
     by_id: dict[str, SampleResult] = {}
     for sample in all_samples(out_dir):
@@ -136,7 +136,7 @@ def merge(out_dir: Path, ids: Sequence[str]) -> list[SampleResult]:
             f"{out_dir}: {len(missing)} item(s) missing after every shard finished: {missing[:3]}"
         )
     ordered = [by_id[i] for i in ids]
-    results.write_samples_atomic(out_dir / results.SAMPLES_NAME, ordered)
+    results.write_samples_atomic(out_dir / results.SAMPLES_NAME, ordered, stamp)
     return ordered
 
 

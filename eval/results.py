@@ -21,6 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any
 
+from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
@@ -68,9 +69,10 @@ def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> None:
         raise
 
 
-def sample_line(sample: SampleResult) -> bytes:
-    """One ``samples.jsonl`` line, newline included."""
-    return (json.dumps(sample.to_json(), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+def sample_line(sample: SampleResult, stamp: str | None = None) -> bytes:
+    """One ``samples.jsonl`` line, newline included; ``stamp`` is the writing run's identity."""
+    obj = sample.to_json() if stamp is None else {**sample.to_json(), "run": stamp}
+    return (json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
 def read_samples(path: Path) -> tuple[list[SampleResult], int]:
@@ -83,9 +85,10 @@ def read_samples(path: Path) -> tuple[list[SampleResult], int]:
     for number, line in enumerate(data[:complete].splitlines(), start=1):
         if not line.strip():
             continue
+        record = loads_strict(line, f"{path}: line {number}")
         try:
-            samples.append(SampleResult.from_json(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as err:
+            samples.append(SampleResult.from_json(record))
+        except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise MMSpuBenchError(f"{path}: line {number}: not a sample record ({err})") from err
     return samples, complete
 
@@ -103,7 +106,8 @@ def read_finished_samples(path: Path) -> list[SampleResult]:
 class SampleWriter:
     """Appends samples to a JSONL file, one flushed and fsynced line each."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, stamp: str | None = None) -> None:
+        self._stamp = stamp
         _, complete = read_samples(path)
         if path.exists() and path.stat().st_size != complete:
             # Drop the partial line of a killed run before appending after it.
@@ -113,7 +117,7 @@ class SampleWriter:
 
     def write(self, sample: SampleResult) -> None:
         """Append one sample and make it durable."""
-        self._handle.write(sample_line(sample))
+        self._handle.write(sample_line(sample, self._stamp))
         self._handle.flush()
         os.fsync(self._handle.fileno())
 
@@ -128,9 +132,9 @@ class SampleWriter:
         self.close()
 
 
-def write_samples_atomic(path: Path, samples: Iterable[SampleResult]) -> None:
+def write_samples_atomic(path: Path, samples: Iterable[SampleResult], stamp: str | None = None) -> None:
     """Rewrite a samples file in one rename (used to put the final file in dataset order)."""
-    write_bytes_atomic(path, (sample_line(sample) for sample in samples))
+    write_bytes_atomic(path, (sample_line(sample, stamp) for sample in samples))
 
 
 def _differences(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str) -> list[str]:
@@ -150,11 +154,12 @@ def check_manifest(out_dir: Path, section: str, value: Mapping[str, Any]) -> Non
                 f"{out_dir}: holds results but no {MANIFEST_NAME}; use another --out folder"
             )
         return
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        old = manifest[section]
-    except (ValueError, KeyError) as err:
-        raise MMSpuBenchError(f"{path}: not a run manifest ({err}); use another --out folder") from err
+    manifest = load_file(path)
+    old = manifest.get(section) if isinstance(manifest, dict) else None
+    if not isinstance(old, dict):
+        raise MMSpuBenchError(
+            f"{path}: not a run manifest (field {section!r} is not an object); use another --out folder"
+        )
     diffs = _differences(old, value, f"{section}.")
     if diffs:
         raise MMSpuBenchError(
@@ -259,10 +264,7 @@ class RunRecord:
 
 def read_results(path: Path) -> dict[str, Any]:
     """Parse a results.json, with a one-line error when it is not one."""
-    try:
-        results = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise MMSpuBenchError(f"{path}: cannot read results ({err})") from err
+    results = load_file(Path(path))
     if not isinstance(results, dict) or results.get("benchmark") != BENCHMARK:
         raise MMSpuBenchError(f"{path}: not an {BENCHMARK} results.json (field 'benchmark')")
     return results

@@ -16,17 +16,19 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
+from mmspubench.dataset_builder.split_ids import split_identity
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import data, distributed, metrics, prompts, results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
 from mmspubench.eval.records import Condition, SampleResult
+from mmspubench.eval.run_stamp import check_stamps, run_stamp
 
 if TYPE_CHECKING:
     import datasets
@@ -204,6 +206,8 @@ class RunPlan:
     """Ids this process evaluates (not yet finished, this process's shard)."""
     shard: distributed.Shard = field(default_factory=distributed.Shard)
     """This process's place among the run's processes."""
+    stamp: str | None = None
+    """The run's identity, written into every sample line (``run_stamp``)."""
 
 
 def plan_run(out_dir: Path, ids: Sequence[str], shard: distributed.Shard) -> RunPlan:
@@ -260,7 +264,7 @@ def _evaluate_plan(
 ) -> None:
     """Evaluate this process's items, appending each finished sample to its samples file."""
     bar = _progress(len(plan.todo), 0, plan.shard, progress)
-    with results.SampleWriter(distributed.samples_path(plan.out_dir, plan.shard)) as writer:
+    with results.SampleWriter(distributed.samples_path(plan.out_dir, plan.shard), plan.stamp) as writer:
         for chunk in _chunks(data.iter_items(dataset, plan.todo, config.dataset), config.batch_size):
             for sample in evaluate_items(model, chunk, config, clock):
                 writer.write(sample)
@@ -286,10 +290,14 @@ def run_eval(
     """
     shard = shard if shard is not None else distributed.Shard()
     start = time.perf_counter()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise MMSpuBenchError(f"{out_dir}: --out is a file; expected a run folder (new or to resume)")
     data.check_columns(dataset, config.dataset)
     ids = data.item_ids(dataset, config.limit)
     if not ids:
         raise MMSpuBenchError(f"{config.dataset}: split {config.split!r} has no items")
+    # The whole split's size and ids (not only the --limit ones): submit checks them.
+    dataset_info = {**dataset_info, **split_identity(data.item_ids(dataset, None))}
     results.check_manifest(out_dir, "config", config.identity())
     results.check_manifest(out_dir, "dataset", dataset_info)
     model = load()
@@ -300,7 +308,10 @@ def run_eval(
         results.write_manifest(
             out_dir, {"config": config.identity(), "dataset": dataset_info, "model": model_identity}
         )
-    plan = plan_run(out_dir, ids, shard)
+    stamp = run_stamp(config.identity(), dataset_info, model_identity)
+    for path in [out_dir / results.SAMPLES_NAME, *sorted(out_dir.glob("samples.rank*.jsonl"))]:
+        check_stamps(path, stamp)
+    plan = replace(plan_run(out_dir, ids, shard), stamp=stamp)
     distributed.barrier(shard)  # every process has planned before anyone appends a sample
     clock = Clock()
     _evaluate_plan(model, dataset, config, plan, clock, progress)
@@ -325,7 +336,7 @@ def _finish(
     start: float,
 ) -> dict[str, Any]:
     """Main process: merge the samples files, write results.json, remove the shard files."""
-    merged = distributed.merge(plan.out_dir, plan.ids)
+    merged = distributed.merge(plan.out_dir, plan.ids, plan.stamp)
     timing = distributed.merged_timing(plan.out_dir, plan.shard.world)
     timing["total_seconds"] = time.perf_counter() - start
     out = results.build_results(config, model_section, dataset_info, merged, plan.ids, timing)

@@ -38,10 +38,12 @@ class SpaceConfig:
     """Folder (or Hub dataset id) of runs for the leaderboard and the CGLA view; ``None`` for none."""
     hub_models: tuple[str, ...] = live.DEFAULT_HUB_MODELS
     """Hub model ids offered in the Run tab besides the bundled model."""
-    max_queue: int = 64
-    """Most requests waiting in the queue of a model run."""
+    max_queue: int = 1024
+    """Most requests of any kind waiting in the page's queue (model runs are bounded separately)."""
     concurrency: int = 1
-    """Model runs at once (CPU Spaces have a couple of cores)."""
+    """Model runs at once (CPU Spaces have a couple of cores); the model cache's lock enforces it."""
+    cheap_concurrency: int = 8
+    """Cheap events (explore, leaderboard, submit checks) of one kind handled at once."""
 
     @staticmethod
     def from_env() -> SpaceConfig:

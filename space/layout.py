@@ -143,7 +143,8 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         [item_id, cgla_source, model_choice],
         [cgl_plot, cgla_text, record],
         api_name="show_cgla",
-        concurrency_limit=concurrency,
+        # Not limited here: the model cache admits a bounded number and refuses the rest as busy.
+        concurrency_limit=None,
         concurrency_id="model",
     )
     prompts_button.click(guarded(handlers.show_prompts), record, prompts, api_name="show_prompts")
@@ -164,9 +165,8 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
     )
     with gr.Accordion("My image", open=False):
         with gr.Row():
-            upload = gr.Image(
-                label="Picture", type="filepath", sources=["upload"], height=240, elem_id="upload"
-            )
+            # A plain file: gradio does not decode it; live.load_upload checks the bytes first.
+            upload = gr.File(label="Picture (PNG, JPEG or WebP)", type="filepath", elem_id="upload")
             with gr.Column():
                 question = gr.Textbox(label="Question", max_length=live.MAX_TEXT_CHARS)
                 opts = [
@@ -214,7 +214,8 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
         [model_choice, input_kind, item_id, upload, question, *opts, answer, class_name, core, spurious],
         [answer_text, probs, cgl_plot, cgla_text, record],
         api_name="run",
-        concurrency_limit=concurrency,
+        # Not limited here: the model cache admits a bounded number and refuses the rest as busy.
+        concurrency_limit=None,
         concurrency_id="model",
     )
     prompts_button.click(guarded(handlers.show_prompts), record, prompts, api_name="run_prompts")
@@ -305,5 +306,6 @@ def build_app(config: SpaceConfig | None = None, state: SpaceState | None = None
                 _leaderboard_tab(state)
             with gr.Tab("Submit", id="submit"):
                 _submit_tab()
-    demo.queue(max_size=config.max_queue, default_concurrency_limit=config.concurrency)
+    # Cheap reads run several at a time; model runs have their own bounded queue (live.ModelCache).
+    demo.queue(max_size=config.max_queue, default_concurrency_limit=config.cheap_concurrency)
     return demo

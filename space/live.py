@@ -26,6 +26,7 @@ from mmspubench.dataset_builder.schema import (
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
+from mmspubench.space.upload_sniff import check_upload
 
 if TYPE_CHECKING:
     from mmspubench.eval.protocol import VisionLanguageModel
@@ -38,7 +39,7 @@ DEFAULT_HUB_MODELS: tuple[str, ...] = (
     "HuggingFaceTB/SmolVLM-500M-Instruct",
 )
 """Small Hub models offered when ``MMSPUBENCH_SPACE_MODELS`` does not name others (need the Hub)."""
-UPLOAD_FORMATS: tuple[str, ...] = ("PNG", "JPEG", "WEBP")
+UPLOAD_FORMATS: tuple[str, ...] = ("PNG", "JPEG", "WEBP", "MPO")
 """Image formats accepted from visitors."""
 UPLOAD_EXTENSIONS: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".webp")
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
@@ -48,6 +49,9 @@ MAX_UPLOAD_PIXELS = 4096 * 4096
 MAX_TEXT_CHARS = 300
 """Longest accepted question, option, class name or attribute."""
 CUSTOM_ID = "custom"
+MAX_PENDING_RUNS = 4
+"""Model runs in progress or waiting at once; further runs are refused with ``BUSY_MESSAGE``."""
+BUSY_MESSAGE = "the model is busy with other visitors' runs; please retry in a minute"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,32 +99,21 @@ def parse_attributes(text: str | None, field: str) -> tuple[str, ...]:
 
 
 def load_upload(path: str | Path | None) -> Image:
-    """An uploaded picture, checked for size, format and pixel count, as RGB."""
+    """An uploaded picture, checked on its bytes first (format, size, pixel count), then decoded as RGB.
+
+    A multi-picture JPEG (``MPO``, as phones write) is a JPEG: its first frame is used.
+    """
     from PIL import Image as PILImage
     from PIL import UnidentifiedImageError
 
-    if path is None:
-        raise MMSpuBenchError("no image uploaded; upload a PNG, JPEG or WebP picture")
-    file = Path(path)
+    file, fmt = check_upload(path, MAX_UPLOAD_BYTES, MAX_UPLOAD_PIXELS)
     if file.suffix.lower() not in UPLOAD_EXTENSIONS:
         raise MMSpuBenchError(f"upload {file.name!r}: expected one of {', '.join(UPLOAD_EXTENSIONS)}")
-    size = file.stat().st_size
-    if size > MAX_UPLOAD_BYTES:
-        raise MMSpuBenchError(
-            f"upload {file.name!r} is {size} bytes; at most {MAX_UPLOAD_BYTES} are accepted"
-        )
     try:
-        with PILImage.open(file) as image:
-            if image.format not in UPLOAD_FORMATS:
-                raise MMSpuBenchError(
-                    f"upload {file.name!r} is {image.format}; expected {', '.join(UPLOAD_FORMATS)}"
-                )
-            if image.width * image.height > MAX_UPLOAD_PIXELS:
-                raise MMSpuBenchError(
-                    f"upload {file.name!r} is {image.width}x{image.height}; at most {MAX_UPLOAD_PIXELS} pixels"
-                )
+        with PILImage.open(file, formats=[fmt, "MPO"] if fmt == "JPEG" else [fmt]) as image:
+            image.seek(0)
             return image.convert("RGB")
-    except (UnidentifiedImageError, OSError, PILImage.DecompressionBombError) as err:
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, PILImage.DecompressionBombError) as err:
         raise MMSpuBenchError(
             f"upload {file.name!r} is not a readable image ({type(err).__name__})"
         ) from None
@@ -186,11 +179,16 @@ class ModelCache:
     """
 
     def __init__(
-        self, allowed: Sequence[str], loader: Callable[[str | Path], VisionLanguageModel] | None = None
+        self,
+        allowed: Sequence[str],
+        loader: Callable[[str | Path], VisionLanguageModel] | None = None,
+        max_pending: int = MAX_PENDING_RUNS,
     ) -> None:
         self.allowed: tuple[str, ...] = (BUNDLED_CHOICE, *[a for a in allowed if a != BUNDLED_CHOICE])
         self._loader = loader or _default_loader
         self._lock = threading.Lock()
+        # The model's own bounded queue: runs in progress or waiting; more are refused at once.
+        self._pending = threading.BoundedSemaphore(max_pending)
         self._name: str | None = None
         self._model: VisionLanguageModel | None = None
 
@@ -212,9 +210,14 @@ class ModelCache:
         """Score ``item`` with the model ``choice``: answer, option probabilities and CGLA."""
         from mmspubench.eval.runner import evaluate_item
 
-        with self._lock:
-            model = self._get(choice)
-            sample = evaluate_item(model, item, live_config(choice))
+        if not self._pending.acquire(blocking=False):
+            raise MMSpuBenchError(BUSY_MESSAGE)
+        try:
+            with self._lock:
+                model = self._get(choice)
+                sample = evaluate_item(model, item, live_config(choice))
+        finally:
+            self._pending.release()
         frame = option_probabilities(item, sample)
         chosen = frame.loc[frame["chosen"] == "chosen", "option"].iloc[0]
         verdict = "correct" if sample.correct else f"wrong (correct: {item.answer})"

@@ -29,6 +29,7 @@ from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
+from mmspubench.space.submit_checks import check_sample_consistency, check_split_ids, published_split
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResultEntry
@@ -187,6 +188,8 @@ def _check_identity(
     results: Mapping[str, Any], config: RunConfig, model_repo: str, dataset_id: str, revision: str, where: str
 ) -> None:
     dataset = results.get("dataset") or {}
+    if not isinstance(dataset, Mapping):
+        raise MMSpuBenchError(f"{where}: field 'dataset' is {type(dataset).__name__}; expected an object")
     if dataset.get("id") != dataset_id:
         local = f" (a local dataset at {dataset['path']})" if dataset.get("path") else ""
         raise MMSpuBenchError(
@@ -259,7 +262,10 @@ def validate_submission(
     published = published_revision(dataset_id, revision)
     _check_identity(results, config, model_repo, dataset_id, published, where)
     check_ranges(results, where)
-    check_samples(samples, f"{results_path.parent}/samples.jsonl")
+    samples_where = f"{results_path.parent}/samples.jsonl"
+    check_samples(samples, samples_where)
+    check_sample_consistency(samples, config, samples_where)
+    check_split_ids(samples, results.get("dataset") or {}, published_split(dataset_id, published), where)
     n = (results.get("dataset") or {}).get("n")
     if n != len(samples):
         raise MMSpuBenchError(
@@ -277,6 +283,8 @@ def write_dry_run(submission: Submission, out_dir: Path) -> Path:
     """Write the file the pull request would add under ``out_dir``; returns its path."""
     from mmspubench.eval.results import write_bytes_atomic
 
+    if out_dir.exists() and not out_dir.is_dir():
+        raise MMSpuBenchError(f"{out_dir}: --dry-run is a file; expected a folder (created if missing)")
     target = out_dir / YAML_PATH
     write_bytes_atomic(target, [submission.yaml_text.encode("utf-8")])
     return target

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,15 @@ def test_results_json_has_the_design_fields(tmp_path: Path) -> None:
     assert {"acc", "by_type", "mean_cgla_min", "core_reduction"} <= set(res["cgla"])
     assert {"load_seconds", "accuracy_seconds", "cgla_seconds", "total_seconds"} <= set(res["timing"])
     assert res["config"]["prompts"]["version"] == prompts.PROMPT_VERSION
-    assert res["dataset"] == {**DATASET_INFO, "split": "test", "n": 4}
+    # The whole split's size and sorted-id digest are recorded too (submit checks them).
+    ids_digest = hashlib.sha256(b"000000\n000001\n000002\n000003").hexdigest()
+    assert res["dataset"] == {
+        **DATASET_INFO,
+        "split": "test",
+        "n": 4,
+        "split_n": 4,
+        "ids_sha256": ids_digest,
+    }
     assert res["model"]["id"] == "fake"
     assert not list((tmp_path / "run").glob("*.rank*"))
 

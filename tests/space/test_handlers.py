@@ -16,7 +16,7 @@ from mmspubench.space.live import BUNDLED_CHOICE, ModelCache
 from .fake_model import TableModel
 from .fixtures import make_dataset, results_json, sample_record, write_run
 from .test_live import LETTERS, _png
-from .test_submit import REVISION, make_run
+from .test_submit import REVISION, make_run, set_published_split
 
 
 @pytest.fixture
@@ -107,6 +107,7 @@ def test_leaderboard_handlers(state: SpaceState) -> None:
 
 def test_validate_upload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
+    set_published_split(monkeypatch)
     results = make_run(tmp_path / "run")
     uploads = tmp_path / "uploads"
     uploads.mkdir()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,19 @@ from mmspubench.space.submit import YAML_PATH, validate_submission
 
 REVISION = "0123456789abcdef0123456789abcdef01234567"
 DATASET = "mmbench/MM-SpuBench"
+PUBLISHED_IDS = [f"{i:06d}" for i in range(20)]
+"""The ids of the published split in these tests: the 20 items ``make_run`` writes."""
+
+
+def set_published_split(monkeypatch: pytest.MonkeyPatch, ids: list[str] = PUBLISHED_IDS) -> None:
+    """The published split's size and id digest, as the Space sets them (no Hub in tests)."""
+    digest = hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
+    monkeypatch.setenv("MMSPUBENCH_PUBLISHED_SPLIT", f"{len(ids)}:{digest}")
+
+
+@pytest.fixture(autouse=True)
+def published_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    set_published_split(monkeypatch)
 
 
 def _sample(i: int) -> SampleResult:
@@ -167,7 +181,7 @@ def _edit_samples(results_path: Path, edit: Any) -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda s: s[0].update(correct=not s[0]["correct"]), "disagrees"),
+        (lambda s: s[0].update(correct=not s[0]["correct"]), "field 'correct'"),
         (lambda s: s[3]["conditions"][0].update(cgl=float("nan")), "not a finite log-probability"),
         (lambda s: s[3]["conditions"][0].update(cgl=2.0), "not a finite log-probability"),
         (lambda s: s[4].update(cgla_min=5.0), "does not follow from its conditions"),

@@ -1,0 +1,46 @@
+"""Each samples.jsonl line carries the identity of the run that wrote it (field ``run``).
+
+A resumed run checks every line already in the folder against its own stamp, so samples copied in
+from another run (another model, dataset, answer mode or option) are refused instead of being
+reported under this run's configuration. Readers that do not know the field ignore it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.json_strict import loads_strict
+
+STAMP_FIELD = "run"
+"""Name of the stamp field in each samples.jsonl line."""
+
+
+def run_stamp(config: Mapping[str, Any], dataset: Mapping[str, Any], model: Mapping[str, Any]) -> str:
+    """A short digest of what makes a run: the config identity, the dataset and the model identity."""
+    text = json.dumps({"config": config, "dataset": dataset, "model": model}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def check_stamps(path: Path, stamp: str) -> None:
+    """Refuse ``path`` when any complete line was not written by the run ``stamp``."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    complete = data[: data.rfind(b"\n") + 1]
+    for number, line in enumerate(complete.splitlines(), start=1):
+        if not line.strip():
+            continue
+        record = loads_strict(line, f"{path}: line {number}")
+        found = record.get(STAMP_FIELD) if isinstance(record, dict) else None
+        if found != stamp:
+            rid = record.get("id") if isinstance(record, dict) else None
+            what = "carries no run stamp" if found is None else f"was written by run {found!r}"
+            raise MMSpuBenchError(
+                f"{path}: line {number}: record {rid!r} {what}, not this run ({stamp!r}); "
+                "refusing to mix runs; use another --out folder"
+            )

@@ -1,0 +1,151 @@
+"""What ``submit`` (and the Space's Submit tab) checks beyond the aggregates.
+
+Recomputing results.json from samples.jsonl is not enough: the samples themselves could be edited
+or cut to a subset. So every sample is checked on its own (types, letters and condition kinds
+against the schema; ``correct`` recomputed from ``prediction`` and ``answer``; in logprob mode the
+prediction recomputed from the option scores; ``cgla_min``/``cgla_acc`` recomputed from the
+conditions), and the set of sample ids must be exactly the published split's, whose size and id
+digest the dataset card of the published revision declares (written by ``build``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mmspubench.dataset_builder.errors import MMSpuBenchError, record_error
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, MAX_ATTRIBUTES, MAX_TYPES, TYPE_NAMES
+from mmspubench.dataset_builder.split_ids import CARD_KEY, ids_digest
+from mmspubench.eval import metrics
+from mmspubench.eval.records import RunConfig, SampleResult
+
+SPLIT_ENV = "MMSPUBENCH_PUBLISHED_SPLIT"
+"""``N:SHA256`` of the published test split (set on the Space, or offline); else read from the Hub card."""
+
+
+def _check_types(sample: SampleResult, where: str) -> None:
+    types = sample.types
+    if not 1 <= len(types) <= MAX_TYPES or len(set(types)) != len(types):
+        raise record_error(where, sample.id, "types", f"{list(types)}: expected 1 or 2 distinct type names")
+    unknown = [t for t in types if t not in TYPE_NAMES]
+    if unknown:
+        raise record_error(
+            where, sample.id, "types", f"unknown type {unknown[0]!r}; expected one of {TYPE_NAMES}"
+        )
+    if sample.answer not in ANSWER_LETTERS:
+        raise record_error(where, sample.id, "answer", f"{sample.answer!r} is not one of A, B, C, D")
+
+
+def _check_answer(sample: SampleResult, config: RunConfig, where: str) -> None:
+    if "accuracy" not in config.metrics:
+        if sample.correct is not None or sample.prediction is not None:
+            raise record_error(where, sample.id, "correct", "set, but the run did not compute accuracy")
+        return
+    if sample.prediction is not None and sample.prediction not in ANSWER_LETTERS:
+        raise record_error(where, sample.id, "prediction", f"{sample.prediction!r} is not A, B, C, D or null")
+    if sample.correct is not (sample.prediction == sample.answer):
+        raise record_error(
+            where,
+            sample.id,
+            "correct",
+            f"{sample.correct!r} but prediction {sample.prediction!r} and answer {sample.answer!r}",
+        )
+    if config.answer_mode == "logprob":
+        scores = sample.option_scores or ()
+        if len(scores) != len(ANSWER_LETTERS):
+            raise record_error(where, sample.id, "option_scores", f"{len(scores)} scores; expected 4")
+        best = ANSWER_LETTERS[max(range(len(scores)), key=lambda k: scores[k])]
+        if sample.prediction != best:
+            raise record_error(
+                where,
+                sample.id,
+                "prediction",
+                f"{sample.prediction!r} is not the argmax {best!r} of option_scores",
+            )
+
+
+def _check_cgla(sample: SampleResult, config: RunConfig, where: str) -> None:
+    if "cgla" not in config.metrics:
+        if sample.conditions or sample.cgla_min is not None or sample.cgla_acc is not None:
+            raise record_error(where, sample.id, "conditions", "set, but the run did not compute CGLA")
+        return
+    core = [c.cgl for c in sample.conditions if c.kind == "core"]
+    spurious = [c.cgl for c in sample.conditions if c.kind == "spurious"]
+    for name, values in (("core", core), ("spurious", spurious)):
+        if not 1 <= len(values) <= MAX_ATTRIBUTES:
+            raise record_error(
+                where,
+                sample.id,
+                "conditions",
+                f"{len(values)} {name} conditions; expected 1 to {MAX_ATTRIBUTES}",
+            )
+    value = metrics.cgla_min(core, spurious, config.core_reduction)
+    if sample.cgla_min is None or sample.cgla_min != value or sample.cgla_acc is not metrics.cgla_acc(value):
+        raise record_error(
+            where,
+            sample.id,
+            "cgla_min",
+            f"{sample.cgla_min!r} (cgla_acc {sample.cgla_acc!r}) does not follow from its conditions "
+            f"(expected {value!r} under core reduction {config.core_reduction!r})",
+        )
+
+
+def check_sample_consistency(samples: Sequence[SampleResult], config: RunConfig, where: str) -> None:
+    """Every sample agrees with the schema and with itself; raise on the first that does not."""
+    for sample in samples:
+        _check_types(sample, where)
+        _check_answer(sample, config, where)
+        _check_cgla(sample, config, where)
+
+
+def published_split(dataset_id: str, revision: str, split: str = "test") -> tuple[int, str]:
+    """``(n, ids_sha256)`` of the published split: ``$MMSPUBENCH_PUBLISHED_SPLIT``, else the card on the Hub."""
+    text = os.environ.get(SPLIT_ENV, "").strip()
+    if text:
+        n, _, digest = text.partition(":")
+        if not n.isdigit() or len(digest) != 64:
+            raise MMSpuBenchError(
+                f"${SPLIT_ENV}={text!r}: expected N:SHA256 (the split's size and id digest)"
+            )
+        return int(n), digest
+    return _card_split(dataset_id, revision, split)
+
+
+def _card_split(dataset_id: str, revision: str, split: str) -> tuple[int, str]:
+    from huggingface_hub import DatasetCard, hf_hub_download
+    from mmspubench.dataset_builder.load import network_errors
+
+    hint = f"set {SPLIT_ENV}=N:SHA256 to check offline"
+    try:
+        path = hf_hub_download(dataset_id, "README.md", repo_type="dataset", revision=revision)
+        card = DatasetCard.load(path)
+    except (ValueError, *network_errors()) as err:
+        raise MMSpuBenchError(
+            f"cannot read the split ids of {dataset_id!r}@{revision[:12]} from its card ({type(err).__name__}); {hint}"
+        ) from None
+    entry = (card.data.get(CARD_KEY) or {}).get(split)
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("n"), int) or not entry.get("sha256"):
+        raise MMSpuBenchError(
+            f"the card of {dataset_id!r}@{revision[:12]} declares no {CARD_KEY}.{split}; {hint}"
+        )
+    return int(entry["n"]), str(entry["sha256"])
+
+
+def check_split_ids(
+    samples: Sequence[SampleResult], dataset: Mapping[str, Any], published: tuple[int, str], where: str
+) -> None:
+    """The sample ids are exactly the published split's (size and digest), and match what the run recorded."""
+    ids = [s.id for s in samples]
+    digest = ids_digest(ids)
+    n, expected = published
+    if len(ids) != n or digest != expected:
+        raise MMSpuBenchError(
+            f"{where}: the {len(ids)} sample ids are not the published split's {n} ids "
+            f"(digest {digest[:12]} vs {expected[:12]}); submit a full run of the published split"
+        )
+    for key, value in (("split_n", n), ("ids_sha256", expected)):
+        if key in dataset and dataset[key] != value:
+            raise MMSpuBenchError(
+                f"{where}: field 'dataset.{key}': {dataset[key]!r} is not the published {value!r}"
+            )
