@@ -1,0 +1,75 @@
+"""The top-level guard: no traceback ever reaches a user; a bug leaves a log file with the traceback."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.dataset_builder.guard import run_guarded
+from mmspubench.eval import commands
+from mmspubench.eval.cli import main
+
+
+def _err_lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+
+
+def test_an_unexpected_exception_is_one_line_naming_a_log_with_the_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MMSPUBENCH_LOG_DIR", str(tmp_path / "logs"))
+
+    def broken(args: Any) -> int:
+        return {}["a key that is not there"]  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(commands, "run_report_command", broken)
+    status = main(["report", "whatever.json"])
+    lines = _err_lines(capsys)
+    assert status == 1 and len(lines) == 1, lines
+    assert lines[0].startswith("mmspubench report: internal error (KeyError")
+    logs = list((tmp_path / "logs").iterdir())
+    assert len(logs) == 1 and str(logs[0]) in lines[0]
+    text = logs[0].read_text()
+    assert "Traceback (most recent call last)" in text and "a key that is not there" in text
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "text"),
+    [
+        (MMSpuBenchError("x.json: record '1': field 'a': bad"), 2, "error: x.json: record '1'"),
+        (OSError(errno.ENOSPC, "No space left on device", "/full/disk"), 2, "/full/disk: No space left"),
+        (KeyboardInterrupt(), 130, "interrupted"),
+    ],
+)
+def test_known_failures_map_to_their_exit_codes(
+    capsys: pytest.CaptureFixture[str], error: BaseException, status: int, text: str
+) -> None:
+    def fail(args: Any) -> int:
+        raise error
+
+    assert run_guarded("build", fail, None) == status
+    lines = _err_lines(capsys)
+    assert len(lines) == 1 and text in lines[0], lines
+
+
+def test_sigterm_unwinds_through_finally_and_exits_143(capsys: pytest.CaptureFixture[str]) -> None:
+    cleaned: list[bool] = []
+
+    def work(args: Any) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            signal.pause()  # never reached: the handler raises as soon as the signal arrives
+            return 0
+        finally:
+            cleaned.append(True)
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert run_guarded("build", work, None) == 143
+    assert cleaned == [True]
+    assert signal.getsignal(signal.SIGTERM) is before  # the previous handler is back
+    assert "terminated" in _err_lines(capsys)[0]
