@@ -80,7 +80,14 @@ def test_eval_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "manifest", ["[]", '{"config": [], "dataset": {}, "model": {}}', '{"config": 5}', "{", '{"a": 1, "a": 2}']
+    "manifest",
+    [
+        "[]",
+        '{"config": [], "dataset": {}, "model": {}}',
+        '{"config": 5}',
+        "{",
+        '{"config": {}, "dataset": {}, "dataset": {}, "model": {}}',
+    ],
 )
 def test_a_broken_run_json_is_one_line(tmp_path: Path, manifest: str) -> None:
     (tmp_path / "run").mkdir()
