@@ -44,7 +44,7 @@ def _request(i: int) -> tuple[str, str, list[Any]]:
         item = f"{i % 7:06d}"
         args = [BUNDLED_CHOICE, "selected item", item, None, "", "", "", "", "", "A", "", "", ""]
         return "model", "run", args
-    cheap = [
+    cheap: list[tuple[str, list[Any]]] = [
         ("open_item", [f"{i % 9:06d}"]),
         ("leaderboard_board_search", ["model", list(DEFAULT_COLUMNS), "Average", False]),
         ("leaderboard_plot", []),
