@@ -25,7 +25,14 @@ Browse the benchmark, see how a model's likelihood of the class name shifts betw
 
 __all__ = ["LAUNCH_OPTIONS", "SpaceConfig", "build_app"]
 
-LAUNCH_OPTIONS: dict[str, Any] = {"max_file_size": live.MAX_UPLOAD_BYTES, "show_error": False}
+MAX_THREADS = 64
+"""Worker threads of the page: room for every waiting model run (``live.MAX_PENDING_RUNS``) and
+the cheap events beside them."""
+LAUNCH_OPTIONS: dict[str, Any] = {
+    "max_file_size": live.MAX_UPLOAD_BYTES,
+    "show_error": False,
+    "max_threads": MAX_THREADS,
+}
 """``launch`` options of every entry point: uploads over the limit are refused before any handler runs."""
 
 

@@ -49,8 +49,9 @@ MAX_UPLOAD_PIXELS = 4096 * 4096
 MAX_TEXT_CHARS = 300
 """Longest accepted question, option, class name or attribute."""
 CUSTOM_ID = "custom"
-MAX_PENDING_RUNS = 4
-"""Model runs in progress or waiting at once; further runs are refused with ``BUSY_MESSAGE``."""
+MAX_PENDING_RUNS = 24
+"""Model runs in progress or waiting at once (each waits in a worker thread; the page has
+``layout.MAX_THREADS``); further runs are refused at once with ``BUSY_MESSAGE``."""
 BUSY_MESSAGE = "the model is busy with other visitors' runs; please retry in a minute"
 
 

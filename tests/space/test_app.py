@@ -82,5 +82,6 @@ def test_space_command_launches_on_localhost(monkeypatch, tmp_path: Path) -> Non
             "server_port": 7999,
             "max_file_size": MAX_UPLOAD_BYTES,
             "show_error": False,
+            "max_threads": 64,
         }
     ]

@@ -24,6 +24,7 @@ from tests.dataset_builder.raw_fixtures import make_release, write_png_header_on
 from tests.dataset_builder.test_safety_build import write_mpo
 
 from .test_handlers import state  # noqa: F401  (fixture)
+from .test_live import _png
 from .test_submit import REVISION, make_run, set_published_split
 
 
@@ -217,3 +218,33 @@ def test_a_multi_picture_jpeg_upload_is_accepted_first_frame(tmp_path: Path) -> 
     image = live.load_upload(path)
     with Image.open(path) as mpo:
         assert np.array_equal(np.asarray(image), np.asarray(mpo.convert("RGB")))
+
+
+# 10. model runs have their own bounded queue ----------------------------------------------------
+
+
+def test_a_model_run_beyond_the_bound_is_refused_at_once_as_busy(tmp_path: Path) -> None:
+    import threading
+
+    from .fake_model import TableModel
+
+    entered, release = threading.Event(), threading.Event()
+    model = TableModel({"A": -1.0, "B": -2.0, "C": -3.0, "D": -4.0}, {})
+
+    def slow_loader(source: object) -> TableModel:
+        entered.set()
+        release.wait(timeout=60)
+        return model
+
+    cache = live.ModelCache([], loader=slow_loader, max_pending=1)
+    item = live.custom_item(live.load_upload(_png(tmp_path)), "q", ["a", "b", "c", "d"], "A", "cls", "x", "y")
+    results: list[Any] = []
+    first = threading.Thread(target=lambda: results.append(cache.run(live.BUNDLED_CHOICE, item)))
+    first.start()
+    assert entered.wait(timeout=60)
+    with pytest.raises(MMSpuBenchError, match=r"busy.*retry"):
+        cache.run(live.BUNDLED_CHOICE, item)
+    release.set()
+    first.join(timeout=60)
+    assert len(results) == 1 and results[0].sample.prediction == "A"
+    assert cache.run(live.BUNDLED_CHOICE, item).sample.prediction == "A"  # the slot was given back
