@@ -8,17 +8,55 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM until the block ends, so the two renames of a swap are never split.
+
+    A signal that arrives meanwhile is acted on (with the handler that was in place) right after.
+    """
+    pending: list[int] = []
+
+    def remember(signum: int, frame: FrameType | None) -> None:
+        pending.append(signum)
+
+    try:
+        previous = {s: signal.signal(s, remember) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: signals are not ours to handle here
+        yield
+        return
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in pending:
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)
+
+
 def swap_into(new: Path, out: Path, work: Path) -> None:
     """Move the finished folder ``new`` to ``out``; an existing ``out`` is moved into ``work`` first
-    (and restored if the move fails), so the caller's clean-up of ``work`` deletes it."""
+    (and restored if the move fails), so the caller's clean-up of ``work`` deletes it. Ctrl-C and
+    SIGTERM wait until both renames are done: an existing ``out`` is never lost between them."""
+    with _signals_deferred():
+        _swap(new, out, work)
+
+
+def _swap(new: Path, out: Path, work: Path) -> None:
     if out.exists() or out.is_symlink():
         old = work / "replaced"
         os.replace(out, old)

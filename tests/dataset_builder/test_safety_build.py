@@ -308,3 +308,26 @@ def test_a_multi_picture_jpeg_builds_with_its_first_frame(tmp_path: Path) -> Non
     with Image.open(raw / "data" / "images" / "phone.jpg") as mpo:
         expected = np.asarray(mpo.convert("RGB"))
     assert np.array_equal(np.asarray(row["image"].convert("RGB")), expected)
+
+
+def test_sigterm_between_the_two_renames_of_a_swap_never_loses_the_old_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = make_release(tmp_path / "raw", n=2)
+    out = tmp_path / "out" / "repo"
+    assert main(_build(raw, out)) == 0
+    real = os.replace
+    calls: list[str] = []
+
+    def replace_then_term(src: object, dst: object) -> None:
+        real(src, dst)  # type: ignore[arg-type]
+        calls.append(str(dst))
+        if len(calls) == 1:  # the old --out was just moved aside: the worst moment to be killed
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr("mmspubench.dataset_builder.folders.os.replace", replace_then_term)
+    assert main(_build(raw, out, "--overwrite")) == 143
+    assert len(calls) == 2  # both renames ran before the signal was acted on
+    assert (out / "README.md").is_file() and list((out / "data").glob("*.parquet"))
+    assert [p.name for p in out.parent.iterdir()] == ["repo"]
+    capsys.readouterr()
