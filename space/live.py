@@ -175,8 +175,10 @@ def option_probabilities(item: Item, sample: SampleResult) -> pd.DataFrame:
 class ModelCache:
     """At most one loaded model at a time, loaded on first use, shared by every visitor.
 
-    Loading and scoring hold one lock: the page's queue already limits concurrency, and the lock
-    keeps two threads from loading (or evicting) a model at once.
+    Loading and scoring hold one lock, so one model run happens at a time and no two threads load
+    (or evict) a model at once. At most ``max_pending`` runs are in progress or waiting for the
+    lock; one more is refused at once with ``BUSY_MESSAGE`` (the model's own bounded queue, so the
+    page's queue stays free for cheap reads).
     """
 
     def __init__(
