@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 
 STAGING_PATTERN = re.compile(r"^\.(?P<name>.+)\.building-(?P<pid>[1-9]\d{0,9})-[A-Za-z0-9_]{6,}$")
 """Names of the staging folders this tool creates (``tempfile.mkdtemp`` suffix last)."""

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
 from mmspubench.dataset_builder.json_strict import loads_strict
+from mmspubench.errors import MMSpuBenchError
 
 STAMP_FIELD = "run"
 """Name of the stamp field in each samples.jsonl line."""

@@ -14,11 +14,12 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError, record_error
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, MAX_ATTRIBUTES, MAX_TYPES, TYPE_NAMES
 from mmspubench.dataset_builder.split_ids import CARD_KEY, ids_digest
+from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import metrics
-from mmspubench.eval.records import RunConfig, SampleResult
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.records import SampleResult
 
 SPLIT_ENV = "MMSPUBENCH_PUBLISHED_SPLIT"
 """``N:SHA256`` of the published test split (set on the Space, or offline); else read from the Hub card."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 
 ACCEPTED: tuple[str, ...] = ("PNG", "JPEG", "WEBP")
 """Formats taken from visitors (a multi-picture JPEG, Pillow's ``MPO``, counts as JPEG)."""

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
-from mmspubench.dataset_builder.guard import run_guarded
+from mmspubench.cli import main
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import commands
-from mmspubench.eval.cli import main
+from mmspubench.guard import run_guarded
 
 
 def _err_lines(capsys: pytest.CaptureFixture[str]) -> list[str]:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mmspubench.cli import main
 from mmspubench.dataset_builder import staging
 from mmspubench.dataset_builder.load import content_hash, load_benchmark
-from mmspubench.eval.cli import main
 from PIL import Image
 
 from tests.dataset_builder.raw_fixtures import make_release, read_records, write_annotation
@@ -158,7 +158,7 @@ SIGTERM_SCRIPT = textwrap.dedent(
         return out
 
     builder._write_shards = slow
-    from mmspubench.eval.cli import main
+    from mmspubench.cli import main
     sys.exit(main(["build", "--source", sys.argv[1], "--out", sys.argv[2]]))
     """
 )

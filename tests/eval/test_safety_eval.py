@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts, results
+from mmspubench.eval.config import RunConfig
 from mmspubench.eval.loading import resolve_model
-from mmspubench.eval.records import RunConfig, SampleResult
+from mmspubench.eval.records import SampleResult
 from mmspubench.eval.runner import run_eval
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset

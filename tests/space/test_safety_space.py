@@ -11,9 +11,10 @@ from typing import Any
 import gradio as gr
 import numpy as np
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
-from mmspubench.eval.cli import main
-from mmspubench.eval.records import RunConfig, SampleResult
+from mmspubench.cli import main
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic
 from mmspubench.space import handlers, live, submit_checks
 from mmspubench.space.layout import build_app
