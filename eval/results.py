@@ -85,7 +85,7 @@ def read_samples(path: Path) -> tuple[list[SampleResult], int]:
     for number, line in enumerate(data[:complete].splitlines(), start=1):
         if not line.strip():
             continue
-        record = loads_strict(line, f"{path}: line {number}")
+        record = loads_strict(line, f"{path}: line {number}: not a sample record")
         try:
             samples.append(SampleResult.from_json(record))
         except (ValueError, KeyError, TypeError, AttributeError) as err:
@@ -264,7 +264,10 @@ class RunRecord:
 
 def read_results(path: Path) -> dict[str, Any]:
     """Parse a results.json, with a one-line error when it is not one."""
-    results = load_file(Path(path))
+    try:
+        results = load_file(Path(path))
+    except MMSpuBenchError as err:
+        raise MMSpuBenchError(f"cannot read results: {err}") from None
     if not isinstance(results, dict) or results.get("benchmark") != BENCHMARK:
         raise MMSpuBenchError(f"{path}: not an {BENCHMARK} results.json (field 'benchmark')")
     return results
