@@ -40,12 +40,12 @@ def _signals_deferred() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        for signum in pending:
-            handler = previous[signum]
-            if callable(handler):
-                handler(signum, None)
-            elif handler == signal.SIG_DFL:
-                signal.raise_signal(signum)
+        for pending_signum in pending:
+            old = previous[signal.Signals(pending_signum)]
+            if callable(old):
+                old(pending_signum, None)
+            elif old == signal.SIG_DFL:
+                signal.raise_signal(pending_signum)
 
 
 def swap_into(new: Path, out: Path, work: Path) -> None:
