@@ -15,6 +15,9 @@ Profiles:
              saved, loaded back with load_model
   llava-7b   llava-1.5-7b's shapes with random weights, built directly on --device (GPU script)
   tiny       the llava-7b code path on a few-kilobyte model (checks the GPU script on a CPU)
+  families   every family of the test matrix (tests/eval/families: tiny random models, 2-layer
+             32-wide language models, 4-256 image tokens), one row per family: what the fast
+             scorer saves per family at equal (tiny) model size, or why it falls back
 
 Items follow the benchmark's profile: 1-5 core and 1-5 spurious attributes (2-7 words each),
 class names of 1-4 tokens, one image each.
@@ -319,6 +322,60 @@ def bench_profile(args: argparse.Namespace, workdir: Path) -> None:
         print(f"extrapolated ratio: {totals['plain'] / totals['fast']:.2f}x")
 
 
+def bench_families(args: argparse.Namespace, workdir: Path) -> None:
+    """One row per matrix family: plain vs fast items/s on the same generated items (CGLA + options)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from mmspubench.dataset_builder.errors import MMSpuBenchError
+    from mmspubench.eval.loading import load_model
+
+    from tests.eval.families.registry import BUILDERS, family_dir
+
+    print(
+        f"\n## families: tiny random models, {args.items} items, {max(1, args.items_per_call)} item(s) per "
+        f"score call, device {args.device}, dtype {args.dtype}, batch size {args.batch_size}, fastest of "
+        f"{max(1, args.repeats)} alternating runs"
+    )
+    print(
+        "| family | scorer | plain items/s | fast items/s | ratio | CPU-time ratio | plain tokens | fast tokens "
+        "| max abs diff |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for family in sorted(BUILDERS):
+        try:
+            adapter = load_model(
+                family_dir(family, workdir), device=args.device, dtype=args.dtype, batch_size=args.batch_size
+            )
+        except MMSpuBenchError as err:
+            print(f"| {family} | cannot load: {str(err).split(': ', 1)[-1]} | | | | | | | |")
+            continue
+        items = make_items(adapter, args.items + 1, args.seed, 48)
+        warm, items = items[0], items[1:]
+        per_call = max(1, args.items_per_call)
+        calls = [
+            tuple(r for item in items[k : k + per_call] for r in (*item.cgla, *item.options))
+            for k in range(0, len(items), per_call)
+        ]
+        warm_call = (*warm.cgla, *warm.options)
+        # Alternating repeats, the fastest of each kept: a shared CPU's load spikes stay out of the ratio.
+        plain_s = plain_cpu = fast_s = fast_cpu = float("inf")
+        for _ in range(max(1, args.repeats)):
+            seconds, cpu, _, plain_scores = run_scorer(adapter, warm_call, calls, "plain", args.device)
+            plain_s, plain_cpu = min(plain_s, seconds), min(plain_cpu, cpu)
+            seconds, cpu, _, fast_scores = run_scorer(adapter, warm_call, calls, "fast", args.device)
+            fast_s, fast_cpu = min(fast_s, seconds), min(fast_cpu, cpu)
+        diff = max(abs(a - b) for a, b in zip(plain_scores, fast_scores, strict=True))
+        plain_tok, fast_tok, _ = token_counts(adapter, calls)
+        # run_scorer leaves the adapter on the fast scorer: what it reports is what the fast run did.
+        on_fast = adapter.scorer_used == "fast"
+        used = "fast" if on_fast else f"plain ({adapter.scorer_fallback_reason})"
+        fast_tok_text = str(fast_tok) if on_fast else "—"
+        n = len(items)
+        print(
+            f"| {family} | {used} | {n / plain_s:.2f} | {n / fast_s:.2f} | {plain_s / fast_s:.2f}x "
+            f"| {plain_cpu / fast_cpu:.2f}x | {plain_tok} | {fast_tok_text} | {diff:.2e} |"
+        )
+
+
 def fast_encode_ids(adapter: Any, request: ScoreRequest) -> Any:
     """Token ids of one request as both scorers see them."""
     return adapter.encode(request).inputs["input_ids"][0]
@@ -331,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile",
         action="append",
-        choices=("bundled", "realistic", "llava-7b", "tiny"),
+        choices=("bundled", "realistic", "llava-7b", "tiny", "families"),
         help="profile to run (repeatable; default: bundled and realistic)",
     )
     parser.add_argument("--items", type=int, default=6, help="timed items per profile (default 6)")
@@ -354,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="families profile: alternating plain/fast timings per family, the fastest of each kept (default 3)",
+    )
+    parser.add_argument(
         "--extrapolate",
         type=int,
         default=0,
@@ -372,7 +435,10 @@ def main(argv: list[str] | None = None) -> int:
         workdir = args.workdir or Path(tmp)
         for profile in profiles:
             args.profile = profile
-            bench_profile(args, workdir)
+            if profile == "families":
+                bench_families(args, workdir)
+            else:
+                bench_profile(args, workdir)
     return 0
 
 

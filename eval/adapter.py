@@ -29,6 +29,7 @@ from mmspubench.eval import fast_scoring, scoring
 from mmspubench.eval.config import SCORERS
 from mmspubench.eval.encoding import EncodedRequest, add_special_tokens_for, encode_request, to_model
 from mmspubench.eval.hooks import FamilyHooks
+from mmspubench.eval.prefix_lm import DROPPED_OUTPUTS
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 
 if TYPE_CHECKING:
@@ -72,6 +73,16 @@ class TransformersVLM:
         self.accepts_logits_to_keep: bool = "logits_to_keep" in inspect.signature(model.forward).parameters
         """Whether ``model.forward`` can compute logits for selected positions only."""
         self._info = info
+        self._flat_images = False
+
+    def note_fallback(self, reason: str) -> None:
+        """Record that one call was scored plain for ``reason`` (called by the fast scorer).
+
+        The model stays on the fast scorer; ``scorer_fallback_reason`` (and results.json) then says
+        ``"some calls scored plain: ..."`` (e.g. a request longer than a sliding window).
+        """
+        if self.scorer_fallback_reason is None:
+            self.scorer_fallback_reason = f"some calls scored plain: {reason}"
 
     @property
     def scorer(self) -> str:
@@ -142,28 +153,53 @@ class TransformersVLM:
         answers: list[str] = []
         for first in range(0, len(contexts), self.batch_size):
             texts = list(contexts[first : first + self.batch_size])
-            inputs = self.processor(
-                # One list per prompt: some processors read a flat list as one prompt's images.
-                images=[[image] for image in images[first : first + self.batch_size]],
-                text=texts,
-                return_tensors="pt",
-                padding=True,
-                padding_side="left",
-                add_special_tokens=self.add_special_tokens_for(texts[0]),
-            )
+            inputs = self._processor_batch(list(images[first : first + self.batch_size]), texts)
+            for key in DROPPED_OUTPUTS:
+                inputs.pop(key, None)
             with torch.inference_mode():
                 out = self.model.generate(**to_model(inputs, self.model), generation_config=config)
             new = out[:, inputs["input_ids"].shape[1] :]
             answers.extend(self.processor.batch_decode(new, skip_special_tokens=True))
         return answers
 
+    def _processor_batch(self, images: list[Image], texts: list[str]) -> Any:
+        """Processor outputs for one image per prompt, left-padded.
+
+        Processors disagree on how a batch's images are laid out: most take one list per prompt
+        (some read a flat list as one prompt's images), GOT-OCR2 refuses nested lists. The nested
+        layout is tried first; when the processor rejects it, the flat one is used from then on.
+        """
+        kwargs = {
+            "return_tensors": "pt",
+            "padding": True,
+            "padding_side": "left",
+            "add_special_tokens": self.add_special_tokens_for(texts[0]),
+        }
+        if self._flat_images:
+            return self.processor(images=images, text=texts, **kwargs)
+        try:
+            return self.processor(images=[[image] for image in images], text=texts, **kwargs)
+        except ValueError as nested_error:
+            try:
+                inputs = self.processor(images=images, text=texts, **kwargs)
+            except ValueError:
+                raise nested_error from None
+        self._flat_images = True
+        return inputs
+
     def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
         """Sum of float32 log-probabilities of each continuation's tokens given image and context."""
         if not requests:
             return []
         if self.scorer_used == "fast":
-            return list(fast_scoring.score_fast(self, requests))
-        if self.scorer_fallback_reason is not None:
-            family = str(getattr(self.model.config, "model_type", "?"))
-            fast_scoring.log_fallback(family, self.scorer_fallback_reason)
+            try:
+                return list(fast_scoring.score_fast(self, requests))
+            except fast_scoring.CallNotExact as err:  # e.g. a request longer than a sliding window
+                self.note_fallback(str(err))
+                fast_scoring.log_fallback(self._family(), str(err))
+        elif self.scorer_fallback_reason is not None:
+            fast_scoring.log_fallback(self._family(), self.scorer_fallback_reason)
         return scoring.score_plain(self, requests)
+
+    def _family(self) -> str:
+        return str(getattr(getattr(self.model, "config", None), "model_type", "?"))

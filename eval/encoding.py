@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import prefix_lm
 from mmspubench.eval.hooks import SEQUENCE_KEYS, FamilyHooks
 from mmspubench.eval.protocol import ScoreRequest
 
@@ -107,6 +108,8 @@ def encode_request(processor: Any, request: ScoreRequest, *, add_special_tokens:
     text's tokens: otherwise :class:`MMSpuBenchError`. Raises the same error for a continuation
     that adds no token.
     """
+    if prefix_lm.is_prefix_lm(processor):
+        return prefix_lm.encode_prefix_lm(processor, request, add_special_tokens=add_special_tokens)
     full_text = request.context + request.continuation
     kwargs = {"return_tensors": "pt", "add_special_tokens": add_special_tokens}
     full = processor(images=[request.image], text=[full_text], **kwargs)
@@ -118,12 +121,21 @@ def encode_request(processor: Any, request: ScoreRequest, *, add_special_tokens:
     n_full = _strip_trailing_special(full_ids, special)
     n_ctx = _strip_trailing_special(ctx_ids, special)
     if full_ids[:n_ctx] != ctx_ids[:n_ctx]:
+        tail = prefix_lm.appended_tail(ctx_ids[:n_ctx], full_ids[:n_full])
+        if tail:
+            raise prefix_lm.appended_text_error(
+                request, tokenizer.convert_ids_to_tokens(ctx_ids[n_ctx - tail : n_ctx])
+            )
         raise _prefix_error(request, ctx_ids[:n_ctx], full_ids[:n_full], tokenizer)
     if n_full <= n_ctx:
         raise MMSpuBenchError(
             f"continuation {request.continuation!r}: adds no token after the context; expected a non-empty text"
         )
-    inputs = {k: (v[:, :n_full] if k in SEQUENCE_KEYS else v) for k, v in full.items()}
+    inputs = {
+        k: (v[:, :n_full] if k in SEQUENCE_KEYS else v)
+        for k, v in full.items()
+        if k not in prefix_lm.DROPPED_OUTPUTS
+    }
     return EncodedRequest(inputs=inputs, n_context=n_ctx)
 
 

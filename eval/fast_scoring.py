@@ -19,9 +19,10 @@ exactly the continuation tokens of ``tokenize(context + continuation)``, after t
 ``tokenize(context)`` is a prefix of it (both scorers encode with ``mmspubench.eval.encoding``).
 
 Reuse is exact only where a token's hidden states depend on earlier tokens alone, the cache is a
-plain per-layer key/value store and the attention takes a custom mask (``sdpa``, ``eager``).
-Families outside :data:`EXACT_FAMILIES` go through the plain scorer: :data:`FALLBACKS` names the
-known ones and why, any other family falls back as "not verified". The adapter asks
+per-layer key/value store and the attention takes a custom mask (``sdpa``, ``eager``). Which
+families qualify, and the named reason for every other model, is ``mmspubench.eval.fast_families``;
+those go through the plain scorer, as does a call with a request longer than a sliding window
+(:func:`call_fallback_reason`, noted on the adapter). The adapter asks
 :func:`fallback_reason` once, when the model is loaded; results.json records the scorer that ran
 (``model.scorer_used``) and the reason (``model.scorer_fallback_reason``), and each fallback is
 logged once per family.
@@ -35,12 +36,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.eval.encoding import Encoded, ImageKeys, ScoringModel, encode, encode_all, to_model
+from mmspubench.eval.fast_families import (
+    EXACT_FAMILIES,
+    FALLBACKS,
+    NOT_VERIFIED,
+    call_fallback_reason,
+    fallback_reason,
+)
 from mmspubench.eval.prefix_plan import Plan, TokenView, make_plan
 
 __all__ = [
     "EXACT_FAMILIES",
     "FALLBACKS",
+    "NOT_VERIFIED",
+    "CallNotExact",
     "Encoded",
+    "call_fallback_reason",
     "encode",
     "encode_all",
     "fallback_reason",
@@ -55,61 +66,28 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-EXACT_FAMILIES: frozenset[str] = frozenset({"llava", "qwen2_vl", "idefics3"})
-"""``config.model_type`` values whose reuse is tested equal to plain scoring (tiny models of each)."""
-
-FALLBACKS: dict[str, str] = {
-    "paligemma": "prefix-LM mask: the prompt attends bidirectionally, so its states depend on later prompt tokens",
-    "gemma3": "image tokens attend bidirectionally and layers use sliding windows; reuse not verified exact",
-    "mllama": "image enters through cross-attention layers whose states the reused cache does not hold",
-    "llava_next": "tiles and unpadding differ per image size; reuse not verified exact",
-}
-"""Known families scored by the plain scorer, with the reason."""
-
-NOT_VERIFIED = "family not verified exact for prefix-cache reuse"
-"""Reason given for a family in neither table."""
-
-SLIDING_WINDOW = "language model has sliding-window or non-standard cache layers"
-"""Reason given when a listed family's language model is configured with non-plain cache layers."""
-
-MASKABLE = ("sdpa", "eager")
-"""Attention implementations that take the packed suffix pass's custom 4-D mask."""
-
-NO_CUSTOM_MASK = "attention implementation takes no custom 4-D mask"
-"""Reason given for e.g. ``flash_attention_2``: the packed suffix pass needs its own mask."""
-
 _logged: set[str] = set()
 
 
-def fallback_reason(model: Any) -> str | None:
-    """Why ``model`` must use the plain scorer, or None when the fast path is exact for it."""
-    from transformers import DynamicCache
-    from transformers.cache_utils import DynamicLayer
-
-    family = str(getattr(model.config, "model_type", ""))
-    if family in FALLBACKS:
-        return FALLBACKS[family]
-    if family not in EXACT_FAMILIES:
-        return NOT_VERIFIED
-    layers = DynamicCache(config=model.config).layers
-    if any(type(layer) is not DynamicLayer for layer in layers):
-        return SLIDING_WINDOW
-    implementation = getattr(model.config.get_text_config(), "_attn_implementation", None) or "eager"
-    if implementation not in MASKABLE:
-        return f"{NO_CUSTOM_MASK} ({implementation})"
-    return None
+class CallNotExact(Exception):
+    """A call the fast scorer would not score exactly (the message says why); score it plain."""
 
 
 def score_fast(adapter: ScoringModel, requests: Sequence[ScoreRequest]) -> list[float]:
     """Scores equal to the plain scorer's, computing each shared prefix once (see module doc).
 
     Only for a model whose :func:`fallback_reason` is ``None``: the adapter decides that once, when
-    the model is loaded, and sends the other models to the plain scorer.
+    the model is loaded, and sends the other models to the plain scorer. Raises
+    :class:`CallNotExact` for a call that reuse would not score exactly (a request longer than a
+    sliding window); the adapter scores that call with the plain scorer.
     """
     if not requests:
         return []
     model = adapter.model
     encoded = encode_all(adapter, requests)
+    reason = call_fallback_reason(model, (int(enc.ids.shape[0]) for enc in encoded))
+    if reason is not None:
+        raise CallNotExact(reason)
     plan = plan_call(model, encoded, requests, batch_size=int(getattr(adapter, "batch_size", 1)))
     scores = [0.0] * len(requests)
     for chunk_index in range(len(plan.chunks)):
@@ -266,6 +244,14 @@ class _Packed:
     """Column where each member's feed starts in its row (its feed may be empty)."""
     needed: dict[tuple[int, int], int]
     """(row, column) of every position that predicts a continuation token -> its index in the head's output."""
+    token_inputs: dict[str, torch.Tensor]
+    """Per-token inputs the suffix pass carries (:data:`SUFFIX_TOKEN_INPUTS`), packed like ``ids``."""
+
+
+SUFFIX_TOKEN_INPUTS = ("cross_attention_mask",)
+"""Per-token processor outputs the suffix pass needs too: Mllama's text tokens reach the image
+through cross-attention layers (their keys/values are in the prefix cache), and this mask says
+which image tiles each token sees. Other per-token outputs (token types) only shape the prefix."""
 
 
 def _pack(
@@ -278,7 +264,12 @@ def _pack(
     if width == 0:  # nothing to feed: every score comes from the prefix pass
         empty = torch.empty(0)
         return _Packed(
-            ids=empty, positions=empty, mask=empty, starts=[[0] * len(g) for g in members], needed={}
+            ids=empty,
+            positions=empty,
+            mask=empty,
+            starts=[[0] * len(g) for g in members],
+            needed={},
+            token_inputs={},
         )
     ids = torch.full((len(members), width), pad_id, dtype=torch.long)
     blocked = torch.finfo(dtype).min
@@ -308,8 +299,33 @@ def _pack(
         position_rows.append(_pad_positions(parts, width))
     positions = torch.cat(position_rows, dim=-2)
     return _Packed(
-        ids=ids.to(device), positions=positions.to(device), mask=mask.to(device), starts=starts, needed=needed
+        ids=ids.to(device),
+        positions=positions.to(device),
+        mask=mask.to(device),
+        starts=starts,
+        needed=needed,
+        token_inputs={k: v.to(device) for k, v in _pack_token_inputs(members, prefix_len, width).items()},
     )
+
+
+def _pack_token_inputs(
+    members: Sequence[Sequence[Encoded]], prefix_len: int, width: int
+) -> dict[str, torch.Tensor]:
+    """The :data:`SUFFIX_TOKEN_INPUTS` of each feed, packed one after another per row, zero-padded."""
+    import torch
+
+    packed: dict[str, torch.Tensor] = {}
+    for name in SUFFIX_TOKEN_INPUTS:
+        if name not in members[0][0].token_inputs:
+            continue
+        rows = []
+        for group in members:
+            parts = [enc.token_inputs[name][0, prefix_len:-1] for enc in group]
+            row = torch.cat(parts) if parts else members[0][0].token_inputs[name][0, :0]
+            pad = torch.zeros((width - row.shape[0], *row.shape[1:]), dtype=row.dtype)
+            rows.append(torch.cat([row, pad]))
+        packed[name] = torch.stack(rows)
+    return packed
 
 
 def _pad_positions(parts: Sequence[torch.Tensor], width: int) -> torch.Tensor:
@@ -338,6 +354,7 @@ def _suffix_log_probs(adapter: Any, packed: _Packed, cache: Any) -> torch.Tensor
         position_ids=packed.positions,
         cache=cache,
         use_cache=True,
+        **packed.token_inputs,
     )
     rows = torch.tensor([row for row, _ in packed.needed], device=model.device)
     columns = torch.tensor([col for _, col in packed.needed], device=model.device)

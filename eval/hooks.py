@@ -4,20 +4,20 @@ The adapter is generic: it talks to ``AutoProcessor`` and ``AutoModelForImageTex
 model's own chat template. The few places where a family needs something else live here, each as
 a named function, chosen by the config's ``model_type`` in :func:`hooks_for`:
 
-- ``load_processor``: how the processor is built. Qwen2-VL's processor carries a video processor
-  that needs torchvision; :func:`load_processor_without_video` builds the same processor with only
-  its image and text parts.
-- ``position_ids``: explicit position ids for a forward pass. Qwen2-VL uses 3-D (temporal, height,
-  width) rotary positions whose text part continues after the image grid; the model would otherwise
-  infer them from state kept between calls, so :func:`mrope_position_ids` computes them with the
-  model's own ``get_rope_index``. Other families return ``None``: positions ``0..n-1`` of each row,
-  the model's default (rows are padded on the right, so this is exact).
+- ``load_processor``: how the processor is built: the folder's processor class without its video
+  part (video processors need torchvision; see :mod:`mmspubench.eval.families`).
+- ``position_ids``: explicit position ids for a forward pass. Families with 3-D (temporal, height,
+  width) rotary positions (Qwen2-VL and its successors, GLM-4V) number text after an image from
+  the image grid; the model would otherwise infer them from state kept between calls, so
+  :func:`rope_index_position_ids` computes them with the model's own ``get_rope_index``. Other
+  families return ``None``: positions ``0..n-1`` of each row, the model's default (rows are padded
+  on the right, so this is exact).
 - ``user_content``: the user turn given to the chat template (image placement).
 """
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,75 +39,23 @@ def image_then_text(text: str) -> list[dict[str, str]]:
     return [{"type": "image"}, {"type": "text", "text": text}]
 
 
-def default_position_ids(model: Any, inputs: Mapping[str, torch.Tensor]) -> torch.Tensor | None:
-    """No explicit positions: the model numbers each (right-padded) row ``0..n-1`` itself."""
-    return None
+def rope_index_position_ids(model: Any, inputs: Mapping[str, torch.Tensor]) -> torch.Tensor | None:
+    """Multimodal rotary positions from the model's own ``get_rope_index`` where it has one, else ``None``.
 
-
-def mrope_position_ids(model: Any, inputs: Mapping[str, torch.Tensor]) -> torch.Tensor:
-    """Qwen2-VL's 3-D rotary positions ``(3, batch, seq)`` from the model's ``get_rope_index``.
-
-    Passing them explicitly keeps each forward pass independent of the ``rope_deltas`` the model
-    caches between calls.
+    Families with 3-D (temporal, height, width) rotary positions (Qwen2/2.5/3-VL, GLM-4V, ...) number
+    text after an image from the image grid; the model would otherwise infer the positions from
+    state kept between calls (``rope_deltas``). Passing them explicitly keeps every forward pass
+    independent. The keyword arguments ``get_rope_index`` takes are read from its signature.
     """
-    base = model.model
-    position_ids, _ = base.get_rope_index(
-        inputs["input_ids"],
-        mm_token_type_ids=inputs["mm_token_type_ids"],
-        image_grid_thw=inputs.get("image_grid_thw"),
-        attention_mask=inputs.get("attention_mask"),
-    )
+    import inspect
+
+    get_rope_index = getattr(getattr(model, "model", None), "get_rope_index", None)
+    if get_rope_index is None:
+        return None
+    accepted = inspect.signature(get_rope_index).parameters
+    kwargs = {k: v for k, v in inputs.items() if k in accepted and k != "input_ids"}
+    position_ids, _ = get_rope_index(inputs["input_ids"], **kwargs)
     return position_ids
-
-
-def read_chat_template(folder: Path) -> str | None:
-    """The chat template saved in ``folder`` (``chat_template.jinja``/``.json`` or processor config)."""
-    jinja = folder / "chat_template.jinja"
-    if jinja.is_file():
-        return jinja.read_text(encoding="utf-8")
-    for name in ("chat_template.json", "processor_config.json"):
-        path = folder / name
-        if path.is_file():
-            template = json.loads(path.read_text(encoding="utf-8")).get("chat_template")
-            if isinstance(template, str):
-                return template
-    return None
-
-
-def load_processor_auto(folder: Path, trust_remote_code: bool) -> Any:
-    """``AutoProcessor.from_pretrained(folder)``."""
-    from transformers import AutoProcessor
-
-    return AutoProcessor.from_pretrained(folder, trust_remote_code=trust_remote_code)
-
-
-def load_processor_without_video(folder: Path, trust_remote_code: bool) -> Any:
-    """Qwen2-VL's processor built from its image processor and tokenizer only.
-
-    The stock processor also loads a video processor, which needs torchvision; images never need it.
-    """
-    from transformers import AutoImageProcessor, AutoTokenizer
-    from transformers.models.qwen2_vl.processing_qwen2_vl import Qwen2VLProcessor
-    from transformers.processing_utils import ProcessorMixin
-
-    class Qwen2VLImageProcessorOnly(Qwen2VLProcessor):
-        """Qwen2-VL's processor without the video part (attributes: image processor, tokenizer)."""
-
-        def __init__(
-            self, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None
-        ) -> None:
-            self.image_token = getattr(tokenizer, "image_token", None) or "<|image_pad|>"
-            self.video_token = getattr(tokenizer, "video_token", None) or "<|video_pad|>"
-            self.image_token_id = tokenizer.convert_tokens_to_ids(self.image_token)
-            self.video_token_id = tokenizer.convert_tokens_to_ids(self.video_token)
-            ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)
-
-    image_processor = AutoImageProcessor.from_pretrained(folder, trust_remote_code=trust_remote_code)
-    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
-    template = read_chat_template(folder) or tokenizer.chat_template
-    return Qwen2VLImageProcessorOnly(
-        image_processor=image_processor, tokenizer=tokenizer, chat_template=template
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +72,17 @@ class FamilyHooks:
     """The user turn's content list for the chat template, given the user text."""
 
 
-_MROPE_FAMILIES = ("qwen2_vl", "qwen2_5_vl")
-
-
 def hooks_for(model_type: str) -> FamilyHooks:
-    """The hooks for a config ``model_type``; unknown families get the generic ones."""
-    if model_type in _MROPE_FAMILIES:
-        return FamilyHooks(model_type, load_processor_without_video, mrope_position_ids, image_then_text)
-    return FamilyHooks(model_type, load_processor_auto, default_position_ids, image_then_text)
+    """The hooks for a config ``model_type``: the same generic steps for every family.
+
+    The processor is built without a video part (:func:`mmspubench.eval.families.load_processor`)
+    and positions come from the model's ``get_rope_index`` where it has one.
+    """
+    from mmspubench.eval.families import load_processor
+
+    return FamilyHooks(
+        model_type,
+        functools.partial(load_processor, model_type=model_type),
+        rope_index_position_ids,
+        image_then_text,
+    )

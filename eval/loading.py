@@ -12,8 +12,10 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import has_path_syntax, hub_offline
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import prefix_lm
 from mmspubench.eval.adapter import TransformersVLM
 from mmspubench.eval.config import RunConfig
+from mmspubench.eval.families import missing_package
 from mmspubench.eval.hooks import FamilyHooks, hooks_for
 from mmspubench.eval.protocol import ModelInfo
 
@@ -89,10 +91,28 @@ def _check_image_model(name: str, config: Any, trust_remote_code: bool) -> None:
         )
 
 
+def _missing_package_error(name: str, family: str, part: str, err: BaseException) -> MMSpuBenchError:
+    """One line naming the family and the pip package an ImportError/RecursionError points to."""
+    package = missing_package(err)
+    if package is None:
+        return MMSpuBenchError(
+            f"model {name!r} (family {family}): its {part} could not be loaded: a package it needs is missing "
+            f"or broken ({type(err).__name__}: {_first_line(err)[:200]})"
+        )
+    return MMSpuBenchError(
+        f"model {name!r} (family {family}): its {part} needs the Python package {package!r}, which is not "
+        f"installed; install it with: pip install {package}"
+    )
+
+
 def _load_processor(name: str, folder: Path, hooks: FamilyHooks, trust_remote_code: bool) -> Any:
     try:
         processor = hooks.load_processor(folder, trust_remote_code)
+    except (ImportError, RecursionError) as err:
+        raise _missing_package_error(name, hooks.name, "processor", err) from None
     except (OSError, ValueError, TypeError, KeyError) as err:
+        if missing_package(err) is not None:  # e.g. "Missing optional dependencies: torchvision"
+            raise _missing_package_error(name, hooks.name, "processor", err) from None
         raise MMSpuBenchError(
             f"model {name!r}: its processor could not be loaded ({_first_line(err)})"
         ) from None
@@ -101,6 +121,8 @@ def _load_processor(name: str, folder: Path, hooks: FamilyHooks, trust_remote_co
             f"model {name!r}: its processor ({type(processor).__name__}) has no image processor or no "
             "tokenizer; expected a vision-language processor"
         )
+    if not getattr(processor, "chat_template", None) and prefix_lm.is_prefix_lm(processor):
+        processor.chat_template = prefix_lm.plain_prompt_template(processor)  # PaliGemma: its own format
     if not getattr(processor, "chat_template", None):
         raise MMSpuBenchError(
             f"model {name!r}: has no chat template (none in the processor or tokenizer files); expected "
@@ -160,6 +182,8 @@ def load_model(
         net = AutoModelForImageTextToText.from_pretrained(
             folder, dtype=torch_dtype, trust_remote_code=trust_remote_code
         )
+    except (ImportError, RecursionError) as err:
+        raise _missing_package_error(name, hooks.name, "model code", err) from None
     except (OSError, ValueError) as err:
         raise MMSpuBenchError(
             f"model {name!r}: its weights could not be loaded ({_first_line(err)})"

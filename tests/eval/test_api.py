@@ -12,13 +12,14 @@ import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import config, fast_scoring
 
-from tests.eval.tiny_models import tiny_model_dir
+from tests.eval.families.registry import family_dir
+from tests.eval.tiny_models import FAMILIES, tiny_model_dir
 
 
 @pytest.mark.parametrize(
     ("family", "scorer", "used", "reason"),
     [
-        ("gemma3", "fast", "plain", fast_scoring.FALLBACKS["gemma3"]),
+        ("paligemma", "fast", "plain", fast_scoring.FALLBACKS["paligemma"]),
         ("llava", "fast", "fast", None),
         ("llava", "plain", "plain", None),
     ],
@@ -27,7 +28,9 @@ def test_results_record_the_scorer_that_ran(
     family: str, scorer: str, used: str, reason: str | None, session_cache: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    model = str(tiny_model_dir(family, session_cache))
+    root = session_cache / "families"
+    root.mkdir(exist_ok=True)
+    model = str(tiny_model_dir(family, session_cache) if family in FAMILIES else family_dir(family, root))
     results = mmspubench.evaluate(
         model=model, out=out, limit=2, metrics="cgla", scorer=scorer, progress=False
     )

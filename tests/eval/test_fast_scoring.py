@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from mmspubench.eval import encoding, fast_scoring, prompts, scoring
+from mmspubench.eval import encoding, fast_families, fast_scoring, prompts, scoring
 from mmspubench.eval.adapter import TransformersVLM
 from mmspubench.eval.loading import load_model
 from mmspubench.eval.prefix_plan import TokenView, make_plan, split_passes
@@ -17,7 +16,6 @@ from mmspubench.eval.protocol import ScoreRequest
 from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir
 
 EXACT = [f for f in FAMILIES if f in fast_scoring.EXACT_FAMILIES]
-FALLBACK = [f for f in FAMILIES if f not in fast_scoring.EXACT_FAMILIES]
 
 CLASS_NAMES = (" dog", " golden cat", " red striped circle tree")
 ATTRIBUTES = (
@@ -170,32 +168,6 @@ def test_qwen2_vl_needs_its_3d_positions(session_cache: Path, monkeypatch: pytes
     assert right_gap < wrong_gap / 10
 
 
-@pytest.mark.parametrize("family", FALLBACK)
-def test_fallback_family_goes_through_plain(
-    family: str, session_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    adapter = _adapter(family, session_cache)
-    requests = _requests(adapter, n_items=1)
-    expected = scoring.score_plain(adapter, requests)
-    calls = []
-    real_plain = scoring.score_plain
-
-    def spy(adapter: Any, requests: Any) -> list[float]:
-        calls.append(len(requests))
-        return real_plain(adapter, requests)
-
-    monkeypatch.setattr(scoring, "score_plain", spy)
-    monkeypatch.setattr(fast_scoring, "_logged", set())
-    with caplog.at_level(logging.WARNING, logger="mmspubench.eval.fast_scoring"):
-        assert adapter.score(requests) == expected
-        assert adapter.score(requests) == expected
-    assert calls == [len(requests), len(requests)]
-    reason = fast_scoring.fallback_reason(adapter.model)
-    assert reason is not None
-    logged = [r for r in caplog.records if family in r.getMessage()]
-    assert len(logged) == 1 and reason in logged[0].getMessage()
-
-
 def _fake_model(config: Any) -> Any:
     return SimpleNamespace(config=config)
 
@@ -206,8 +178,8 @@ def test_every_named_fallback_is_reported(family: str) -> None:
     assert fast_scoring.fallback_reason(_fake_model(config)) == fast_scoring.FALLBACKS[family]
 
 
-def test_unknown_family_and_sliding_window_fall_back() -> None:
-    from transformers import CLIPVisionConfig, LlavaConfig, MistralConfig
+def test_unknown_family_recurrent_layers_and_sliding_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformers import CLIPVisionConfig, LlavaConfig, MistralConfig, Qwen3_5Config
 
     assert (
         fast_scoring.fallback_reason(_fake_model(SimpleNamespace(model_type="blip_9")))
@@ -222,16 +194,26 @@ def test_unknown_family_and_sliding_window_fall_back() -> None:
     sliding = LlavaConfig(
         vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=8, **small)
     )
-    assert fast_scoring.fallback_reason(_fake_model(sliding)) == fast_scoring.SLIDING_WINDOW
+    # A sliding window is exact while every request of a call fits in it (checked per call).
+    assert fast_scoring.fallback_reason(_fake_model(sliding)) is None
+    assert fast_families.sliding_window(_fake_model(sliding)) == 8
+    assert fast_scoring.call_fallback_reason(_fake_model(sliding), [3, 7]) is None
+    reason = fast_scoring.call_fallback_reason(_fake_model(sliding), [3, 8])
+    assert reason is not None and reason.startswith(fast_families.SLIDING_WINDOW) and "8 tokens" in reason
     full = LlavaConfig(
         vision_config=CLIPVisionConfig(**small), text_config=MistralConfig(sliding_window=None, **small)
     )
     assert fast_scoring.fallback_reason(_fake_model(full)) is None
+    assert fast_scoring.call_fallback_reason(_fake_model(full), [5000]) is None
     text_config = full.text_config
     assert text_config is not None and not isinstance(text_config, dict)
     text_config._attn_implementation = "flash_attention_2"
     reason = fast_scoring.fallback_reason(_fake_model(full))
-    assert reason is not None and reason.startswith(fast_scoring.NO_CUSTOM_MASK)
+    assert reason is not None and reason.startswith(fast_families.NO_CUSTOM_MASK)
+    # Recurrent (linear-attention) layers: never on the fast path, even for a listed family.
+    monkeypatch.setattr(fast_families, "EXACT_FAMILIES", fast_families.EXACT_FAMILIES | {"qwen3_5"})
+    hybrid = Qwen3_5Config(text_config={**small, "layer_types": ["linear_attention", "full_attention"]})
+    assert fast_scoring.fallback_reason(_fake_model(hybrid)) == fast_families.RECURRENT_LAYERS
 
 
 def test_eager_attention_equals_plain(session_cache: Path) -> None:

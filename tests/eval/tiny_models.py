@@ -208,7 +208,7 @@ def build_gemma3(folder: Path) -> Path:
             num_key_value_heads=1,
             head_dim=16,
             query_pre_attn_scalar=16,
-            sliding_window=64,
+            sliding_window=512,  # longer than any test prompt, as a real Gemma 3 window (1024) is
             final_logit_softcapping=30.0,
         ),
         vision_config=dict(_SIGLIP_VISION),
