@@ -80,6 +80,11 @@ def run_config(config: RunConfig, *, notify: Callable[[str], None]) -> tuple[dic
     if config.out is None:
         raise MMSpuBenchError("no run folder: pass --out DIR (out=...)")
     shard = distributed.current_shard()
+    if config.backend == "vllm" and shard.world > 1:
+        raise MMSpuBenchError(
+            "--backend vllm runs in one process (it places the model on the GPUs itself): use "
+            "--tensor-parallel-size or --engine-args instead of several launched processes"
+        )
     try:
         return _run(config, shard, notify), Path(config.out)
     finally:
@@ -89,7 +94,7 @@ def run_config(config: RunConfig, *, notify: Callable[[str], None]) -> tuple[dic
 def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[str, Any] | None:
     from mmspubench.dataset_builder.load import load_pinned
     from mmspubench.eval import distributed, prompts
-    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.backends import DEFAULT_BATCH_SIZE, load_backend, options_of
     from mmspubench.eval.runner import run_eval
 
     if config.dataset is None:
@@ -102,17 +107,22 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
         from mmspubench.eval.bundled import bundled_model_note
 
         notify(bundled_model_note())
-    config = dataclasses.replace(config, model=resolve_model(config), prompts=prompts.prompt_spec())
+    batch_size = config.batch_size or DEFAULT_BATCH_SIZE[config.backend]
+    config = dataclasses.replace(
+        config, model=resolve_model(config), prompts=prompts.prompt_spec(), batch_size=batch_size
+    )
     model = str(config.model)
 
     def load() -> Any:
-        return load_model(
+        return load_backend(
+            options_of(config),
             model,
             device=distributed.device_for(config.device, shard),
             dtype=config.dtype,
-            batch_size=config.batch_size,
+            batch_size=batch_size,
             scorer=config.scorer,
             trust_remote_code=config.trust_remote_code,
+            needs_prompt_logprobs="cgla" in config.metrics or config.answer_mode == "logprob",
         )
 
     return run_eval(load, ds, dataset_info, config, Path(config.out), shard=shard, progress=config.progress)

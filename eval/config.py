@@ -29,6 +29,8 @@ ANSWER_MODES: tuple[str, ...] = get_args(AnswerMode)
 SCORERS: tuple[str, ...] = get_args(ScorerName)
 CORE_REDUCTIONS: tuple[str, ...] = get_args(CoreReduction)
 DTYPES: tuple[str, ...] = get_args(DtypeName)
+BackendName = Literal["transformers", "vllm", "openai"]
+BACKENDS: tuple[str, ...] = get_args(BackendName)
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
@@ -115,10 +117,15 @@ class RunConfig:
         identity=False,
     )
     """Continuation scorer asked for: ``plain`` or ``fast`` (shared-prefix cache, where exact)."""
-    batch_size: int = option(
-        8, "items per generate call, sequences per forward", arg_type=int, identity=False
+    batch_size: int | None = option(
+        None,
+        "items per chunk: per generate call and per score call (default: 8; vllm 256, openai 64)",
+        arg_type=int,
+        identity=False,
     )
-    """Items per ``generate`` call and requests per forward pass in the adapter."""
+    """Items per runner chunk (``generate`` call, ``score`` call; the transformers adapter's sequences
+    per forward); ``None``: the backend's default (:data:`mmspubench.eval.backends.DEFAULT_BATCH_SIZE`),
+    resolved when the run starts, so results.json records the number used."""
     device: str = option("cpu", "torch device: cpu, cuda, cuda:1, mps (default: cpu)", identity=False)
     """Torch device, e.g. ``cpu`` or ``cuda``."""
     dtype: DtypeName = option(
@@ -139,6 +146,54 @@ class RunConfig:
     """Let a model's own code run (``AutoModel...(trust_remote_code=True)``)."""
     progress: bool = option(True, "no progress bar", recorded=False)
     """Show a progress bar (``--no-progress`` turns it off)."""
+    backend: BackendName = option(
+        "transformers",
+        "engine: transformers (this process), vllm (vLLM's offline engine), openai (an "
+        "OpenAI-compatible server; see --base-url)",
+        choices=BACKENDS,
+        identity=False,
+        added_later=True,
+    )
+    """Engine that runs the model (``mmspubench.eval.backends``); results.json ``backend`` records
+    its version and settings."""
+    tensor_parallel_size: int | None = option(
+        None, "vllm: GPUs one model is split across (default: 1)", arg_type=int, recorded=False
+    )
+    """vLLM: ``tensor_parallel_size`` of ``vllm.LLM``."""
+    engine_args: str | None = option(
+        None, "vllm: JSON object of more vllm.LLM arguments, e.g. '{\"max_model_len\": 4096}'", recorded=False
+    )
+    """vLLM: a JSON object of further ``vllm.LLM`` keyword arguments."""
+    base_url: str | None = option(
+        None,
+        "openai: server URL, e.g. http://127.0.0.1:8000/v1 (--model: the name it serves)",
+        recorded=False,
+    )
+    """openai: base URL of the chat-completions server."""
+    api_key_env: str = option(
+        "OPENAI_API_KEY",
+        "openai: environment variable holding the API key (default: OPENAI_API_KEY)",
+        recorded=False,
+    )
+    """openai: name of the environment variable with the key (the key itself is never written)."""
+    max_concurrency: int = option(
+        8, "openai: requests in flight at once (default: 8)", arg_type=int, recorded=False
+    )
+    """openai: requests in flight at once."""
+    max_retries: int = option(
+        5,
+        "openai: retries after a 429, 5xx, timeout or lost connection (default: 5)",
+        arg_type=int,
+        recorded=False,
+    )
+    """openai: retries of a failed request (exponential backoff)."""
+    request_timeout: float = option(
+        120.0,
+        "openai: seconds per request before it is retried (default: 120)",
+        arg_type=float,
+        recorded=False,
+    )
+    """openai: timeout of one request in seconds."""
     prompts: Mapping[str, Any] = option(
         None,
         "prompt templates with their version",
@@ -162,10 +217,13 @@ class RunConfig:
                 )
         if self.limit is not None and self.limit <= 0:
             raise MMSpuBenchError(f"--limit must be a positive number of items, got {self.limit}")
-        if self.batch_size < 1:
+        if self.batch_size is not None and self.batch_size < 1:
             raise MMSpuBenchError(f"--batch-size {self.batch_size}: expected a positive integer")
         if self.max_new_tokens <= 0:
             raise MMSpuBenchError(f"--max-new-tokens must be positive, got {self.max_new_tokens}")
+        from mmspubench.eval.backends import check_options, options_of
+
+        check_options(options_of(self), self.model, self.metrics)
         return self
 
     def to_json(self) -> dict[str, Any]:

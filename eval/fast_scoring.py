@@ -176,13 +176,13 @@ def _run_chunk(
         out = model(
             **to_model(inputs, model),
             position_ids=_positions(reps, 0, prefix_len, model.device),
-            cache=_prefix_cache(),
             use_cache=True,
+            **{_cache_kwarg(model.forward): _prefix_cache()},
             **extra,
         )
         last = out.logits[:, -1].float().log_softmax(-1)
         members = [[encoded[i] for i in group.members] for group in groups]
-        layers = [(layer.keys, layer.values) for layer in out.cache.layers]
+        layers = [(layer.keys, layer.values) for layer in _output_cache(out).layers]
         del out
         for first, end, width in chunk.suffix_passes:
             packed = _pack(members[first:end], prefix_len, width, adapter.pad_token_id, model)
@@ -194,6 +194,20 @@ def _run_chunk(
                     scores[index] = _continuation_sum(
                         enc, prefix_len, start, last[row], suffix, packed, row - first
                     )
+
+
+def _cache_kwarg(forward: Any) -> str:
+    """Name of the cache argument of a ``forward``: ``cache`` from transformers 5.2x on,
+    ``past_key_values`` before (e.g. 5.19, the version vLLM pins)."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
+
+
+def _output_cache(out: Any) -> Any:
+    """The cache a forward pass returned, under either name (see :func:`_cache_kwarg`)."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
 
 
 def _prefix_cache() -> Any:
@@ -352,9 +366,9 @@ def _suffix_log_probs(adapter: Any, packed: _Packed, cache: Any) -> torch.Tensor
         input_ids=packed.ids,
         attention_mask=packed.mask,
         position_ids=packed.positions,
-        cache=cache,
         use_cache=True,
         **packed.token_inputs,
+        **{_cache_kwarg(model.model.forward): cache},
     )
     rows = torch.tensor([row for row, _ in packed.needed], device=model.device)
     columns = torch.tensor([col for _, col in packed.needed], device=model.device)

@@ -19,6 +19,8 @@ from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.eval.results import RESULTS_NAME, read_results
 
 DASH = "—"
+ACCURACY_ONLY = "acc. only"
+"""CGLA_acc cell of an accuracy-only run (e.g. an API that returns no prompt log-probabilities)."""
 HEADER = ["Model", *(t.abbrev for t in SPURIOUS_TYPES), "Average", "Overall", "CGLA_acc"]
 
 
@@ -42,7 +44,7 @@ def table_row(results: Mapping[str, Any]) -> list[str]:
         *(_pct(by_type.get(t.abbrev)) for t in SPURIOUS_TYPES),
         _pct(accuracy.get("average")),
         _pct(accuracy.get("overall")),
-        _pct(cgla.get("acc")),
+        ACCURACY_ONLY if results.get("accuracy_only") and not cgla else _pct(cgla.get("acc")),
     ]
 
 

@@ -233,8 +233,10 @@ def build_results(
     samples: Sequence[SampleResult],
     ids: Sequence[str],
     timing: Mapping[str, float],
+    backend: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The full results.json object (docs/DESIGN.md, "Result files")."""
+    """The full results.json object (docs/DESIGN.md, "Result files"); ``backend``: the engine's name,
+    version and settings (``mmspubench.eval.backends.describe``)."""
     aggregates = recompute(samples, config, ids)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -245,6 +247,8 @@ def build_results(
         "accuracy": aggregates["accuracy"],
         "cgla": aggregates["cgla"],
         "timing": dict(timing),
+        "backend": None if backend is None else dict(backend),
+        "accuracy_only": "cgla" not in config.metrics,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "package_version": package_version(),
     }

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.dataset_builder.split_ids import split_identity
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import data, distributed, metrics, prompts, results
+from mmspubench.eval import backends, data, distributed, metrics, prompts, results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
@@ -325,7 +325,7 @@ def run_eval(
     distributed.barrier(shard)  # every shard is complete on disk
     if not shard.is_main:
         return None
-    return _finish(plan, config, _model_section(model), dataset_info, start)
+    return _finish(plan, config, _model_section(model), dataset_info, start, backends.describe(model))
 
 
 def _finish(
@@ -334,12 +334,13 @@ def _finish(
     model_section: dict[str, Any],
     dataset_info: dict[str, Any],
     start: float,
+    backend: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Main process: merge the samples files, write results.json, remove the shard files."""
     merged = distributed.merge(plan.out_dir, plan.ids, plan.stamp)
     timing = distributed.merged_timing(plan.out_dir, plan.shard.world)
     timing["total_seconds"] = time.perf_counter() - start
-    out = results.build_results(config, model_section, dataset_info, merged, plan.ids, timing)
+    out = results.build_results(config, model_section, dataset_info, merged, plan.ids, timing, backend)
     results.write_json_atomic(plan.out_dir / results.RESULTS_NAME, out)
     distributed.cleanup(plan.out_dir)
     return out

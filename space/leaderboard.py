@@ -63,6 +63,13 @@ def scorer_cell(model: Mapping[str, Any]) -> str:
     return f"{used} (fast not used: {reason})" if reason else str(used)
 
 
+def _accuracy_only(results: Mapping[str, Any]) -> bool:
+    """A run without CGLA (e.g. an API without prompt log-probabilities): marked in the Mode column."""
+    return bool(results.get("accuracy_only")) or (
+        results.get("accuracy") is not None and results.get("cgla") is None
+    )
+
+
 def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     """The leaderboard row of one parsed results.json."""
     model = results.get("model") or {}
@@ -80,7 +87,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Overall"] = _number(accuracy.get("overall"))
     row["CGLA_acc"] = _number(cgla.get("acc"))
     row["n"] = int(dataset.get("n", 0) or 0)
-    row["Mode"] = str(config.get("answer_mode", ""))
+    row["Mode"] = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
     row["Scorer"] = scorer_cell(model)
     row["Date"] = str(results.get("created_at", ""))[:10]
     row["Dataset revision"] = str(dataset.get("revision", ""))[:12]

@@ -1,0 +1,379 @@
+"""``--backend openai``: any OpenAI-compatible chat-completions server behind the model Protocol.
+
+Requests go out concurrently (``AsyncOpenAI``, at most ``--max-concurrency`` in flight); the
+client retries 429s, 5xx answers, timeouts and lost connections ``--max-retries`` times with
+exponential backoff, then the run stops with one line (finished items are on disk: rerun to
+resume). The API key is read from the environment variable named by ``--api-key-env`` and is
+never written, logged or shown in an error.
+
+The server applies its own chat template, so ``render`` returns the chat messages as JSON (the
+image as a placeholder); that JSON is what samples.jsonl records as each condition's prompt.
+
+CGL needs the prompt log-probabilities, which only some servers return (vLLM's does, with its
+extra parameters ``prompt_logprobs``, ``continue_final_message`` and ``return_token_ids``). A
+probe at start finds out; without them CGLA (and ``logprob`` answers) are refused up front. The
+scored tokens follow the transformers scorer's rule on the server's own tokenization: the tokens
+of context + continuation after those of the context (from the server's ``/tokenize``), whose
+prefix property is checked. The BOS rule is the same too: special tokens are added unless the
+chat template already writes the BOS (vLLM's chat endpoint adds none unless asked).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
+
+if TYPE_CHECKING:
+    from mmspubench.eval.backends import BackendOptions
+    from PIL.Image import Image
+
+T = TypeVar("T")
+
+NO_PROMPT_LOGPROBS = (
+    "this endpoint returns no prompt log-probabilities; run with --metrics accuracy "
+    "(and --answer-mode generate)"
+)
+"""The one line a CGLA (or logprob-answer) run gets against a server without prompt log-probabilities."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerFeatures:
+    """What the probe found out about the server."""
+
+    prompt_logprobs: bool
+    """The server returns prompt log-probabilities and tokenizes chats (``/tokenize``): vLLM's does."""
+    add_special_tokens: bool | None
+    """Whether requests ask for the tokenizer's special tokens (BOS); ``None`` for a server without
+    vLLM's extensions (nothing extra is sent)."""
+
+
+def render_messages(prompt: ChatPrompt) -> str:
+    """The chat messages of a prompt as JSON (image as ``{"type": "image"}``), the backend's context."""
+    messages: list[dict[str, Any]] = []
+    if prompt.system:
+        messages.append({"role": "system", "content": prompt.system})
+    messages.append(
+        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt.user_text}]}
+    )
+    if prompt.assistant_prefix:
+        messages.append({"role": "assistant", "content": prompt.assistant_prefix})
+    return json.dumps(messages, ensure_ascii=False)
+
+
+def _with_image(context: str, image_url: str, continuation: str = "") -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = json.loads(context)
+    for message in messages:
+        if isinstance(message["content"], list):
+            message["content"] = [
+                {"type": "image_url", "image_url": {"url": image_url}} if part["type"] == "image" else part
+                for part in message["content"]
+            ]
+    if continuation:
+        if messages[-1]["role"] != "assistant":
+            messages.append({"role": "assistant", "content": ""})
+        messages[-1] = {**messages[-1], "content": messages[-1]["content"] + continuation}
+    return messages
+
+
+def data_url(image: Image) -> str:
+    """The image as a base64 PNG data URL."""
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+class OpenAIModel:
+    """A model served behind an OpenAI-compatible chat-completions endpoint."""
+
+    def __init__(self, name: str, options: BackendOptions, features: ServerFeatures, info: ModelInfo) -> None:
+        self.name = name
+        """The model name the server serves."""
+        self.options = options
+        """The engine options (URL, concurrency, retries)."""
+        self.features = features
+        """What the server supports (probe)."""
+        self._info = info
+        self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        """Token usage summed over this process's requests."""
+
+    @property
+    def info(self) -> ModelInfo:
+        """Identity of the model for the result files."""
+        return self._info
+
+    @property
+    def backend_info(self) -> dict[str, Any]:
+        """results.json's ``backend`` (the key's variable name only, never the key)."""
+        import openai
+
+        o = self.options
+        settings = {
+            "base_url": o.base_url,
+            "api_key_env": o.api_key_env,
+            "max_concurrency": o.max_concurrency,
+            "max_retries": o.max_retries,
+            "request_timeout": o.request_timeout,
+            "prompt_logprobs": self.features.prompt_logprobs,
+            "add_special_tokens": self.features.add_special_tokens,
+        }
+        return {
+            "name": "openai",
+            "version": openai.__version__,
+            "settings": settings,
+            "usage": dict(self.usage),
+        }
+
+    def render(self, prompt: ChatPrompt) -> str:
+        """The chat messages as JSON; the server applies its chat template."""
+        return render_messages(prompt)
+
+    def _extra(self, **more: Any) -> dict[str, Any]:
+        if self.features.add_special_tokens is None:
+            return dict(more)
+        return {"add_special_tokens": self.features.add_special_tokens, **more}
+
+    def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
+        """Greedy answers (temperature 0), requests in flight concurrently."""
+        if len(images) != len(contexts):
+            raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
+        urls = _urls(images)
+
+        def job(image: Image, context: str) -> Callable[[Any], Awaitable[str]]:
+            async def run(client: Any) -> str:
+                messages = _with_image(context, urls[id(image)])
+                extra = self._extra()
+                if messages[-1]["role"] == "assistant":
+                    if self.features.add_special_tokens is None:
+                        raise MMSpuBenchError(
+                            "an assistant prefix needs a server with vLLM's continue_final_message"
+                        )
+                    extra.update(continue_final_message=True, add_generation_prompt=False)
+                response = await client.chat.completions.create(
+                    model=self.name,
+                    messages=messages,
+                    max_tokens=max_new_tokens,
+                    temperature=0.0,
+                    extra_body=extra or None,
+                )
+                self._count(response)
+                return response.choices[0].message.content or ""
+
+            return run
+
+        return _run(self, [job(i, c) for i, c in zip(images, contexts, strict=True)])
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
+        """CGL of each request from the server's prompt log-probabilities (see module doc)."""
+        if not requests:
+            return []
+        if not self.features.prompt_logprobs:
+            raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
+        urls = _urls([r.image for r in requests])
+        contexts: dict[tuple[int, str], asyncio.Future[list[int]]] = {}
+
+        def job(request: ScoreRequest) -> Callable[[Any], Awaitable[float]]:
+            async def run(client: Any) -> float:
+                url = urls[id(request.image)]
+                key = (id(request.image), request.context)
+                if key not in contexts:  # letters of one question share their context's tokenization
+                    contexts[key] = asyncio.ensure_future(
+                        self._tokenize(client, _with_image(request.context, url))
+                    )
+                full = await self._prompt_logprobs(
+                    client, _with_image(request.context, url, request.continuation)
+                )
+                return continuation_sum(await contexts[key], *full, request)
+
+            return run
+
+        return _run(self, [job(r) for r in requests])
+
+    async def _tokenize(self, client: Any, messages: list[dict[str, Any]]) -> list[int]:
+        body = {"model": self.name, "messages": messages, **_continue(), **self._extra()}
+        result = await client.post(_root(self.options.base_url) + "/tokenize", cast_to=object, body=body)
+        return [int(t) for t in result["tokens"]]
+
+    async def _prompt_logprobs(
+        self, client: Any, messages: list[dict[str, Any]]
+    ) -> tuple[list[int], list[Any]]:
+        extra = self._extra(prompt_logprobs=0, return_token_ids=True, **_continue())
+        response = await client.chat.completions.create(
+            model=self.name, messages=messages, max_tokens=1, temperature=0.0, extra_body=extra
+        )
+        self._count(response)
+        data = response.model_dump()
+        ids, logprobs = data.get("prompt_token_ids"), data.get("prompt_logprobs")
+        if not ids or not logprobs or len(ids) != len(logprobs):
+            raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
+        return [int(t) for t in ids], logprobs
+
+    def _count(self, response: Any) -> None:
+        self.usage["requests"] += 1
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.usage["prompt_tokens"] += int(usage.prompt_tokens or 0)
+            self.usage["completion_tokens"] += int(usage.completion_tokens or 0)
+
+
+def continuation_sum(
+    context: Sequence[int], full: Sequence[int], logprobs: Sequence[Any], request: ScoreRequest
+) -> float:
+    """Sum of the prompt log-probabilities of the tokens of ``full`` after ``context`` (checked prefix)."""
+    if list(full[: len(context)]) != list(context):
+        raise MMSpuBenchError(
+            f"continuation {request.continuation!r}: the server's tokens of the context are not a prefix "
+            "of its tokens of context + continuation; the scored tokens would not be the continuation's"
+        )
+    if len(full) <= len(context):
+        raise MMSpuBenchError(f"continuation {request.continuation!r}: adds no token after the context")
+    total = 0.0
+    for position in range(len(context), len(full)):
+        entry = logprobs[position] or {}
+        value = entry.get(str(full[position]), entry.get(full[position]))
+        if value is None:
+            raise MMSpuBenchError(f"the server returned no log-probability for prompt token {position}")
+        total += float(value["logprob"] if isinstance(value, dict) else value)
+    return total
+
+
+def _continue() -> dict[str, Any]:
+    return {"continue_final_message": True, "add_generation_prompt": False}
+
+
+def _root(base_url: str | None) -> str:
+    url = (base_url or "").rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def _urls(images: Sequence[Image]) -> dict[int, str]:
+    return {id(image): data_url(image) for image in images}
+
+
+def api_key(options: BackendOptions) -> str:
+    """The key from ``$api_key_env``; a local server without a key gets a placeholder."""
+    return os.environ.get(options.api_key_env) or "EMPTY"
+
+
+def _client(options: BackendOptions) -> Any:
+    from openai import AsyncOpenAI
+
+    return AsyncOpenAI(
+        base_url=options.base_url,
+        api_key=api_key(options),
+        max_retries=options.max_retries,
+        timeout=options.request_timeout,
+    )
+
+
+def _run(model: OpenAIModel, jobs: Sequence[Callable[[Any], Awaitable[T]]]) -> list[T]:
+    """Run the jobs concurrently (at most ``max_concurrency`` at once); API errors become one line."""
+    return _call(model.options, jobs)
+
+
+def _call(options: BackendOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]]) -> list[T]:
+    async def main() -> list[T]:
+        semaphore = asyncio.Semaphore(options.max_concurrency)
+        async with _client(options) as client:
+
+            async def one(job: Callable[[Any], Awaitable[T]]) -> T:
+                async with semaphore:
+                    return await job(client)
+
+            return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+    try:
+        return asyncio.run(main())
+    except MMSpuBenchError:
+        raise
+    except Exception as err:  # openai.APIError and friends: one line, the key never shown
+        raise MMSpuBenchError(describe_error(err, options)) from None
+
+
+def describe_error(err: BaseException, options: BackendOptions) -> str:
+    """One line for a failed request: status, the server's message, how many retries were made."""
+    import openai
+
+    status = getattr(err, "status_code", None)
+    what = f"HTTP {status}" if status else type(err).__name__
+    message = str(getattr(err, "message", None) or err).splitlines()[0] if str(err) else ""
+    key = os.environ.get(options.api_key_env)
+    if key:
+        message = message.replace(key, "***")
+    if isinstance(err, openai.AuthenticationError):
+        hint = f"; check the key in ${options.api_key_env}"
+    elif isinstance(
+        err,
+        (
+            openai.RateLimitError,
+            openai.InternalServerError,
+            openai.APITimeoutError,
+            openai.APIConnectionError,
+        ),
+    ):
+        hint = f" after {options.max_retries} retries; finished items are saved, rerun the same command to resume"
+    else:
+        hint = ""
+    return f"--backend openai: request to {options.base_url} failed ({what}: {message[:300]}){hint}"
+
+
+def probe(options: BackendOptions, name: str) -> ServerFeatures:
+    """Ask the server once whether it tokenizes chats and returns prompt log-probabilities, and
+    whether its chat template already writes the BOS (then no special tokens are added)."""
+    import openai
+    from PIL import Image as PILImage
+
+    url = data_url(PILImage.new("RGB", (32, 32), (128, 128, 128)))
+    context = render_messages(ChatPrompt(system="", user_text="probe", assistant_prefix="probe"))
+    messages = _with_image(context, url)
+    root = _root(options.base_url)
+
+    async def ask(client: Any) -> ServerFeatures:
+        try:
+            bodies = [
+                {"model": name, "messages": messages, **_continue(), "add_special_tokens": add}
+                for add in (False, True)
+            ]
+            plain, special = [
+                [int(t) for t in (await client.post(root + "/tokenize", cast_to=object, body=b))["tokens"]]
+                for b in bodies
+            ]
+            add = not (
+                special[1:] == plain and plain[:1] == special[:1]
+            )  # the template wrote the BOS already
+            extra = {"add_special_tokens": add, "prompt_logprobs": 0, "return_token_ids": True, **_continue()}
+            response = await client.chat.completions.create(
+                model=name, messages=messages, max_tokens=1, temperature=0.0, extra_body=extra
+            )
+        except (openai.NotFoundError, openai.BadRequestError, openai.UnprocessableEntityError):
+            return ServerFeatures(prompt_logprobs=False, add_special_tokens=None)
+        data = response.model_dump()
+        has = bool(data.get("prompt_logprobs")) and bool(data.get("prompt_token_ids"))
+        return ServerFeatures(prompt_logprobs=has, add_special_tokens=add)
+
+    return _call(options, [ask])[0]
+
+
+def load_openai(name: str, options: BackendOptions, *, needs_prompt_logprobs: bool) -> OpenAIModel:
+    """Probe the server, refuse a run that needs prompt log-probabilities it does not return."""
+    try:
+        import openai  # noqa: F401
+    except ImportError:
+        raise MMSpuBenchError(
+            "--backend openai: the openai package is not installed (pip install 'mm-spubench[api]')"
+        ) from None
+    features = probe(options, name)
+    if needs_prompt_logprobs and not features.prompt_logprobs:
+        raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
+    info = ModelInfo(
+        id=name, path=str(options.base_url), revision=None, dtype="server", adapter="openai-chat"
+    )
+    return OpenAIModel(name, options, features, info)

