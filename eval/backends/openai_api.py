@@ -373,7 +373,7 @@ def load_openai(name: str, options: BackendOptions, *, needs_prompt_logprobs: bo
     features = probe(options, name)
     if needs_prompt_logprobs and not features.prompt_logprobs:
         raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
-    info = ModelInfo(
-        id=name, path=str(options.base_url), revision=None, dtype="server", adapter="openai-chat"
-    )
+    # The served name is the identity (a resumed run may reach the same model at another URL);
+    # the URL is in results.json's backend settings.
+    info = ModelInfo(id=name, path=name, revision=None, dtype="server", adapter="openai-chat")
     return OpenAIModel(name, options, features, info)

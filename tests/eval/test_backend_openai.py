@@ -1,0 +1,217 @@
+"""``--backend openai`` against a stand-in server on 127.0.0.1: refusal of CGLA without prompt
+log-probabilities, accuracy-only runs, retries, errors, the API key, resume after a kill.
+
+The happy path against a real vLLM server is in ``test_vllm_equality.py`` (slow).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.eval.backends import BackendOptions, check_options, parse_engine_args
+from mmspubench.eval.backends.openai_api import NO_PROMPT_LOGPROBS, continuation_sum, render_messages
+from mmspubench.eval.cli import main
+from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
+from mmspubench.eval.report import markdown_table
+from PIL import Image
+
+from tests.eval.standin_server import StandInServer
+
+SECRET = "sk-test-0123456789abcdef-do-not-leak"
+
+
+def _eval(server: StandInServer, out: Path, *more: str) -> list[str]:
+    return [
+        "eval", "--backend", "openai", "--base-url", server.base_url, "--model", "served-model",
+        "--limit", "6", "--out", str(out), "--no-progress", "--api-key-env", "MMSPU_TEST_KEY", *more,
+    ]  # fmt: skip
+
+
+def _samples(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+
+
+def _questions(requests: list[dict[str, Any]]) -> list[str]:
+    return [r["body"]["messages"][-1]["content"][1]["text"] for r in requests]
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MMSPU_TEST_KEY", SECRET)
+
+
+def test_cgla_refused_up_front_without_prompt_logprobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StandInServer() as server:
+        assert main(_eval(server, tmp_path / "run")) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the datasets progress lines
+    assert err == f"mmspubench eval: error: {NO_PROMPT_LOGPROBS}"
+    assert not server.chat_requests()  # refused before any item was asked
+    assert not (tmp_path / "run" / "samples.jsonl").exists()
+
+
+def test_logprob_answers_refused_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with StandInServer() as server:
+        assert main(_eval(server, tmp_path / "run", "--metrics", "accuracy", "--answer-mode", "logprob")) == 2
+    assert NO_PROMPT_LOGPROBS in capsys.readouterr().err
+
+
+def test_accuracy_only_run_is_marked_and_counts_usage(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with StandInServer(answer="B") as server:
+        assert main(_eval(server, out, "--metrics", "accuracy", "--max-concurrency", "3")) == 0
+    results = json.loads((out / "results.json").read_text())
+    samples = _samples(out)
+    assert [s["prediction"] for s in samples] == ["B"] * 6
+    expected = 100 * sum(s["answer"] == "B" for s in samples) / 6
+    assert results["accuracy"]["overall"] == pytest.approx(expected)
+    assert results["cgla"] is None and results["accuracy_only"] is True
+    backend = results["backend"]
+    assert backend["name"] == "openai" and backend["settings"]["prompt_logprobs"] is False
+    assert backend["usage"] == {"requests": 6, "prompt_tokens": 60, "completion_tokens": 6}
+    assert markdown_table([results]).splitlines()[-1].rstrip(" |").endswith("acc. only")
+    chats = server.chat_requests()
+    assert len(chats) == 6 and all(r["auth"] == f"Bearer {SECRET}" for r in chats)
+    image = chats[0]["body"]["messages"][1]["content"][0]
+    assert image["type"] == "image_url" and image["image_url"]["url"].startswith("data:image/png;base64,")
+    assert "add_special_tokens" not in chats[0]["body"]  # no vLLM extras sent to a plain API
+
+
+def test_retries_429_and_500_then_succeeds(tmp_path: Path) -> None:
+    faults = {0: "429", 1: "429", 4: "500"}
+    with StandInServer(policy=lambda n: faults.get(n, "ok")) as server:
+        assert main(_eval(server, tmp_path / "run", "--metrics", "accuracy", "--max-concurrency", "1")) == 0
+    assert len(_samples(tmp_path / "run")) == 6
+    assert [r["action"] for r in server.chat_requests()].count("ok") == 6
+
+
+def test_timeout_is_retried(tmp_path: Path) -> None:
+    with StandInServer(policy=lambda n: "slow" if n == 0 else "ok", slow_seconds=3) as server:
+        argv = _eval(server, tmp_path / "run", "--metrics", "accuracy", "--request-timeout", "0.5")
+        assert main(argv) == 0
+    assert len(_samples(tmp_path / "run")) == 6
+
+
+def test_persistent_500_is_one_line_and_keeps_finished_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    with StandInServer(policy=lambda n: "ok" if n < 2 else "500") as server:
+        more = ("--metrics", "accuracy", "--batch-size", "2", "--max-retries", "2")
+        assert main([*_eval(server, out, *more), "--max-concurrency", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert (
+        err.startswith("mmspubench eval: error:")
+        and "HTTP 500" in err
+        and "after 2 retries" in err
+        and "resume" in err
+    )
+    assert [r["action"] for r in server.chat_requests()] == ["ok", "ok", "500", "500", "500"]
+    assert len(_samples(out)) == 2  # the first chunk is on disk
+    with StandInServer() as server:  # the same command resumes: only the 4 missing items are asked
+        assert main(_eval(server, out, *more)) == 0
+    assert len(server.chat_requests()) == 4 and len(_samples(out)) == 6
+
+
+def test_server_gone_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with StandInServer() as server:
+        url = server.base_url
+    argv = ["eval", "--backend", "openai", "--base-url", url, "--model", "m", "--metrics", "accuracy",
+            "--out", str(tmp_path / "run"), "--max-retries", "1", "--limit", "2"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("mmspubench eval: error:") and "APIConnectionError" in err and url in err
+
+
+def test_api_key_never_written_logged_or_shown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    with StandInServer() as server:
+        assert main(_eval(server, out, "--metrics", "accuracy")) == 0
+    with StandInServer(policy=lambda n: "401") as server:  # its error body echoes the key
+        assert main(_eval(server, tmp_path / "bad", "--metrics", "accuracy")) == 2
+    captured = capsys.readouterr()
+    assert "check the key in $MMSPU_TEST_KEY" in captured.err
+    assert SECRET not in captured.out + captured.err
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_killed_run_resumes_without_repeating_items(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    env = {**os.environ, "MMSPU_TEST_KEY": SECRET}
+    with StandInServer(policy=lambda n: "ok" if n < 4 else "hang") as server:
+        more = ("--metrics", "accuracy", "--batch-size", "2", "--max-concurrency", "1")
+        argv = _eval(server, out, *more)
+        proc = subprocess.Popen([sys.executable, "-m", "mmspubench.eval.cli", *argv], env=env)
+        try:
+            deadline = time.monotonic() + 120
+            while not (out / "samples.jsonl").is_file() or len(_samples(out)) < 4:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+        finally:
+            proc.kill()
+            proc.wait()
+        first = _questions(server.chat_requests())
+    finished = {s["id"] for s in _samples(out)}
+    assert len(finished) == 4
+    with StandInServer() as server:  # restarted on another port: same served model, the run resumes
+        assert main(_eval(server, out, *more)) == 0
+        again = _questions(server.chat_requests())
+    samples = _samples(out)
+    assert len(samples) == 6 and len({s["id"] for s in samples}) == 6
+    assert len(again) == 2 and not set(again) & set(first[:4])
+
+
+def test_engine_option_checks() -> None:
+    with pytest.raises(MMSpuBenchError, match="--base-url is used only with --backend openai"):
+        check_options(BackendOptions(name="vllm", base_url="http://x"), "m", ("accuracy",))
+    with pytest.raises(MMSpuBenchError, match="needs --base-url"):
+        check_options(BackendOptions(name="openai"), "m", ("accuracy",))
+    with pytest.raises(MMSpuBenchError, match="needs --model"):
+        check_options(BackendOptions(name="openai", base_url="http://x"), None, ("accuracy",))
+    with pytest.raises(MMSpuBenchError, match="--engine-args is used only with --backend vllm"):
+        check_options(BackendOptions(engine_args={"a": 1}), "m", ("accuracy",))
+    with pytest.raises(MMSpuBenchError, match="--tensor-parallel-size 0"):
+        check_options(BackendOptions(name="vllm", tensor_parallel_size=0), "m", ("accuracy",))
+    with pytest.raises(MMSpuBenchError, match="not valid JSON"):
+        parse_engine_args("{max_model_len: 1}")
+    with pytest.raises(MMSpuBenchError, match="expected a JSON object"):
+        parse_engine_args("[1]")
+    assert parse_engine_args('{"max_model_len": 4096}') == {"max_model_len": 4096}
+
+
+def test_option_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--backend", "openai", "--model", "m"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "mmspubench eval: error: --backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)"
+    )
+
+
+def test_continuation_sum_hand_computed() -> None:
+    request = ScoreRequest(Image.new("RGB", (4, 4)), "[]", " cat")
+    logprobs = [None, {"5": {"logprob": -1.0}}, {"6": {"logprob": -0.5}}, {"7": {"logprob": -0.25}}]
+    assert continuation_sum([1, 5], [1, 5, 6, 7], logprobs, request) == pytest.approx(-0.75)
+    with pytest.raises(MMSpuBenchError, match="not a prefix"):
+        continuation_sum([1, 9], [1, 5, 6, 7], logprobs, request)
+    with pytest.raises(MMSpuBenchError, match="adds no token"):
+        continuation_sum([1, 5, 6, 7], [1, 5, 6, 7], logprobs, request)
+
+
+def test_render_messages_layout() -> None:
+    messages = json.loads(render_messages(ChatPrompt("sys", "question", "The object is:")))
+    assert messages == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "question"}]},
+        {"role": "assistant", "content": "The object is:"},
+    ]
+    assert [m["role"] for m in json.loads(render_messages(ChatPrompt("", "q", "")))] == ["user"]
