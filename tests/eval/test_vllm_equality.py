@@ -1,0 +1,164 @@
+"""vLLM equals transformers, for real, on this CPU machine (slow; needs MMSPUBENCH_VLLM_PYTHON).
+
+Inside the vLLM environment (its transformers and image processor for both sides), on the trained
+tiny LLaVA in float32: per-condition CGLs within 1e-4 and equal greedy predictions, for the offline
+engine (``--backend vllm``) and through a real vLLM OpenAI-compatible server started here
+(``--backend openai``); the option letters' scores of ``logprob`` mode too. Also: the fast scorer's
+tests pass on the lowest transformers the pins allow (the vLLM environment's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mmspubench.eval.bundled import bundled_model_dir
+
+from tests.eval.vllm_support import vllm_env, vllm_python, vllm_ready_copy
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+LIMIT = "40"
+TOLERANCE = 1e-4
+
+
+def _driver(backend: str, scorer: str, model: Path, out: Path) -> None:
+    cmd = [
+        vllm_python(),
+        str(ROOT / "tests/eval/vllm_driver.py"),
+        backend,
+        scorer,
+        str(model),
+        str(out),
+        LIMIT,
+    ]
+    subprocess.run(cmd, env=vllm_env(), check=True, timeout=900, cwd=out.parent)
+
+
+def _samples(run: Path) -> dict[str, dict[str, Any]]:
+    return {s["id"]: s for s in map(json.loads, (run / "samples.jsonl").read_text().splitlines())}
+
+
+def compare(got: Path, want: Path) -> float:
+    """Max |CGL or option-score difference| between two run folders; predictions must be equal."""
+    worst = 0.0
+    for mode in ("generate", "logprob"):
+        a, b = _samples(got / mode), _samples(want / mode)
+        assert a.keys() == b.keys() and len(a) == int(LIMIT)
+        for key in a:
+            assert a[key]["prediction"] == b[key]["prediction"], (mode, key)
+            if mode == "generate":
+                pairs = [
+                    (x["cgl"], y["cgl"])
+                    for x, y in zip(a[key]["conditions"], b[key]["conditions"], strict=True)
+                ]
+            else:
+                pairs = list(zip(a[key]["option_scores"], b[key]["option_scores"], strict=True))
+            assert pairs
+            worst = max(worst, *(abs(x - y) for x, y in pairs))
+    return worst
+
+
+@pytest.fixture(scope="module")
+def vllm_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return vllm_ready_copy(bundled_model_dir(), tmp_path_factory.mktemp("model") / "tiny-llava-vllm")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """transformers runs (fast scorer) inside the vLLM environment, on the original folder."""
+    out = tmp_path_factory.mktemp("reference") / "transformers"
+    _driver("transformers", "fast", bundled_model_dir(), out)
+    return out
+
+
+def test_offline_engine_equals_transformers(reference: Path, vllm_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "vllm"
+    _driver("vllm", "fast", vllm_model, out)
+    worst = compare(out, reference)
+    print(f"offline: max |vLLM - transformers| = {worst:.3g} over {LIMIT} items")
+    assert worst <= TOLERANCE
+    backend = json.loads((out / "generate" / "results.json").read_text())["backend"]
+    assert backend["name"] == "vllm" and backend["settings"]["dtype"] == "float32"
+    plain = tmp_path / "plain"  # and the plain transformers scorer, for good measure
+    _driver("transformers", "plain", bundled_model_dir(), plain)
+    assert compare(out, plain) <= TOLERANCE
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def vllm_server(vllm_model: Path, tmp_path: Path) -> Iterator[str]:
+    """A real ``vllm.entrypoints.openai.api_server`` on 127.0.0.1, stopped (by its pid) afterwards."""
+    port = _free_port()
+    cmd = [
+        vllm_python(), "-m", "vllm.entrypoints.openai.api_server", "--model", str(vllm_model),
+        "--served-model-name", "tiny-llava", "--dtype", "float32", "--enforce-eager", "--seed", "0",
+        "--host", "127.0.0.1", "--port", str(port),
+    ]  # fmt: skip
+    log = (tmp_path / "server.log").open("wb")
+    proc = subprocess.Popen(cmd, env=vllm_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 420
+        while True:
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "the vLLM server did not come up in time"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(1)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group: it and its engine
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path: Path) -> None:
+    out = tmp_path / "api"
+    base = [sys.executable, "-m", "mmspubench.eval.cli", "eval", "--backend", "openai", "--base-url", vllm_server,
+            "--model", "tiny-llava", "--limit", LIMIT, "--no-progress"]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    subprocess.run([*base, "--out", str(out / "generate")], env=env, check=True, timeout=600)
+    cmd = [*base, "--out", str(out / "logprob"), "--answer-mode", "logprob", "--metrics", "accuracy"]
+    subprocess.run(cmd, env=env, check=True, timeout=600)
+    worst = compare(out, reference)
+    print(f"server: max |vLLM server - transformers| = {worst:.3g} over {LIMIT} items")
+    assert worst <= TOLERANCE
+    backend = json.loads((out / "generate" / "results.json").read_text())["backend"]
+    assert backend["settings"]["prompt_logprobs"] is True
+    assert backend["settings"]["add_special_tokens"] is True  # the tiny LLaVA's template writes no BOS
+    assert backend["usage"]["requests"] > 0 and backend["usage"]["prompt_tokens"] > 0
+
+
+def test_fast_scorer_on_the_lowest_transformers(tmp_path: Path) -> None:
+    """pyproject's lowest transformers is the vLLM environment's; the scorer tests pass there."""
+    pin = re.search(r'"transformers>=([0-9.]+)"', (ROOT / "pyproject.toml").read_text())
+    assert pin
+    probe = [vllm_python(), "-c", "import transformers; print(transformers.__version__)"]
+    version = subprocess.run(probe, env=vllm_env(), check=True, capture_output=True, text=True).stdout.strip()
+    assert version.split(".")[:2] == pin.group(1).split(".")[:2], (version, pin.group(1))
+    tests = [f"tests/eval/{name}" for name in ("test_fast_scoring.py", "test_scoring.py", "test_adapter.py")]
+    cmd = [vllm_python(), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
+    subprocess.run(cmd, env=vllm_env(), check=True, timeout=1200, cwd=ROOT)

@@ -1,0 +1,51 @@
+"""Run one backend on the bundled synthetic split, generate+CGLA and logprob answers, with one
+model load (a helper of test_vllm_equality.py, run by the vLLM environment's python).
+
+usage: python tests/eval/vllm_driver.py BACKEND SCORER MODEL OUT LIMIT
+writes OUT/generate and OUT/logprob run folders (results.json, samples.jsonl).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def main() -> None:
+    backend, scorer, model, out, limit = sys.argv[1:6]
+    from mmspubench.dataset_builder.defaults import default_dataset_dir
+    from mmspubench.dataset_builder.load import load_pinned
+    from mmspubench.eval import prompts
+    from mmspubench.eval.backends import DEFAULT_BATCH_SIZE, BackendOptions, load_backend
+    from mmspubench.eval.records import RunConfig
+    from mmspubench.eval.runner import run_eval
+
+    dataset = str(default_dataset_dir())
+    ds, info = load_pinned(dataset, "test")
+    batch = DEFAULT_BATCH_SIZE[backend]
+    vlm = load_backend(
+        BackendOptions(name=backend),
+        model,
+        device="cpu",
+        dtype="float32",
+        batch_size=batch,
+        scorer=scorer,
+        trust_remote_code=False,
+        needs_prompt_logprobs=True,
+    )
+    for mode, metrics in (("generate", ("accuracy", "cgla")), ("logprob", ("accuracy",))):
+        config = RunConfig(
+            model=model,
+            dataset=dataset,
+            metrics=metrics,
+            answer_mode=mode,  # type: ignore[arg-type]
+            scorer=scorer,  # type: ignore[arg-type]
+            batch_size=batch,
+            limit=int(limit),
+            prompts=prompts.prompt_spec(),
+        )
+        run_eval(lambda: vlm, ds, info, config, Path(out) / mode, progress=False)
+
+
+if __name__ == "__main__":  # vLLM starts worker processes: the engine is created under this guard
+    main()
