@@ -3,8 +3,8 @@
 It answers ``POST /v1/chat/completions`` like a hosted API without vLLM's extensions (no prompt
 log-probabilities; ``/tokenize`` is a 404), and each request's fate is chosen by ``policy``
 (request number -> action): ``ok``, ``429``, ``500``, ``401`` (the body echoes the Authorization
-header, as a careless server might), ``slow`` (sleeps ``slow_seconds`` first) or ``hang``
-(waits until :meth:`release`).
+header, as a careless server might), ``slow`` (sleeps ``slow_seconds`` first), ``hang``
+(waits until :meth:`release`) or ``die`` (drops the connection and stops listening).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class StandInServer:
         """Every request: ``path``, ``auth`` (Authorization header), ``body`` (parsed JSON), ``action``."""
         self._lock = threading.Lock()
         self._release = threading.Event()
+        self._dead = threading.Event()
         self._chat_count = 0
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
@@ -53,6 +54,11 @@ class StandInServer:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+        if not self._dead.is_set():
+            self._die()
+
+    def _die(self) -> None:
+        self._dead.set()
         self._http.shutdown()
         self._http.server_close()
 
@@ -105,6 +111,11 @@ class StandInServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 auth = self.headers.get("authorization", "")
                 action = server._decide(self.path, auth, body)
+                if action == "die":  # the server goes away: this connection and every later one fail
+                    threading.Thread(target=server._die, daemon=True).start()
+                    self.close_connection = True
+                    self.connection.close()
+                    return
                 if action == "hang":
                     server._release.wait(60)
                     action = "ok"

@@ -122,14 +122,20 @@ def test_persistent_500_is_one_line_and_keeps_finished_items(
     assert len(server.chat_requests()) == 4 and len(_samples(out)) == 6
 
 
-def test_server_gone_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with StandInServer() as server:
+def test_server_dying_mid_run_is_one_line_then_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    more = ("--metrics", "accuracy", "--batch-size", "2", "--max-concurrency", "1", "--max-retries", "1")
+    with StandInServer(policy=lambda n: "ok" if n < 2 else "die") as server:
         url = server.base_url
-    argv = ["eval", "--backend", "openai", "--base-url", url, "--model", "m", "--metrics", "accuracy",
-            "--out", str(tmp_path / "run"), "--max-retries", "1", "--limit", "2"]  # fmt: skip
-    assert main(argv) == 2
+        assert main(_eval(server, out, *more)) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("mmspubench eval: error:") and "APIConnectionError" in err and url in err
+    assert "resume" in err and len(_samples(out)) == 2
+    with StandInServer() as server:
+        assert main(_eval(server, out, *more)) == 0
+    assert len(server.chat_requests()) == 4 and len(_samples(out)) == 6
 
 
 def test_api_key_never_written_logged_or_shown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
