@@ -25,6 +25,8 @@ EVAL_EPILOG = """examples:
   mmspubench eval --model ./my-model --limit 50 --metrics cgla --core-reduction mean --out runs/try
   # rerun the same command to resume an interrupted run (same --out; finished items are skipped)
   # several GPUs: accelerate launch --multi_gpu --num_processes 4 -m mmspubench.eval.cli eval ... --out DIR
+  mmspubench eval --backend vllm --model llava-hf/llava-1.5-7b-hf --tensor-parallel-size 2 --out runs/v
+  mmspubench eval --backend openai --base-url http://127.0.0.1:8000/v1 --model NAME --out runs/api
 """
 
 

@@ -105,3 +105,15 @@ def test_results_from_an_unreachable_hub_dataset(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(MMSpuBenchError, match="results 'org/no-such-results': not a local folder"):
         resolve_results("org/no-such-results")
+
+
+def test_accuracy_only_run_is_marked(tmp_path: Path) -> None:
+    """An API run without prompt log-probabilities: no CGLA_acc, "(accuracy only)" in the Mode column."""
+    results = results_json("gpt-4o", {"BG": 60.0}, 60.0, 0.0, 10)
+    results["cgla"], results["accuracy_only"] = None, True
+    write_run(tmp_path, "api", results)
+    write_run(tmp_path, "full", results_json("org/model-a", {"BG": 50.0}, 50.0, 40.0, 10))
+    frame = leaderboard_frame(load_entries(tmp_path))
+    assert list(frame["Run"]) == ["api", "full"]
+    assert frame.loc[0, "Mode"].endswith("(accuracy only)") and math.isnan(frame.loc[0, "CGLA_acc"])
+    assert not frame.loc[1, "Mode"].endswith("(accuracy only)")
