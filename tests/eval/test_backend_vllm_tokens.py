@@ -3,11 +3,14 @@ and the check that the engine ran our tokens (BOS included). The engine itself: 
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from mmspubench.dataset_builder.errors import MMSpuBenchError
 from mmspubench.eval.backends.vllm_engine import check_same_tokens, continuation_sum
+from mmspubench.eval.cli import main
 
 IMAGE = 4
 
@@ -43,3 +46,19 @@ def test_missing_logprob_is_an_error() -> None:
     ours = ran = [1, 10, 20]
     with pytest.raises(MMSpuBenchError, match="no log-probability"):
         continuation_sum(ours, 2, ran, [None, {10: _Logprob(-1)}, {99: _Logprob(-1)}], IMAGE)
+
+
+def test_reserved_engine_args_refused_before_loading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["eval", "--backend", "vllm", "--limit", "1", "--out", str(tmp_path / "run")]
+    assert main([*argv, "--engine-args", '{"dtype": "half", "max_model_len": 512}']) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("mmspubench eval: error: --engine-args: dtype are set by their own options")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
+def test_missing_vllm_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--backend", "vllm", "--limit", "1", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "vLLM is not installed" in err and not (tmp_path / "run" / "samples.jsonl").exists()
