@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import transformers
 from mmspubench.eval.cli import main
 
@@ -19,3 +20,12 @@ def test_transformers_run_records_its_backend(tmp_path: Path) -> None:
         "settings": {"scorer": "plain", "batch_size": 8, "device": "cpu"},
     }
     assert results["config"]["batch_size"] == 8 and results["accuracy_only"] is False
+
+
+def test_vllm_refuses_several_launched_processes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    assert main(["eval", "--backend", "vllm", "--out", "unused"]) == 2
+    assert "--backend vllm runs in one process" in capsys.readouterr().err
