@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("openai", reason="the api extra (openai) is not installed")
+
 from mmspubench.dataset_builder.errors import MMSpuBenchError
 from mmspubench.eval.backends import BackendOptions, check_options, parse_engine_args
 from mmspubench.eval.backends.openai_api import NO_PROMPT_LOGPROBS, continuation_sum, render_messages
