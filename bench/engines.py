@@ -76,7 +76,7 @@ def load_items(n: int) -> list[Any]:
 def time_engine(model: Any, items: list[Any], batch: int, max_new_tokens: int) -> dict[str, Any]:
     """Warm up on one chunk, then run accuracy (generate) and CGLA over ``items`` in chunks of ``batch``."""
     from mmspubench.eval import prompts
-    from mmspubench.eval.records import RunConfig
+    from mmspubench.eval.config import RunConfig
     from mmspubench.eval.runner import Clock, evaluate_items
 
     config = RunConfig(

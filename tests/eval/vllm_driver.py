@@ -17,7 +17,7 @@ def main() -> None:
     from mmspubench.dataset_builder.load import load_pinned
     from mmspubench.eval import prompts
     from mmspubench.eval.backends import DEFAULT_BATCH_SIZE, BackendOptions, load_backend
-    from mmspubench.eval.records import RunConfig
+    from mmspubench.eval.config import RunConfig
     from mmspubench.eval.runner import run_eval
 
     dataset = str(default_dataset_dir())
@@ -38,8 +38,9 @@ def main() -> None:
             model=model,
             dataset=dataset,
             metrics=metrics,
-            answer_mode=mode,  # type: ignore[arg-type]
-            scorer=scorer,  # type: ignore[arg-type]
+            answer_mode=mode,
+            scorer=scorer,
+            backend=backend,
             batch_size=batch,
             limit=int(limit),
             prompts=prompts.prompt_spec(),
