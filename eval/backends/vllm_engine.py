@@ -186,8 +186,8 @@ def _platform_defaults(engine_args: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
     """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``."""
-    from mmspubench.eval.hooks import hooks_for
     from mmspubench.eval.config import DTYPES
+    from mmspubench.eval.hooks import hooks_for
     from mmspubench.eval.loading import _first_line, _load_processor, resolve_model
     from transformers import AutoConfig
 
