@@ -188,6 +188,7 @@ class TransformersVLM:
     def _family(self) -> str:
         return str(getattr(getattr(self.model, "config", None), "model_type", "?"))
 
+
 def render_chat(processor: Any, hooks: FamilyHooks, prompt: ChatPrompt) -> str:
     """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix.
 
