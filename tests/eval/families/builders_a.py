@@ -7,8 +7,12 @@ from pathlib import Path
 from mmspubench.eval.families import without_video
 
 from tests.eval.families.common import (
+    PINPOINTS,
     chatml_template,
     clip_vision,
+    llava_next_config_kwargs,
+    llava_next_images,
+    llava_processor_kwargs,
     save,
     siglip_vision,
     text_config,
@@ -16,34 +20,14 @@ from tests.eval.families.common import (
     tokenizer,
 )
 
-PINPOINTS = [[32, 32], [32, 64], [64, 32]]
-
 
 def build_llava_next(folder: Path) -> Path:
     """LLaVA-NeXT: any-resolution tiles (base view + up to 2 tiles), unpadded features with row ends."""
     from transformers import LlavaNextConfig, LlavaNextForConditionalGeneration, LlavaNextProcessor
-    from transformers.models.llava_next.image_processing_pil_llava_next import LlavaNextImageProcessorPil
 
     tok = tokenizer(["<image>"], add_bos=True)
-    images = LlavaNextImageProcessorPil(
-        size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}, image_grid_pinpoints=PINPOINTS
-    )
-    processor = LlavaNextProcessor(
-        image_processor=images,
-        tokenizer=tok,
-        patch_size=8,
-        vision_feature_select_strategy="default",
-        num_additional_image_tokens=1,
-        chat_template=chatml_template("<image>\n"),
-    )
-    config = LlavaNextConfig(
-        vision_config=clip_vision(),
-        text_config=text_config(tok, model_type="llama"),
-        image_token_index=token_id(tok, "<image>"),
-        image_grid_pinpoints=PINPOINTS,
-        vision_feature_select_strategy="default",
-        vision_feature_layer=-1,
-    )
+    processor = LlavaNextProcessor(image_processor=llava_next_images(), **llava_processor_kwargs(tok))
+    config = LlavaNextConfig(**llava_next_config_kwargs(tok))
     return save(folder, lambda: LlavaNextForConditionalGeneration(config), processor)
 
 
@@ -96,14 +80,7 @@ def build_vipllava(folder: Path) -> Path:
     images = CLIPImageProcessorPil(
         size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32}, do_center_crop=False
     )
-    processor = LlavaProcessor(
-        image_processor=images,
-        tokenizer=tok,
-        patch_size=8,
-        vision_feature_select_strategy="default",
-        num_additional_image_tokens=1,
-        chat_template=chatml_template("<image>\n"),
-    )
+    processor = LlavaProcessor(image_processor=images, **llava_processor_kwargs(tok))
     config = VipLlavaConfig(
         vision_config=clip_vision(),
         text_config=text_config(tok, model_type="llama"),

@@ -48,6 +48,13 @@ def _qwen_processor(cls: type, tok: Any, patch: int = 8) -> Any:
     )
 
 
+QWEN3_ROPE = {
+    "rope_type": "default",
+    "rope_theta": 10000.0,
+    "mrope_section": [2, 3, 3],
+    "mrope_interleaved": True,
+}
+"""Qwen3-VL's interleaved 3-D rotary positions (time, height, width sections of the 8 rotary pairs)."""
 QWEN_VISION = {"depth": 2, "hidden_size": 32, "num_heads": 2, "patch_size": 8, "spatial_merge_size": 2}
 
 
@@ -86,14 +93,8 @@ def qwen3_vl_like(folder: Path, config_cls: Any, model_cls: Any, **text_extra: A
     from transformers import Qwen3VLProcessor
 
     tok = tokenizer(QWEN_SPECIALS)
-    rope = {
-        "rope_type": "default",
-        "rope_theta": 10000.0,
-        "mrope_section": [2, 3, 3],
-        "mrope_interleaved": True,
-    }
     config = config_cls(
-        text_config=text_config(tok, rope_parameters=rope, **text_extra),
+        text_config=text_config(tok, rope_parameters=dict(QWEN3_ROPE), **text_extra),
         vision_config={
             **QWEN_VISION,
             "intermediate_size": 64,
@@ -119,15 +120,9 @@ def qwen3_5_like(folder: Path, config_cls: Any, model_cls: Any, **text_extra: An
     from transformers import Qwen3VLProcessor
 
     tok = tokenizer(QWEN_SPECIALS)
-    rope = {
-        "rope_type": "default",
-        "rope_theta": 10000.0,
-        "mrope_section": [2, 3, 3],
-        "mrope_interleaved": True,
-    }
     text = text_config(
         tok,
-        rope_parameters=rope,
+        rope_parameters=dict(QWEN3_ROPE),
         layer_types=["linear_attention", "full_attention"],
         linear_conv_kernel_dim=2,
         linear_key_head_dim=8,

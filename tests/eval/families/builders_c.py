@@ -10,7 +10,9 @@ from mmspubench.eval.families import without_video
 from tests.eval.families.common import (
     SEED,
     chatml_template,
-    clip_vision,
+    llava_next_config_kwargs,
+    llava_next_images,
+    llava_processor_kwargs,
     save,
     siglip_vision,
     text_config,
@@ -138,35 +140,17 @@ def build_ovis2(folder: Path) -> Path:
 def build_llava_next_video(folder: Path) -> Path:
     """LLaVA-NeXT-Video: LLaVA-NeXT with a video part (its video processor comes first in ``__init__``)."""
     from transformers import (
-        LlavaNextImageProcessorPil,
         LlavaNextVideoConfig,
         LlavaNextVideoForConditionalGeneration,
         LlavaNextVideoProcessor,
     )
 
-    pinpoints = [[32, 32], [32, 64], [64, 32]]
     tok = tokenizer(["<image>", "<video>"], add_bos=True)
-    images = LlavaNextImageProcessorPil(
-        size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}, image_grid_pinpoints=pinpoints
-    )
     processor = without_video(LlavaNextVideoProcessor)(
-        video_processor=None,
-        image_processor=images,
-        tokenizer=tok,
-        patch_size=8,
-        vision_feature_select_strategy="default",
-        num_additional_image_tokens=1,
-        chat_template=chatml_template("<image>\n"),
+        video_processor=None, image_processor=llava_next_images(), **llava_processor_kwargs(tok)
     )
     config = LlavaNextVideoConfig(
-        vision_config=clip_vision(),
-        text_config=text_config(tok, model_type="llama"),
-        image_token_index=token_id(tok, "<image>"),
-        video_token_index=token_id(tok, "<video>"),
-        image_grid_pinpoints=pinpoints,
-        vision_feature_select_strategy="default",
-        vision_feature_layer=-1,
-        spatial_pool_stride=2,
+        **llava_next_config_kwargs(tok), video_token_index=token_id(tok, "<video>"), spatial_pool_stride=2
     )
     return save(folder, lambda: LlavaNextVideoForConditionalGeneration(config), processor)
 

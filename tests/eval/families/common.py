@@ -11,6 +11,8 @@ from mmspubench.eval.tiny.tokenizer import train_tokenizer
 from transformers import PreTrainedTokenizerBase
 
 SEED = 7
+PINPOINTS = [[32, 32], [32, 64], [64, 32]]
+"""Any-resolution grid of the LLaVA-NeXT-style families (base view + up to 2 tiles)."""
 
 
 def chatml_template(image_text: str, bos: str = "") -> str:
@@ -88,6 +90,39 @@ def siglip_vision(image_size: int = 32, patch_size: int = 8, **extra: Any) -> di
         "image_size": image_size,
         "patch_size": patch_size,
         **extra,
+    }
+
+
+def llava_processor_kwargs(tok: PreTrainedTokenizerBase) -> dict[str, Any]:
+    """What every LLaVA-style processor takes besides its image processor: 8-pixel patches, the CLS
+    feature dropped ("default" strategy) and counted (one additional token), ``<image>`` then a line."""
+    return {
+        "tokenizer": tok,
+        "patch_size": 8,
+        "vision_feature_select_strategy": "default",
+        "num_additional_image_tokens": 1,
+        "chat_template": chatml_template("<image>\n"),
+    }
+
+
+def llava_next_images() -> Any:
+    """LLaVA-NeXT's image processor on the tiny grid (32-pixel base view, :data:`PINPOINTS` tiles)."""
+    from transformers.models.llava_next.image_processing_pil_llava_next import LlavaNextImageProcessorPil
+
+    return LlavaNextImageProcessorPil(
+        size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}, image_grid_pinpoints=PINPOINTS
+    )
+
+
+def llava_next_config_kwargs(tok: PreTrainedTokenizerBase) -> dict[str, Any]:
+    """The config of a LLaVA-NeXT-shaped model: CLIP tower, Llama decoder, any-resolution grid."""
+    return {
+        "vision_config": clip_vision(),
+        "text_config": text_config(tok, model_type="llama"),
+        "image_token_index": token_id(tok, "<image>"),
+        "image_grid_pinpoints": PINPOINTS,
+        "vision_feature_select_strategy": "default",
+        "vision_feature_layer": -1,
     }
 
 
