@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mmspubench.eval.tiny.tokenizer import CORPUS_WORDS, TINY_CHAT_TEMPLATE, train_tokenizer
+from mmspubench.eval.tiny.llava import llava_processor
+from mmspubench.eval.tiny.tokenizer import CORPUS_WORDS, train_tokenizer
 
 BENCH_WORDS: tuple[str, ...] = (
     "wooden",
@@ -122,7 +123,6 @@ def build_llava(
         LlamaConfig,
         LlavaConfig,
         LlavaForConditionalGeneration,
-        LlavaProcessor,
     )
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
@@ -171,14 +171,7 @@ def build_llava(
     image_processor = CLIPImageProcessorPil(
         size={"shortest_edge": side}, crop_size={"height": side, "width": side}
     )
-    processor = LlavaProcessor(
-        image_processor=image_processor,
-        tokenizer=tokenizer,
-        patch_size=shape.patch_size,
-        vision_feature_select_strategy="default",
-        num_additional_image_tokens=1,
-        chat_template=TINY_CHAT_TEMPLATE,
-    )
+    processor = llava_processor(tokenizer, image_processor, shape.patch_size)
     return model, processor
 
 

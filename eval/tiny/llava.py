@@ -102,14 +102,22 @@ def build_tokenizer(items: Sequence[Item], vocab_size: int) -> Any:
 
 def build_processor(tokenizer: Any, arch: Architecture) -> LlavaProcessor:
     """LLaVA processor: fixed-size resize, CLIP normalisation, one image token per patch."""
-    from transformers import CLIPImageProcessorPil, LlavaProcessor
+    from transformers import CLIPImageProcessorPil
 
     side = {"height": arch.image_size, "width": arch.image_size}
     images = CLIPImageProcessorPil(size=side, crop_size=side, do_center_crop=False, do_resize=True)
+    return llava_processor(tokenizer, images, arch.patch_size)
+
+
+def llava_processor(tokenizer: Any, images: Any, patch_size: int) -> LlavaProcessor:
+    """A LLaVA processor over ``images`` (an image processor) with the bundled chat template; the
+    vision tower's CLS feature is dropped ("default" strategy) and counted (one additional token)."""
+    from transformers import LlavaProcessor
+
     return LlavaProcessor(
         image_processor=images,
         tokenizer=tokenizer,
-        patch_size=arch.patch_size,
+        patch_size=patch_size,
         vision_feature_select_strategy="default",
         num_additional_image_tokens=1,
         chat_template=TINY_CHAT_TEMPLATE,
