@@ -78,21 +78,16 @@ def make_run(root: Path, model_id: str = "org/model", revision: str = REVISION, 
     return root / "results.json"
 
 
+def _submit_dry_run(results_path: Path, out: Path) -> int:
+    """``submit RESULTS --model-repo org/model --dry-run OUT`` against the published revision."""
+    argv = ["submit", str(results_path), "--model-repo", "org/model", "--dry-run", str(out)]
+    return main([*argv, "--dataset-revision", REVISION])
+
+
 def test_dry_run_yaml_parses_with_huggingface_hub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results_path = make_run(tmp_path / "run")
     out = tmp_path / "out"
-    status = main(
-        [
-            "submit",
-            str(results_path),
-            "--model-repo",
-            "org/model",
-            "--dry-run",
-            str(out),
-            "--dataset-revision",
-            REVISION,
-        ]
-    )
+    status = _submit_dry_run(results_path, out)
     assert status == 0
     written = out / YAML_PATH
     entries = parse_eval_result_entries(yaml.safe_load(written.read_text()))
@@ -153,18 +148,7 @@ def test_cli_refuses_edited_aggregates_in_one_line(
     results_path = make_run(tmp_path / "run")
     _edit(results_path, lambda r: r["accuracy"]["by_type"].update(BG=99.0))
     out = tmp_path / "out"
-    status = main(
-        [
-            "submit",
-            str(results_path),
-            "--model-repo",
-            "org/model",
-            "--dry-run",
-            str(out),
-            "--dataset-revision",
-            REVISION,
-        ]
-    )
+    status = _submit_dry_run(results_path, out)
     err = capsys.readouterr().err
     assert status == 2
     assert err.count("\n") == 1 and "accuracy.by_type.BG" in err and "recomputed" in err
