@@ -65,18 +65,9 @@ def text_config(tok: PreTrainedTokenizerBase, eos_token: str = "<|im_end|>", **f
 
 
 def clip_vision(image_size: int = 32, patch_size: int = 8, **extra: Any) -> dict[str, Any]:
-    """A CLIP-like vision tower (``model_type`` clip_vision_model)."""
-    return {
-        "model_type": "clip_vision_model",
-        "hidden_size": 32,
-        "intermediate_size": 64,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 2,
-        "image_size": image_size,
-        "patch_size": patch_size,
-        "projection_dim": 32,
-        **extra,
-    }
+    """A CLIP-like vision tower (``model_type`` clip_vision_model): the SigLIP sizes plus a projection."""
+    tower = siglip_vision(image_size, patch_size, projection_dim=32, **extra)
+    return {**tower, "model_type": "clip_vision_model"}
 
 
 def siglip_vision(image_size: int = 32, patch_size: int = 8, **extra: Any) -> dict[str, Any]:
