@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from mmspubench import __version__
+from mmspubench.curate import cli as curate_cli
 from mmspubench.dataset_builder import cli as builder_cli
 from mmspubench.eval import commands as eval_cli
 from mmspubench.guard import run_guarded
@@ -27,6 +28,7 @@ EPILOG = """examples:
   mmspubench push --repo-dir repo --repo-id org/MM-SpuBench --dry-run
   mmspubench submit runs/default/results.json --model-repo org/model --dry-run out
   mmspubench space --port 7860
+  mmspubench curate select --data images/ --source-name ObjectNet --out cand   # then annotate, review, export
 """
 
 
@@ -43,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     builder_cli.register(sub)
     eval_cli.register(sub)
     space_cli.register(sub)
+    curate_cli.register(sub)
     return parser
 
 

