@@ -21,20 +21,18 @@ STAGING_PATTERN = re.compile(r"^\.(?P<name>.+)\.building-(?P<pid>[1-9]\d{0,9})-[
 """Names of the staging folders this tool creates (``tempfile.mkdtemp`` suffix last)."""
 
 
-def check_out_vs_source(source: Path, out: Path) -> None:
-    """Refuse an ``--out`` whose replacement would delete or change the raw release."""
+def check_out_vs_source(source: Path, out: Path, flag: str = "--source") -> None:
+    """Refuse an ``--out`` whose replacement would delete or change the input folder ``flag`` names."""
     try:
         src, dst = source.resolve(), out.resolve()
     except (OSError, RuntimeError) as err:
-        raise MMSpuBenchError(f"{out}: cannot resolve --out or --source ({err})") from None
+        raise MMSpuBenchError(f"{out}: cannot resolve --out or {flag} ({err})") from None
     if src == dst:
-        raise MMSpuBenchError(f"{out}: --out is the --source folder; building there would delete the input")
+        raise MMSpuBenchError(f"{out}: --out is the {flag} folder; writing there would delete the input")
     if src.is_relative_to(dst):
-        raise MMSpuBenchError(f"{out}: --out contains --source {source}; replacing it would delete the input")
+        raise MMSpuBenchError(f"{out}: --out contains {flag} {source}; replacing it would delete the input")
     if dst.is_relative_to(src):
-        raise MMSpuBenchError(
-            f"{out}: --out lies inside --source {source}; choose a folder outside the raw release"
-        )
+        raise MMSpuBenchError(f"{out}: --out lies inside {flag} {source}; choose a folder outside it")
 
 
 def _process_alive(pid: int) -> bool:

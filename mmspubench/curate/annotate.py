@@ -20,12 +20,15 @@ from typing import Any
 
 from mmspubench.curate import prompts
 from mmspubench.curate.backends import Annotator, Request, open_annotator
+from mmspubench.curate.paths import check_out
 from mmspubench.curate.select import read_candidates
 from mmspubench.curate.sources import ImageSource, reopen_source
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.images import check_image
+from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE, IMAGES_DIR, RawEntry, validate_entry
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, NUM_OPTIONS
+from mmspubench.dataset_builder.staging import check_out_vs_source
 from mmspubench.errors import MMSpuBenchError
 
 PROVENANCE_FILE = "provenance.jsonl"
@@ -85,15 +88,17 @@ def compose_options(class_name: str, above: list[str], letter: str) -> list[str]
 
 def run_annotate(cand: Path, config: AnnotateConfig, out: Path, *, overwrite: bool = False) -> AnnotateResult:
     """Annotate every candidate of ``cand`` into the draft folder ``out``."""
-    out = Path(out)
     if config.attempts < 1:
         raise MMSpuBenchError(f"--attempts {config.attempts}: expected a positive integer")
-    if (out.exists() or out.is_symlink()) and not overwrite:
-        raise MMSpuBenchError(f"{out}: --out already exists; pass --overwrite to replace it")
+    out = check_out(out, overwrite, {"--candidates": Path(cand)})
     selection, candidates = read_candidates(Path(cand))
     if not candidates:
         raise MMSpuBenchError(f"{cand}/candidates.jsonl: no candidates to annotate")
-    source = reopen_source(selection["parameters"]["source"])
+    described = selection["parameters"]["source"]
+    if described["kind"] == "folder":
+        check_out_vs_source(Path(described["path"]), out, "--data of the selection")
+    source = reopen_source(described)
+    check_refs(Path(cand), candidates, source)
     annotator = open_annotator(
         config.backend,
         config.model,
@@ -106,6 +111,17 @@ def run_annotate(cand: Path, config: AnnotateConfig, out: Path, *, overwrite: bo
     letters = balanced_letters(len(candidates), config.seed)
     jobs = [_job(c, letter) for c, letter in zip(candidates, letters, strict=True)]
     return replace_folder(out, lambda folder: _fill(folder, jobs, annotator, config, source))
+
+
+def check_refs(cand: Path, candidates: list[dict[str, Any]], source: ImageSource) -> None:
+    """Every candidate names an image of the source it was selected from (nothing outside it)."""
+    refs = {(item.ref, item.class_name) for item in source.items}
+    for candidate in candidates:
+        if (candidate["image"], candidate["class_name"]) not in refs:
+            raise MMSpuBenchError(
+                f"{cand / 'candidates.jsonl'}: candidate {candidate['id']!r}: image {candidate['image']!r} "
+                f"of class {candidate['class_name']!r} is not in the source {source.describe()['path']}"
+            )
 
 
 def _job(candidate: dict[str, Any], letter: str) -> _Job:
@@ -176,9 +192,9 @@ def _accept(folder: Path, job: _Job, raw: str, source: ImageSource) -> str | Non
     """Parse, compose and validate one answer; on success store the record and the image."""
     cand = job.candidate
     try:
-        answer = json.loads(raw)
-    except json.JSONDecodeError as err:
-        return f"answer is not valid JSON ({err})"
+        answer = loads_strict(raw, "answer")
+    except MMSpuBenchError as err:
+        return str(err)
     if not isinstance(answer, dict):
         return f"answer is {type(answer).__name__}; expected a JSON object"
     above = [a["class_name"] for a in cand["above"]]

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from mmspubench.curate.agreement import krippendorff_alpha
+from mmspubench.curate.paths import check_out
 from mmspubench.curate.review_db import Review, all_reviews, latest_per_annotator, open_db
 from mmspubench.curate.review_handlers import Draft, apply_edits, image_file, load_draft, raw_fields
 from mmspubench.dataset_builder.builder import validate_release
@@ -69,9 +70,7 @@ def run_export(
         raise MMSpuBenchError(f"--min-annotators {config.min_annotators}: expected 1 or more")
     if not 1.0 <= config.min_mean_rating <= 5.0:
         raise MMSpuBenchError(f"--min-mean-rating {config.min_mean_rating}: expected a number from 1 to 5")
-    out = Path(out)
-    if (out.exists() or out.is_symlink()) and not overwrite:
-        raise MMSpuBenchError(f"{out}: --out already exists; pass --overwrite to replace it")
+    out = check_out(out, overwrite, {"--draft": Path(draft_folder), "--db": Path(db)})
     draft = load_draft(Path(draft_folder))
     reviews = all_reviews(open_db(Path(db), create=False))
     known = {r.id for r in draft.records}

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.errors import MMSpuBenchError
 
 SCHEMA_VERSION = "1"
@@ -143,10 +144,9 @@ def all_reviews(path: Path) -> list[Review]:
         rows = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM reviews ORDER BY seq").fetchall()
     out = []
     for seq, item_id, annotator, rating, decision, edits, comment, created_at in rows:
-        try:
-            parsed = json.loads(edits)
-        except json.JSONDecodeError:
-            raise MMSpuBenchError(f"{path}: review {seq}: edits are not valid JSON") from None
+        parsed = loads_strict(edits, f"{path}: review {seq}: edits")
+        if not isinstance(parsed, dict):
+            raise MMSpuBenchError(f"{path}: review {seq}: edits are not a JSON object")
         out.append(Review(seq, item_id, annotator, rating, decision, parsed, comment, created_at))
     return out
 

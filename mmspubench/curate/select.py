@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.curate.clip import DEFAULT_CLIP, ZeroShotClip, load_clip, rank_rows
+from mmspubench.curate.paths import check_out
 from mmspubench.curate.sources import ImageSource, SourceItem, open_source
 from mmspubench.dataset_builder.folders import swap_into
+from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.dataset_builder.raw import parse_source
 from mmspubench.dataset_builder.schema import SOURCES
 from mmspubench.errors import MMSpuBenchError
@@ -82,9 +84,8 @@ def check_config(config: SelectConfig) -> SelectConfig:
 def run_select(config: SelectConfig, out: Path, *, overwrite: bool = False) -> dict[str, Any]:
     """Select candidates from ``config.data`` into ``out``; returns the ``selection.json`` content."""
     config = check_config(config)
-    out = Path(out)
-    if (out.exists() or out.is_symlink()) and not overwrite:
-        raise MMSpuBenchError(f"{out}: --out already exists; pass --overwrite to replace it")
+    data = Path(config.data).expanduser()
+    out = check_out(out, overwrite, {"--data": data} if data.exists() else {})
     source = open_source(
         config.data, split=config.split, image_column=config.image_column, label_column=config.label_column
     )
@@ -118,11 +119,9 @@ def _resume_state(stage: Path, params: dict[str, Any]) -> dict[str, Any]:
     state_path = stage / STATE_FILE
     if state_path.is_file():
         try:
-            state: dict[str, Any] = json.loads(state_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise MMSpuBenchError(
-                f"{state_path}: unreadable resume state; delete {stage} to start over"
-            ) from None
+            state: dict[str, Any] = load_file(state_path, _object)
+        except MMSpuBenchError as err:
+            raise MMSpuBenchError(f"{err}; delete {stage} to start over") from None
         if state.get("params") != params:
             raise MMSpuBenchError(
                 f"{stage}: an interrupted selection with other parameters; delete it or rerun with the same ones"
@@ -199,19 +198,56 @@ def _publish(stage: Path, out: Path) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _object(value: Any) -> str | None:
+    return None if isinstance(value, dict) else f"top level is {type(value).__name__}; expected a JSON object"
+
+
 def read_candidates(cand: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``(selection.json, candidates)`` of a folder written by ``curate select``."""
+    """``(selection.json, candidates)`` of a folder written by ``curate select``, every line checked."""
     selection_path, lines_path = cand / SELECTION_FILE, cand / CANDIDATES_FILE
     for path in (selection_path, lines_path):
         if not path.is_file():
             raise MMSpuBenchError(
                 f"{path}: not found; expected a folder written by `mmspubench curate select`"
             )
-    try:
-        selection = json.loads(selection_path.read_text(encoding="utf-8"))
-        candidates = [
-            json.loads(line) for line in lines_path.read_text(encoding="utf-8").splitlines() if line.strip()
-        ]
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise MMSpuBenchError(f"{cand}: candidates or selection file is not valid JSON ({err})") from None
+    selection = load_file(selection_path, _object)
+    params = selection.get("parameters")
+    source = params.get("source") if isinstance(params, dict) else None
+    if not isinstance(source, dict) or source.get("kind") not in ("folder", "dataset"):
+        raise MMSpuBenchError(
+            f"{selection_path}: parameters.source missing or unknown; rerun `curate select`"
+        )
+    candidates = []
+    for number, line in enumerate(lines_path.read_bytes().splitlines(), start=1):
+        if line.strip():
+            where = f"{lines_path}: line {number}"
+            candidate = loads_strict(line, where)
+            problem = candidate_problem(candidate)
+            if problem:
+                raise MMSpuBenchError(f"{where}: {problem}")
+            candidates.append(candidate)
     return selection, candidates
+
+
+_CANDIDATE_TYPES: dict[str, tuple[type, ...]] = {
+    "id": (str,),
+    "image": (str, int),
+    "class_name": (str,),
+    "true_rank": (int,),
+    "above": (list,),
+    "source": (str,),
+}
+
+
+def candidate_problem(candidate: Any) -> str | None:
+    """Why a ``candidates.jsonl`` line is not a candidate ``select`` writes, or ``None``."""
+    if not isinstance(candidate, dict):
+        return f"a {type(candidate).__name__}; expected a JSON object"
+    for key, types in _CANDIDATE_TYPES.items():
+        value = candidate.get(key)
+        if not isinstance(value, types) or isinstance(value, bool):
+            return f"field {key!r}: expected {' or '.join(t.__name__ for t in types)}, got {value!r}"
+    for above in candidate["above"]:
+        if not (isinstance(above, dict) and isinstance(above.get("class_name"), str)):
+            return f"field 'above': {above!r} is not an object with a 'class_name' string"
+    return None

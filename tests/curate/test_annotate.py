@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -317,3 +318,64 @@ def test_a_served_model_without_image_support_is_one_line(
     err = one_error_line(capsys.readouterr().err)
     assert "'text-only': the server refused the request" in err and "vision-language model" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def _edited_candidates(cand: Path, out: Path, edit: Any) -> Path:
+    """A copy of ``cand`` whose first candidate line is replaced by ``edit(line)`` (text)."""
+    out.mkdir()
+    (out / "selection.json").write_text((cand / "selection.json").read_text())
+    lines = (cand / "candidates.jsonl").read_text().splitlines()
+    (out / "candidates.jsonl").write_text("\n".join([edit(lines[0]), *lines[1:]]) + "\n")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda line: line[:-1] + ', "id": "x"}', "key 'id' appears twice"),
+        (lambda line: line.replace('"true_rank"', '"rank"'), "field 'true_rank': expected int, got None"),
+        (lambda line: line.replace('"above": [', '"above": [7, '), "field 'above': 7 is not an object"),
+        (lambda line: "[1, 2]", "line 1: a list; expected a JSON object"),
+        (lambda line: line[:10], "line 1: not valid JSON"),
+        (
+            lambda line: re.sub(r'"image": "[^"]*"', '"image": "../outside.png"', line),
+            "image '../outside.png' of class",
+        ),
+    ],
+)
+def test_a_bad_candidate_line_is_one_line_and_writes_nothing(
+    edit: Any, message: str, candidates: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cand = _edited_candidates(candidates, tmp_path / "cand", edit)
+    draft = tmp_path / "draft"
+    assert _annotate(cand, draft, "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1") == 2
+    err = one_error_line(capsys.readouterr().err)
+    assert "candidates.jsonl" in err and message in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cand"]
+
+
+def test_an_answer_with_a_repeated_key_is_retried(
+    candidates: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    twice = json.dumps(VALID)[:-1] + ', "question": "Which one?"}'
+    _scripted(monkeypatch, {0: [twice, json.dumps(VALID)]})
+    draft = tmp_path / "draft"
+    assert (
+        _annotate(_first_candidates(candidates, tmp_path / "cand", 1), draft, "--backend", "transformers")
+        == 0
+    )
+    first = json.loads((draft / "provenance.jsonl").read_text().splitlines()[0])
+    assert first["status"] == "ok" and "key 'question' appears twice" in first["attempts"][0]["error"]
+
+
+def test_the_draft_cannot_replace_its_candidates(
+    candidates: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cand = _first_candidates(candidates, tmp_path / "cand", 1)
+    before = sorted(p.name for p in cand.iterdir())
+    args = ("--backend", "transformers", "--overwrite")
+    assert _annotate(cand, cand / "draft", *args) == 2
+    assert "--out lies inside --candidates" in one_error_line(capsys.readouterr().err)
+    assert _annotate(cand, cand, *args) == 2
+    assert "--out is the --candidates folder" in one_error_line(capsys.readouterr().err)
+    assert sorted(p.name for p in cand.iterdir()) == before

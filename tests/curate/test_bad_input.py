@@ -128,3 +128,12 @@ def test_a_template_without_a_slot(
 ) -> None:
     assert _run(image_tree, tiny_clip, tmp_path / "cand", "--prompt-template", "a photo") == 2
     assert "expected exactly one '{}'" in _one_line(capsys)
+
+
+def test_out_inside_the_image_folder_is_refused(
+    tiny_clip: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_class_tree(tmp_path / "imgs", 1, ("apple", "bicycle"))
+    assert _run(root, tiny_clip, root / "cand") == 2
+    assert "--out lies inside --data" in _one_line(capsys)
+    _nothing_written(root, {"apple", "bicycle"})

@@ -183,3 +183,18 @@ def test_the_review_page_wires_every_output(draft: Path, tmp_path: Path) -> None
         add_review(db, record.id, "ann", 3, "accept", {}, "")
     done = _show(d, db, "ann", "")
     assert len(done) == len(fns["start"].outputs) and "All items reviewed" in done[2]
+
+
+def test_export_never_replaces_its_inputs(
+    draft: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "raw"
+    out.mkdir()
+    db = open_db(out / "r.sqlite", create=True)  # the database inside the folder --out would replace
+    add_review(db, h.load_draft(draft).records[0].id, "ann1", 5, "accept", {}, "")
+    args = ["curate", "export", "--draft", str(draft), "--db", str(db), "--overwrite", "--out"]
+    assert main([*args, str(out)]) == 2
+    assert "--out contains --db" in one_error_line(capsys.readouterr().err)
+    assert main([*args, str(draft)]) == 2
+    assert "--out is the --draft folder" in one_error_line(capsys.readouterr().err)
+    assert len(all_reviews(db)) == 1 and len(h.load_draft(draft).records) > 0
