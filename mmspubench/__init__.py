@@ -8,8 +8,9 @@ stays light (no torch, no transformers) and ``mmspubench build`` runs without th
     print(results["accuracy"]["overall"], results["cgla"]["acc"])
 
 Parts: ``mmspubench.dataset_builder`` (raw release -> Hub dataset; synthetic release),
-``mmspubench.eval`` (adapters, scoring, metrics, result files), ``mmspubench.space`` (Gradio app).
-Dependency direction: dataset_builder <- eval <- space; ``mmspubench.cli`` sits on top of all three.
+``mmspubench.eval`` (adapters, scoring, metrics, result files), ``mmspubench.space`` (Gradio app),
+``mmspubench.curate`` (the curation pipeline: select, annotate, review, export).
+Dependency direction: dataset_builder <- eval <- space <- curate; ``mmspubench.cli`` sits on top of all.
 """
 
 from __future__ import annotations

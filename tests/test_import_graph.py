@@ -1,4 +1,4 @@
-"""The parts depend one way: dataset_builder <- eval <- space; the package top sits above them all.
+"""The parts depend one way: dataset_builder <- eval <- space <- curate; the package top sits above them all.
 
 Every import statement is read from the source (module level, inside functions and under
 ``TYPE_CHECKING`` alike), so a lazy import cannot hide an upward dependency.
@@ -14,12 +14,18 @@ from pathlib import Path
 import mmspubench
 
 ROOT = Path(__file__).resolve().parents[1]
-PARTS = {"dataset_builder": "dataset_builder", "eval": "eval", "space": "space"}
+PARTS = {
+    "dataset_builder": "dataset_builder",
+    "eval": "eval",
+    "space": "space",
+    "curate": "mmspubench/curate",
+}
 """Package name under ``mmspubench`` -> source folder."""
 ALLOWED: dict[str, set[str]] = {
     "dataset_builder": {"errors", "dataset_builder"},
     "eval": {"errors", "dataset_builder", "eval"},
     "space": {"errors", "dataset_builder", "eval", "space"},
+    "curate": {"errors", "dataset_builder", "eval", "space", "curate"},
 }
 """What each part may import from the ``mmspubench`` namespace (its first component)."""
 ENTRY_POINTS = {"eval/cli.py": "the documented `python -m mmspubench.eval.cli` entry point delegates up"}
@@ -59,6 +65,10 @@ def test_eval_imports_nothing_above_it() -> None:
 
 def test_space_imports_nothing_above_it() -> None:
     assert _upward("space") == []
+
+
+def test_curate_imports_nothing_above_it() -> None:
+    assert _upward("curate") == []
 
 
 def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
