@@ -13,35 +13,12 @@ CLASSES = ("apple", "bicycle", "candle", "dolphin", "easel", "falcon", "guitar",
 
 
 def build_tiny_clip(folder: Path, seed: int = 11, image_size: int = 32) -> Path:
-    """A randomly initialised CLIP (trained BPE tokenizer, CLIPImageProcessor) saved with save_pretrained."""
+    """A randomly initialised CLIP (the tiny models' BPE tokenizer, CLIPImageProcessor) saved with save_pretrained."""
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import (
-        CLIPConfig,
-        CLIPImageProcessor,
-        CLIPModel,
-        CLIPProcessor,
-        PreTrainedTokenizerFast,
-    )
+    from mmspubench.eval.tiny.tokenizer import train_tokenizer
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
-    specials = ["<pad>", "<s>", "</s>", "<unk>"]
-    tok = Tokenizer(models.BPE(unk_token=None))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=specials,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator([f"a photo of a {c}." for c in CLASSES] * 4, trainer)
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>",
-        special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))],
-    )
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
-    )
+    tokenizer = train_tokenizer([], words=("a", "photo", "of", *CLASSES), vocab_size=400)
     config = CLIPConfig(
         text_config={
             "vocab_size": len(tokenizer),
