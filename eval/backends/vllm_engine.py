@@ -80,13 +80,17 @@ class VLLMModel:
         enc = self.processor.tokenizer(text, add_special_tokens=add_special_tokens_for(self.processor, text))
         return [int(t) for t in enc["input_ids"]]
 
+    def prompt(self, image: Image, context: str) -> Any:
+        """The engine input of one rendered prompt: our token ids and the image (``TokensPrompt``)."""
+        return _prompt(self._ids(context), image)
+
     def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
         """Greedy answers of all prompts in one engine call, decoded without special tokens."""
         from vllm import SamplingParams
 
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
-        prompts = [_prompt(self._ids(c), image) for image, c in zip(images, contexts, strict=True)]
+        prompts = [self.prompt(image, c) for image, c in zip(images, contexts, strict=True)]
         params = SamplingParams(temperature=0.0, max_tokens=max_new_tokens, detokenize=False)
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
         return list(

