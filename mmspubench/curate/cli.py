@@ -34,6 +34,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     _add_export(steps)
 
 
+def _add_out(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--out", required=True, type=Path, help=what)
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+
+
 def _add_select(steps: argparse._SubParsersAction[Any]) -> None:
     from mmspubench.curate.clip import DEFAULT_CLIP
 
@@ -58,8 +63,7 @@ def _add_select(steps: argparse._SubParsersAction[Any]) -> None:
         "--label-column", default="label", help="ClassLabel or string label column (datasets only)"
     )
     p.add_argument("--device", default="cpu", help="torch device of CLIP (default cpu)")
-    p.add_argument("--out", required=True, type=Path, help="candidates folder to create")
-    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    _add_out(p, "candidates folder to create")
     p.set_defaults(func=_run_select)
 
 
@@ -81,8 +85,7 @@ def _add_annotate(steps: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the answer-letter balance (default 0)")
     p.add_argument("--max-new-tokens", type=int, default=768, help="generation budget per request")
     p.add_argument("--device", default="cpu", help="torch device (transformers backend)")
-    p.add_argument("--out", required=True, type=Path, help="draft folder to create (a raw release)")
-    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    _add_out(p, "draft folder to create (a raw release)")
     p.set_defaults(func=_run_annotate)
 
 
@@ -110,8 +113,7 @@ def _add_export(steps: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--db", required=True, type=Path, help="SQLite file written by `curate review`")
     p.add_argument("--min-annotators", type=int, default=1, help="annotators needed per item (default 1)")
     p.add_argument("--min-mean-rating", type=float, default=3.0, help="mean rating needed (default 3)")
-    p.add_argument("--out", required=True, type=Path, help="raw release folder to create")
-    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    _add_out(p, "raw release folder to create")
     p.set_defaults(func=_run_export)
 
 

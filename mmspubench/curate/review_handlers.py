@@ -18,21 +18,13 @@ from mmspubench.curate.review_db import add_review, all_reviews, open_db
 from mmspubench.dataset_builder.builder import validate_release
 from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.raw import RawEntry, validate_entry
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, REQUIRED_FIELDS, Item
 from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-EDITABLE = (
-    "question",
-    "options",
-    "answer",
-    "class_name",
-    "core_attributes",
-    "spurious_attributes",
-    "spurious_types",
-)
+EDITABLE = tuple(name for name in REQUIRED_FIELDS if name not in ("id", "image", "source"))
 """Fields an annotator may change."""
 
 

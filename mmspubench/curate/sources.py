@@ -75,7 +75,24 @@ def open_rgb(path: Path) -> Image:
         raise MMSpuBenchError(f"{path}: not a readable image ({type(err).__name__}: {err})") from None
 
 
-class FolderSource:
+class _Listed:
+    """The listing part of a source: class names and items, fixed when the source is opened."""
+
+    _classes: tuple[str, ...]
+    _items: tuple[SourceItem, ...]
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        """Every class name, in a fixed order."""
+        return self._classes
+
+    @property
+    def items(self) -> tuple[SourceItem, ...]:
+        """Every image, in a fixed order."""
+        return self._items
+
+
+class FolderSource(_Listed):
     """``ROOT/<class name>/*.jpg|jpeg|png``: every class folder must hold at least one image and
     nothing else (no other files, no sub-folders), so nothing is skipped silently."""
 
@@ -106,14 +123,6 @@ class FolderSource:
         self._classes = tuple(p.name for p in classes)
         self._items = tuple(items)
 
-    @property
-    def class_names(self) -> tuple[str, ...]:
-        return self._classes
-
-    @property
-    def items(self) -> tuple[SourceItem, ...]:
-        return self._items
-
     def describe(self) -> dict[str, Any]:
         return {"kind": "folder", "path": str(self.root)}
 
@@ -121,7 +130,7 @@ class FolderSource:
         return open_rgb(self.root / str(ref))
 
 
-class DatasetSource:
+class DatasetSource(_Listed):
     """A ``datasets`` dataset (local folder or Hub id) with an Image column and a label column
     holding ClassLabel integers or class-name strings."""
 
@@ -167,14 +176,6 @@ class DatasetSource:
         if not items:
             raise MMSpuBenchError(f"--data {self.data}: split {self.split!r} has no rows")
         return names, tuple(items)
-
-    @property
-    def class_names(self) -> tuple[str, ...]:
-        return self._classes
-
-    @property
-    def items(self) -> tuple[SourceItem, ...]:
-        return self._items
 
     def describe(self) -> dict[str, Any]:
         return {

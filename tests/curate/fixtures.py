@@ -99,6 +99,12 @@ def independent_ranks(clip_dir: Path, root: Path, template: str = "a photo of a 
     return ranks
 
 
+def select_argv(data: Path | str, clip: Path, out: Path, *extra: str, source: str = "ObjectNet") -> list[str]:
+    """The arguments of ``mmspubench curate select`` (``extra`` last: ``--k``, ``--l``, columns...)."""
+    return ["curate", "select", "--data", str(data), "--source-name", source, "--clip", str(clip),
+            "--out", str(out), *extra]  # fmt: skip
+
+
 def one_error_line(err: str) -> str:
     """The one error line of a failed command's stderr (progress bars drawn before the failure may
     precede it); fails on a traceback or on more than one error line."""

@@ -20,7 +20,7 @@ from mmspubench.curate.backends import Request
 from mmspubench.dataset_builder.builder import validate_release
 
 from ..eval.tiny_models import tiny_model_dir
-from .fixtures import one_error_line
+from .fixtures import one_error_line, select_argv
 
 VALID = {
     "reasoning": "the scene suggests other classes",
@@ -34,17 +34,7 @@ VALID = {
 @pytest.fixture(scope="module")
 def candidates(tiny_clip: Path, image_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sel") / "cand"
-    args = [
-        "curate",
-        "select",
-        "--data",
-        str(image_tree),
-        "--source-name",
-        "ObjectNet",
-        "--clip",
-        str(tiny_clip),
-    ]
-    assert main([*args, "--k", "3", "--l", "5", "--out", str(out)]) == 0
+    assert main(select_argv(image_tree, tiny_clip, out, "--k", "3", "--l", "5")) == 0
     return out
 
 
@@ -291,9 +281,9 @@ def test_candidates_from_a_dataset_get_png_images(
         features=datasets.Features({"picture": datasets.Image(), "name": datasets.Value("string")}),
     )
     data.save_to_disk(str(tmp_path / "ds"))
-    select = ["curate", "select", "--data", str(tmp_path / "ds"), "--source-name", "ImageNet-R"]
-    columns = ["--image-column", "picture", "--label-column", "name", "--clip", str(tiny_clip)]
-    assert main([*select, *columns, "--k", "3", "--l", "5", "--out", str(tmp_path / "cand")]) == 0
+    columns = ["--image-column", "picture", "--label-column", "name", "--k", "3", "--l", "5"]
+    argv = select_argv(tmp_path / "ds", tiny_clip, tmp_path / "cand", *columns, source="ImageNet-R")
+    assert main(argv) == 0
     _scripted(monkeypatch, {})
     draft = tmp_path / "draft"
     assert _annotate(tmp_path / "cand", draft, "--backend", "transformers") == 0

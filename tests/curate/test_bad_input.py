@@ -8,14 +8,11 @@ import datasets
 import pytest
 from mmspubench.cli import main
 
-from .fixtures import make_class_tree, one_error_line
+from .fixtures import make_class_tree, one_error_line, select_argv
 
 
 def _run(data: Path | str, clip: Path, out: Path, *extra: str) -> int:
-    return main(
-        ["curate", "select", "--data", str(data), "--source-name", "ObjectNet", "--clip", str(clip),
-         "--out", str(out), "--k", "1", "--l", "3", *extra]
-    )  # fmt: skip
+    return main(select_argv(data, clip, out, "--k", "1", "--l", "3", *extra))
 
 
 def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -86,17 +83,7 @@ def test_an_unknown_label(
 def test_an_unknown_source_name(
     tiny_clip: Path, image_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = [
-        "curate",
-        "select",
-        "--data",
-        str(image_tree),
-        "--source-name",
-        "Flickr",
-        "--out",
-        str(tmp_path / "c"),
-    ]
-    assert main(args) == 2
+    assert main(select_argv(image_tree, Path("no-clip-needed"), tmp_path / "c", source="Flickr")) == 2
     assert "--source-name 'Flickr': unknown; expected one of ObjectNet" in _one_line(capsys)
 
 

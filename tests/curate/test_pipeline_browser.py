@@ -16,6 +16,7 @@ from mmspubench.cli import main
 
 from ..eval.tiny_models import tiny_model_dir
 from ..space.test_browser import CHROMIUM, CHROMIUM_ARGS
+from .fixtures import select_argv
 
 pytestmark = pytest.mark.slow
 
@@ -31,17 +32,7 @@ def draft(
     tiny_clip: Path, image_tree: Path, session_cache: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
     work = tmp_path_factory.mktemp("pipeline")
-    select = [
-        "curate",
-        "select",
-        "--data",
-        str(image_tree),
-        "--source-name",
-        "ObjectNet",
-        "--clip",
-        str(tiny_clip),
-    ]
-    assert main([*select, "--k", "3", "--l", "4", "--out", str(work / "cand")]) == 0
+    assert main(select_argv(image_tree, tiny_clip, work / "cand", "--k", "3", "--l", "4")) == 0
     lines = (work / "cand" / "candidates.jsonl").read_text().splitlines(keepends=True)
     (work / "cand" / "candidates.jsonl").write_text("".join(lines[:3]))  # a tiny LLaVA writes slowly
     model = tiny_model_dir("llava", session_cache)

@@ -11,16 +11,16 @@ import pytest
 from mmspubench.cli import main
 from mmspubench.curate import select as select_mod
 
+from .fixtures import select_argv
+
 K, L = 2, 5
 
 
 def _select(data: Path | str, clip: Path, out: Path, *extra: str) -> int:
-    return main(
-        [
-            "curate", "select", "--data", str(data), "--source-name", "objectnet", "--clip", str(clip),
-            "--k", str(K), "--l", str(L), "--out", str(out), "--batch-size", "5", *extra,
-        ]
-    )  # fmt: skip
+    argv = select_argv(
+        data, clip, out, "--k", str(K), "--l", str(L), "--batch-size", "5", *extra, source="objectnet"
+    )
+    return main(argv)
 
 
 def _lines(out: Path) -> list[dict[str, Any]]:
