@@ -369,3 +369,17 @@ def test_the_draft_cannot_replace_its_candidates(
     assert _annotate(cand, cand, *args) == 2
     assert "--out is the --candidates folder" in one_error_line(capsys.readouterr().err)
     assert sorted(p.name for p in cand.iterdir()) == before
+
+
+def test_the_vllm_backend_without_vllm_is_one_line(
+    candidates: Path, session_cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed here (its path is tested in test_vllm.py)")
+    model = tiny_model_dir("llava", session_cache)
+    draft = tmp_path / "draft"
+    assert _annotate(candidates, draft, "--backend", "vllm", model=str(model)) == 2
+    assert "--backend vllm: vLLM is not installed" in one_error_line(capsys.readouterr().err)
+    assert list(tmp_path.iterdir()) == []
