@@ -1,11 +1,14 @@
 """Krippendorff's alpha for ratings (interval and ordinal metrics), numpy only.
 
-alpha = 1 - D_o / D_e over the pairable values (units rated by at least two annotators):
-D_o = (1/n) * sum_u 1/(m_u - 1) * sum over ordered pairs i != j within unit u of delta(v_i, v_j),
-D_e = 1/(n (n - 1)) * sum over ordered pairs of distinct positions among all n pairable values.
-Interval: delta(c, k) = (c - k)^2. Ordinal: delta(c, k) = (sum_{g=c..k} n_g - (n_c + n_k)/2)^2,
-with n_g the number of pairable values equal to g (Krippendorff 2011, "Computing Krippendorff's
-alpha-reliability").
+alpha = 1 - D_o / D_e over the pairable values (units rated by at least two annotators), computed
+from the coincidence matrix o over the rating levels (Krippendorff 2011, "Computing
+Krippendorff's alpha-reliability"): each unit u with m_u values adds, for every ordered pair of
+distinct positions i != j, 1/(m_u - 1) to o[v_i, v_j]. With n_c = sum_k o[c, k] (the number of
+pairable values equal to c) and n = sum_c n_c:
+D_o = (1/n) * sum_{c,k} o[c, k] delta(c, k),  D_e = 1/(n (n - 1)) * sum_{c,k} n_c n_k delta(c, k).
+Interval: delta(c, k) = (c - k)^2. Ordinal: delta(c, k) = (sum_{g=c..k} n_g - (n_c + n_k)/2)^2.
+The work is linear in the number of ratings (the matrix is levels x levels), so the whole
+benchmark's reviews (2,400 items x 5 annotators) take milliseconds.
 """
 
 from __future__ import annotations
@@ -17,20 +20,28 @@ import numpy as np
 METRICS = ("interval", "ordinal")
 
 
-def _delta(values: np.ndarray, counts: dict[float, int], metric: str) -> np.ndarray:
-    """Pairwise distance matrix between ``values`` under ``metric``."""
+def coincidences(units: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """(levels, o): the sorted distinct pairable values and their coincidence matrix."""
+    pairable = [np.asarray(u, dtype=float) for u in units if len(u) >= 2]
+    if not pairable:
+        return np.zeros(0), np.zeros((0, 0))
+    levels = np.unique(np.concatenate(pairable))
+    o = np.zeros((len(levels), len(levels)))
+    for unit in pairable:
+        counts = np.bincount(np.searchsorted(levels, unit), minlength=len(levels)).astype(float)
+        o += (np.outer(counts, counts) - np.diag(counts)) / (len(unit) - 1)
+    return levels, o
+
+
+def distances(levels: np.ndarray, n_c: np.ndarray, metric: str) -> np.ndarray:
+    """delta(c, k) between every two levels under ``metric`` (``n_c``: the levels' value counts)."""
     if metric == "interval":
-        return (values[:, None] - values[None, :]) ** 2
-    levels = sorted(counts)
-    cum = np.cumsum([counts[g] for g in levels], dtype=float)
-    position = {g: i for i, g in enumerate(levels)}
-
-    def between(c: float, k: float) -> float:
-        lo, hi = sorted((position[c], position[k]))
-        total = cum[hi] - (cum[lo - 1] if lo > 0 else 0.0)
-        return float((total - (counts[c] + counts[k]) / 2) ** 2)
-
-    return np.array([[between(c, k) for k in values] for c in values])
+        return np.asarray((levels[:, None] - levels[None, :]) ** 2)
+    cum = np.concatenate(([0.0], np.cumsum(n_c)))
+    lo = np.minimum.outer(np.arange(len(levels)), np.arange(len(levels)))
+    hi = np.maximum.outer(np.arange(len(levels)), np.arange(len(levels)))
+    between = cum[hi + 1] - cum[lo]
+    return np.asarray((between - (n_c[:, None] + n_c[None, :]) / 2) ** 2)
 
 
 def krippendorff_alpha(units: Sequence[Sequence[float]], metric: str = "interval") -> float | None:
@@ -38,23 +49,14 @@ def krippendorff_alpha(units: Sequence[Sequence[float]], metric: str = "interval
     (fewer than two pairable values, or no variation at all)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    pairable = [np.asarray(u, dtype=float) for u in units if len(u) >= 2]
-    if not pairable:
+    levels, o = coincidences(units)
+    n_c = o.sum(axis=1)
+    n = float(n_c.sum())
+    if n < 2:
         return None
-    values = np.concatenate(pairable)
-    n = len(values)
-    uniq, freq = np.unique(values, return_counts=True)
-    counts = {float(g): int(c) for g, c in zip(uniq, freq, strict=True)}
-    d_all = _delta(values, counts, metric)
-    expected = d_all.sum() / (n * (n - 1))
+    delta = distances(levels, n_c, metric)
+    expected = float((np.outer(n_c, n_c) * delta).sum()) / (n * (n - 1))
     if expected == 0:
         return None
-    observed = 0.0
-    start = 0
-    for unit in pairable:
-        m = len(unit)
-        block = d_all[start : start + m, start : start + m]
-        observed += block.sum() / (m - 1)
-        start += m
-    observed /= n
-    return float(1.0 - observed / expected)
+    observed = float((o * delta).sum()) / n
+    return 1.0 - observed / expected

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import datasets
+import numpy as np
 import pytest
 from mmspubench.cli import main
 from mmspubench.curate import review_handlers as h
@@ -15,6 +16,7 @@ from mmspubench.curate.agreement import krippendorff_alpha
 from mmspubench.curate.review_db import add_review, all_reviews, open_db
 from mmspubench.errors import MMSpuBenchError
 
+from .alpha_reference import pairwise_alpha
 from .fixtures import one_error_line
 
 
@@ -43,6 +45,21 @@ def test_alpha_hand_computed_cases() -> None:
     assert krippendorff_alpha([(1, 5), (5, 1)]) == pytest.approx(-0.5)
     # Perfect agreement with variation between items: alpha = 1.
     assert krippendorff_alpha([(1, 1), (5, 5), (3, 3)], "ordinal") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("metric", ["interval", "ordinal"])
+@pytest.mark.parametrize("seed", range(6))
+def test_alpha_equals_the_pairwise_computation(metric: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    levels = rng.choice([1, 2, 3, 4, 5], size=int(rng.integers(2, 6)), replace=False)
+    units = [
+        rng.choice(levels, size=int(rng.integers(1, 7))).tolist() for _ in range(int(rng.integers(2, 40)))
+    ]
+    want = pairwise_alpha(units, metric)
+    got = krippendorff_alpha(units, metric)
+    assert (got is None) == (want is None)
+    if want is not None:
+        assert got == pytest.approx(want, abs=1e-12)
 
 
 def test_the_audit_trail_is_append_only_and_safe_under_concurrent_writers(tmp_path: Path) -> None:
