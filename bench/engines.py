@@ -142,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
             load = time.perf_counter() - start
             batch = args.vllm_chunk if name == "vllm" else args.batch_size
             rows.append((name, load, time_engine(model, items, batch, args.max_new_tokens)))
+            if hasattr(model, "close"):  # vLLM: stop the engine's processes now, not at exit
+                model.close()
             del model
             _free()
     print_table(rows, args)

@@ -113,16 +113,29 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
     )
     model = str(config.model)
 
-    def load() -> Any:
-        return load_backend(
-            options_of(config),
-            model,
-            device=distributed.device_for(config.device, shard),
-            dtype=config.dtype,
-            batch_size=batch_size,
-            scorer=config.scorer,
-            trust_remote_code=config.trust_remote_code,
-            needs_prompt_logprobs="cgla" in config.metrics or config.answer_mode == "logprob",
-        )
+    loaded: list[Any] = []
 
-    return run_eval(load, ds, dataset_info, config, Path(config.out), shard=shard, progress=config.progress)
+    def load() -> Any:
+        loaded.append(
+            load_backend(
+                options_of(config),
+                model,
+                device=distributed.device_for(config.device, shard),
+                dtype=config.dtype,
+                batch_size=batch_size,
+                scorer=config.scorer,
+                trust_remote_code=config.trust_remote_code,
+                needs_prompt_logprobs="cgla" in config.metrics or config.answer_mode == "logprob",
+            )
+        )
+        return loaded[-1]
+
+    try:
+        return run_eval(
+            load, ds, dataset_info, config, Path(config.out), shard=shard, progress=config.progress
+        )
+    finally:
+        for vlm in loaded:  # engines with processes of their own (vLLM) stop them here, not at exit
+            close = getattr(vlm, "close", None)
+            if close is not None:
+                close()

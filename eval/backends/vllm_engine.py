@@ -72,6 +72,17 @@ class VLLMModel:
         """Identity of the model for the result files."""
         return self._info
 
+    def close(self) -> None:
+        """Stop the engine's processes now, while the interpreter is whole.
+
+        Left to vLLM's exit-time finalizer, the shutdown races the interpreter's teardown, and
+        vLLM's CPU build then sometimes aborts the process ("terminate called without an active
+        exception", SIGABRT) after all the run's files are written. Idempotent.
+        """
+        core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
+        if core is not None:
+            core.shutdown()
+
     def render(self, prompt: ChatPrompt) -> str:
         """The same text the transformers adapter renders."""
         return render_chat(self.processor, self.hooks, prompt)

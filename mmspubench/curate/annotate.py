@@ -110,7 +110,12 @@ def run_annotate(cand: Path, config: AnnotateConfig, out: Path, *, overwrite: bo
     )
     letters = balanced_letters(len(candidates), config.seed)
     jobs = [_job(c, letter) for c, letter in zip(candidates, letters, strict=True)]
-    return replace_folder(out, lambda folder: _fill(folder, jobs, annotator, config, source))
+    try:
+        return replace_folder(out, lambda folder: _fill(folder, jobs, annotator, config, source))
+    finally:
+        close = getattr(annotator, "close", None)  # the vLLM engine's processes stop here, not at exit
+        if close is not None:
+            close()
 
 
 def check_refs(cand: Path, candidates: list[dict[str, Any]], source: ImageSource) -> None:

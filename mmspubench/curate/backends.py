@@ -223,6 +223,10 @@ class VLLMAnnotator:
             "engine": self.engine.backend_info,
         }
 
+    def close(self) -> None:
+        """Stop the engine's processes (:meth:`~mmspubench.eval.backends.vllm_engine.VLLMModel.close`)."""
+        self.engine.close()
+
     def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams

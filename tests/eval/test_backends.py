@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import transformers
+from mmspubench import evaluate
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.cli import main
 
 
@@ -29,3 +32,40 @@ def test_vllm_refuses_several_launched_processes(
     monkeypatch.setenv("RANK", "0")
     assert main(["eval", "--backend", "vllm", "--out", "unused"]) == 2
     assert "--backend vllm runs in one process" in capsys.readouterr().err
+
+
+class _Closing:
+    """A loaded backend with processes of its own (as vLLM's): records when it is closed."""
+
+    def __init__(self, inner: Any, log: list[str]) -> None:
+        self._inner, self._log = inner, log
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def close(self) -> None:
+        self._log.append("closed")
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_backend_with_close_is_closed_when_the_run_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool
+) -> None:
+    from mmspubench.eval import backends, runner
+
+    log: list[str] = []
+    real_load = backends.load_backend
+    monkeypatch.setattr(backends, "load_backend", lambda *a, **k: _Closing(real_load(*a, **k), log))
+    if fails:
+
+        def broken(*args: Any, **kwargs: Any) -> None:
+            load = args[0]
+            load()  # the engine is up, then the run fails
+            raise MMSpuBenchError("failed mid-run")
+
+        monkeypatch.setattr(runner, "run_eval", broken)
+        with pytest.raises(MMSpuBenchError, match="failed mid-run"):
+            evaluate(out=tmp_path / "run", limit=2, progress=False)
+    else:
+        assert evaluate(out=tmp_path / "run", limit=2, progress=False) is not None
+    assert log == ["closed"]

@@ -46,6 +46,8 @@ def main() -> None:
             prompts=prompts.prompt_spec(),
         )
         run_eval(lambda: vlm, ds, info, config, Path(out) / mode, progress=False)
+    if hasattr(vlm, "close"):  # vLLM: stop the engine's processes now, not at exit
+        vlm.close()
 
 
 if __name__ == "__main__":  # vLLM starts worker processes: the engine is created under this guard
