@@ -6,8 +6,11 @@ Nothing heavy is imported here: CLIP, the annotators and Gradio load inside the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 EPILOG = """the pipeline of the paper (section 4.2):
   mmspubench curate select   --data images/ --source-name ObjectNet --k 3 --l 20 --out cand
@@ -117,22 +120,15 @@ def _add_export(steps: argparse._SubParsersAction[Any]) -> None:
     p.set_defaults(func=_run_export)
 
 
+def _config(cls: type[T], args: argparse.Namespace) -> T:
+    """The step's config dataclass from the parsed options of the same names."""
+    return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
+
+
 def _run_select(args: argparse.Namespace) -> int:
     from mmspubench.curate.select import SelectConfig, run_select
 
-    config = SelectConfig(
-        data=args.data,
-        source_name=args.source_name,
-        clip=args.clip,
-        k=args.k,
-        l=args.l,
-        prompt_template=args.prompt_template,
-        batch_size=args.batch_size,
-        split=args.split,
-        image_column=args.image_column,
-        label_column=args.label_column,
-        device=args.device,
-    )
+    config = _config(SelectConfig, args)
     summary = run_select(config, args.out, overwrite=args.overwrite)
     print(
         f"selected {summary['kept']} of {summary['seen']} images ({summary['images_per_second']} images/s) "
@@ -144,16 +140,7 @@ def _run_select(args: argparse.Namespace) -> int:
 def _run_annotate(args: argparse.Namespace) -> int:
     from mmspubench.curate.annotate import AnnotateConfig, run_annotate
 
-    config = AnnotateConfig(
-        backend=args.backend,
-        model=args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        attempts=args.attempts,
-        seed=args.seed,
-        max_new_tokens=args.max_new_tokens,
-        device=args.device,
-    )
+    config = _config(AnnotateConfig, args)
     done = run_annotate(args.candidates, config, args.out, overwrite=args.overwrite)
     print(
         f"annotated {done.ok} of {done.total} candidates ({done.failed} failed, see provenance.jsonl) -> {args.out}"
@@ -174,7 +161,7 @@ def _run_export(args: argparse.Namespace) -> int:
     report = run_export(
         args.draft,
         args.db,
-        ExportConfig(min_annotators=args.min_annotators, min_mean_rating=args.min_mean_rating),
+        _config(ExportConfig, args),
         args.out,
         overwrite=args.overwrite,
     )
