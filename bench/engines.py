@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import shutil
 import sys
 import tempfile
@@ -177,9 +176,7 @@ def print_table(rows: list[tuple[str, float, dict[str, Any]]], args: argparse.Na
 
 
 if __name__ == "__main__":  # vLLM starts worker processes: the engine is created under this guard
+    from mmspubench.eval.backends.vllm_engine import exit_without_teardown
+
     status = main()
-    # The table is printed and the engines stopped: leave without the interpreter's teardown, in
-    # which vLLM's CPU build has aborted the process (SIGABRT) after a finished run.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)
+    exit_without_teardown(status)  # everything is written and the engine stopped

@@ -18,8 +18,10 @@ All requests of a call go to ``LLM.generate`` at once; the runner hands over lar
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.adapter import render_chat
@@ -242,3 +244,14 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
         ) from None
     info = ModelInfo(id=model, path=str(folder), revision=revision, dtype=dtype, adapter=f"vllm/{hooks.name}")
     return VLLMModel(llm, processor, hooks, info, {"dtype": dtype, **args})
+
+
+def exit_without_teardown(status: int) -> NoReturn:
+    """Flush stdout/stderr and end the process without the interpreter's teardown.
+
+    For scripts that ran vLLM and wrote everything (engine stopped by :meth:`VLLMModel.close`):
+    vLLM's CPU build has aborted the process (SIGABRT) in that teardown after a finished run.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -7,7 +7,6 @@ writes OUT/generate and OUT/logprob run folders (results.json, samples.jsonl).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -52,9 +51,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # vLLM starts worker processes: the engine is created under this guard
+    from mmspubench.eval.backends.vllm_engine import exit_without_teardown
+
     main()
-    # Everything is written and the engine stopped: leave without the interpreter's teardown, in
-    # which vLLM's CPU build has aborted the process (SIGABRT) after a finished run.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    exit_without_teardown(0)  # everything is written and the engine stopped
