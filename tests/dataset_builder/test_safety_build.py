@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -235,18 +236,23 @@ def test_out_on_an_unwritable_path_is_one_line(
     assert "Permission denied" in line and "repo" in line
 
 
+def _os_error_on(monkeypatch: pytest.MonkeyPatch, method: str, names: set[str], code: int, text: str) -> None:
+    """``Path.<method>`` raises ``OSError(code, text)`` for files named in ``names``, works for the rest."""
+    real = getattr(Path, method)
+
+    def failing(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self.name in names:
+            raise OSError(code, text, str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, method, failing)
+
+
 def test_a_read_error_on_annotation_json_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     raw = make_release(tmp_path / "raw", n=1)
-    real = Path.read_bytes
-
-    def eio(self: Path) -> bytes:
-        if self.name == "annotation.json":
-            raise OSError(errno.EIO, "Input/output error", str(self))
-        return real(self)
-
-    monkeypatch.setattr(Path, "read_bytes", eio)
+    _os_error_on(monkeypatch, "read_bytes", {"annotation.json"}, errno.EIO, "Input/output error")
     line = _fails(capsys, _build(raw, tmp_path / "repo"))
     assert "annotation.json" in line and "Input/output error" in line
 
@@ -255,14 +261,9 @@ def test_disk_full_while_writing_the_card_is_one_line_and_leaves_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     raw = make_release(tmp_path / "raw", n=2)
-    real = Path.write_text
-
-    def full(self: Path, *args: object, **kwargs: object) -> int:
-        if self.name in ("README.md", "eval.yaml"):
-            raise OSError(errno.ENOSPC, "No space left on device", str(self))
-        return real(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Path, "write_text", full)
+    _os_error_on(
+        monkeypatch, "write_text", {"README.md", "eval.yaml"}, errno.ENOSPC, "No space left on device"
+    )
     out = tmp_path / "out" / "repo"
     line = _fails(capsys, _build(raw, out))
     assert "No space left on device" in line
