@@ -24,7 +24,7 @@ run: $(VENV)/.stamp-eval
 	$(BIN)/mmspubench eval --out runs/default
 
 test: $(VENV)/.stamp-dev
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) || { echo "make: '$(PYTHON) -m venv' failed: Python 3.10+ with venv is needed (Debian/Ubuntu: apt install python3-venv)" >&2; rm -rf $(VENV); exit 2; }
@@ -32,7 +32,7 @@ $(BIN)/python:
 
 # torch before the extras, so that pip keeps this build instead of choosing one for `torch>=2.4`.
 $(VENV)/.stamp-torch: | $(BIN)/python
-	$(PIP) $(TORCH) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PIP) $(TORCH)$(if $(TORCH_INDEX), --index-url $(TORCH_INDEX))
 	@touch $@
 
 $(VENV)/.stamp-%: pyproject.toml $(VENV)/.stamp-torch
