@@ -5,7 +5,7 @@
 # Variables (none needs to be set):
 #   TORCH_INDEX  where torch comes from. Empty (default): PyPI, which on Linux is the CUDA build
 #                (about 3 GB). A CPU-only machine: TORCH_INDEX=https://download.pytorch.org/whl/cpu
-#   VENV         the environment's folder (default .venv; CI uses .venv-ci)
+#   VENV         the environment's folder, a path without spaces (default .venv; CI uses .venv-ci)
 #   PYTHON       the interpreter that creates it (default python3, 3.10 or newer)
 #   PYTEST_ARGS  passed to pytest, e.g. PYTEST_ARGS="-k readme -x"
 
@@ -27,7 +27,7 @@ test: $(VENV)/.stamp-dev
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 
 $(BIN)/python:
-	@$(PYTHON) -m venv $(VENV) || { echo "make: '$(PYTHON) -m venv' failed: Python 3.10+ with venv is needed (Debian/Ubuntu: apt install python3-venv)" >&2; rm -rf $(VENV); exit 2; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' && $(PYTHON) -m venv $(VENV) || { echo "make: cannot create $(VENV) with $(PYTHON): Python 3.10+ with venv is needed (Debian/Ubuntu: apt install python3-venv)" >&2; rm -rf $(VENV); exit 2; }
 	$(PIP) --upgrade pip
 
 # torch before the extras, so that pip keeps this build instead of choosing one for `torch>=2.4`.

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,8 +113,15 @@ def test_torch_index_picks_the_cpu_build_as_the_readme_says(workdir: Path) -> No
 
 
 @needs_make
-def test_make_without_a_working_python_says_what_to_install(workdir: Path) -> None:
-    result = _make(workdir, "run", "PYTHON=/nonexistent/python3")
+@pytest.mark.parametrize("python", ["missing", "too old"])
+def test_make_without_a_working_python_says_what_to_install(workdir: Path, python: str) -> None:
+    interpreter = workdir / "python3"  # "too old": a Python whose version check fails, otherwise real
+    if python == "too old":
+        interpreter.write_text(
+            f'#!/bin/sh\ncase "$*" in *version_info*) exit 1;; esac\nexec {sys.executable} "$@"\n'
+        )
+        interpreter.chmod(0o755)
+    result = _make(workdir, "run", f"PYTHON={interpreter}")
     assert result.returncode != 0
     assert "Python 3.10+ with venv is needed (Debian/Ubuntu: apt install python3-venv)" in result.stderr
     assert not (workdir / ".venv").exists() and not (workdir / "runs").exists()
