@@ -1,8 +1,13 @@
-"""The README's Python examples run as written (offline, on the bundled model and release)."""
+"""The README's Python examples run as written (offline, on the bundled model and release), and its set-up
+commands are the Makefile's targets that CI runs too."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,3 +24,114 @@ def test_the_readme_has_python_examples() -> None:
 def test_readme_python_block_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # a block that writes files writes them here
     exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {"__name__": "__readme__"})
+
+
+# The set-up: the README opens with two commands, which are the Makefile's targets, and CI runs the same one.
+ROOT = README.parent
+MAIN_JOB = "mmspubench eval --out runs/default"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def _commands(block: str) -> list[str]:
+    """The commands of a shell block: its lines without comments and blank lines."""
+    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A copy of the Makefile and pyproject.toml, so that make touches nothing of the checkout."""
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def _make(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`make ARGS` in workdir, with none of the Makefile's variables set from outside."""
+    return subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env_without_make_vars(),
+    )
+
+
+def _env_without_make_vars() -> dict[str, str]:
+    """The environment without the Makefile's variables, so that the defaults are what is tested."""
+    names = {"PYTHON", "VENV", "TORCH_INDEX", "PYTEST_ARGS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"}
+    return {key: value for key, value in os.environ.items() if key not in names}
+
+
+def test_the_readme_opens_with_the_two_make_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    first_block = re.search(r"```(\w*)\n(.*?)```", text, flags=re.S)
+    assert first_block is not None and first_block.group(1) == "bash"
+    assert _commands(first_block.group(2)) == ["make run", "make test"]
+
+
+@needs_make
+def test_make_run_and_make_test_install_then_run_the_main_job_and_the_suite(workdir: Path) -> None:
+    run, test = _make(workdir, "-n", "run"), _make(workdir, "-n", "test")
+    assert run.returncode == 0 and test.returncode == 0, run.stderr + test.stderr
+    run_lines, test_lines = run.stdout.splitlines(), test.stdout.splitlines()
+    assert "python3 -m venv .venv" in run_lines[0] and "python3 -m venv .venv" in test_lines[0]
+    torch = [line for line in run_lines if "torch==2.13.0" in line]
+    assert len(torch) == 1 and "--index-url" not in torch[0]  # the default: plain PyPI
+    assert run_lines.index(torch[0]) < run_lines.index('.venv/bin/python -m pip install -q -e ".[eval]"')
+    assert run_lines[-1] == f".venv/bin/{MAIN_JOB}"
+    assert test_lines.index(torch[0]) < test_lines.index('.venv/bin/python -m pip install -q -e ".[dev]"')
+    assert test_lines[-1].endswith(".venv/bin/python -m pytest")
+    # The README's main job is the one `make run` runs.
+    assert f"```bash\n{MAIN_JOB}\n```" in README.read_text(encoding="utf-8")
+
+
+@needs_make
+def test_make_is_quick_once_installed_and_reinstalls_after_pyproject_changes(workdir: Path) -> None:
+    (workdir / ".venv" / "bin").mkdir(parents=True)
+    for name in ("bin/python", ".stamp-torch", ".stamp-eval"):
+        (workdir / ".venv" / name).touch()
+    os.utime(workdir / "pyproject.toml", (1, 1))
+    assert _make(workdir, "-n", "run").stdout.splitlines() == [f".venv/bin/{MAIN_JOB}"]
+    os.utime(workdir / "pyproject.toml")  # now newer than the stamps
+    assert _make(workdir, "-n", "run").stdout.splitlines() == [
+        '.venv/bin/python -m pip install -q -e ".[eval]"',
+        "touch .venv/.stamp-eval",
+        f".venv/bin/{MAIN_JOB}",
+    ]
+
+
+@needs_make
+def test_torch_index_picks_the_cpu_build_as_the_readme_says(workdir: Path) -> None:
+    dry = _make(workdir, "-n", "test", f"TORCH_INDEX={CPU_INDEX}", "VENV=.venv-ci", "PYTEST_ARGS=-k x")
+    assert f".venv-ci/bin/python -m pip install -q torch==2.13.0 --index-url {CPU_INDEX}" in dry.stdout
+    assert dry.stdout.splitlines()[-1].endswith(".venv-ci/bin/python -m pytest -k x")
+    text = README.read_text(encoding="utf-8")
+    assert f"make run TORCH_INDEX={CPU_INDEX}" in text
+    assert f"pip install torch==2.13.0 --index-url {CPU_INDEX}" in text
+
+
+@needs_make
+@pytest.mark.parametrize("python", ["missing", "too old"])
+def test_make_without_a_working_python_says_what_to_install(workdir: Path, python: str) -> None:
+    interpreter = workdir / "python3"  # "too old": a Python whose version check fails, otherwise real
+    if python == "too old":
+        interpreter.write_text(
+            f'#!/bin/sh\ncase "$*" in *version_info*) exit 1;; esac\nexec {sys.executable} "$@"\n'
+        )
+        interpreter.chmod(0o755)
+    result = _make(workdir, "run", f"PYTHON={interpreter}")
+    assert result.returncode != 0
+    assert "Python 3.10+ with venv is needed (Debian/Ubuntu: apt install python3-venv)" in result.stderr
+    assert not (workdir / ".venv").exists() and not (workdir / "runs").exists()
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    commands = _commands((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert "make test VENV=.venv-ci" in commands
+    pytest_runs = [command for command in commands if "pytest" in command]
+    # The fast suite runs through `make test` only; pytest itself runs only the slow one.
+    assert pytest_runs and all("-m slow" in command for command in pytest_runs)
+    lint = commands.index("ruff check .")
+    assert commands.index("make test VENV=.venv-ci") < lint < commands.index(pytest_runs[0])
