@@ -12,8 +12,9 @@ import re
 import warnings
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from mmspubench.dataset_builder.files import MAX_IMAGE_BYTES, open_regular
 from mmspubench.dataset_builder.raw import IMAGES_DIR
-from mmspubench.errors import record_error
+from mmspubench.errors import MMSpuBenchError, record_error
 from PIL import Image, UnidentifiedImageError
 
 MAX_IMAGE_PIXELS = 89_478_485
@@ -119,14 +120,19 @@ def check_image(
 ) -> tuple[int, int]:
     """Open, verify and fully decode the image once; return its ``(width, height)``."""
     try:
-        with warnings.catch_warnings():
+        handle = open_regular(path, MAX_IMAGE_BYTES, "an image")
+    except MMSpuBenchError as err:  # a FIFO, a device, a file over the byte limit
+        raise record_error(file, record_id, "image", str(err)) from None
+    try:
+        with warnings.catch_warnings(), handle:
             # We apply our own limit below; Pillow's warning would only duplicate it.
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(path) as im:
+            with Image.open(handle) as im:
                 size, fmt = im.size, im.format
                 _check_header(path, file, record_id, size, fmt, max_pixels)
                 im.verify()
-            with Image.open(path) as im:
+            handle.seek(0)
+            with Image.open(handle) as im:
                 im.load()
     except Image.DecompressionBombError as err:
         raise record_error(file, record_id, "image", f"{path}: over the pixel limit ({err})") from None

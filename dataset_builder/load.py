@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mmspubench.dataset_builder.defaults import cache_root
+from mmspubench.dataset_builder.files import MAX_TEXT_BYTES, read_text_bounded
 from mmspubench.dataset_builder.hub import hub_offline, is_hub_id
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE
 from mmspubench.errors import MMSpuBenchError
@@ -212,4 +213,4 @@ def hub_revision(repo_id: str) -> str | None:
         except network_errors():
             pass  # fall back to the cached ref below: a missing revision is recorded as null
     ref = Path(constants.HF_HUB_CACHE) / f"datasets--{repo_id.replace('/', '--')}" / "refs" / "main"
-    return ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
+    return read_text_bounded(ref, MAX_TEXT_BYTES, "a Hub cache ref").strip() if ref.is_file() else None
