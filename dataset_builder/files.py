@@ -75,9 +75,9 @@ def open_regular(path: str | Path, limit: int, what: str) -> BinaryIO:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
-        raise MMSpuBenchError(
-            f"{shown(path)}: cannot read {what} ({err.strerror or type(err).__name__})"
-        ) from None
+        raise _read_error(path, what, err) from None
+    except ValueError:  # a NUL byte in the name
+        raise MMSpuBenchError(f"{shown(path)}: cannot read {what} (the name holds a NUL byte)") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
