@@ -107,8 +107,10 @@ def read_bytes_bounded(path: str | Path, limit: int, what: str) -> bytes:
             data = handle.read(limit + 1)
         except OSError as err:  # EIO, or EISDIR on an odd file system
             raise _read_error(path, what, err) from None
-    if len(data) > limit:
-        raise MMSpuBenchError(f"{shown(path)}: {_over(len(data), limit, what)}")
+    if len(data) > limit:  # it grew while read, or it does not tell its size (``/proc``)
+        raise MMSpuBenchError(
+            f"{shown(path)}: holds more than the limit of {size_text(limit)} for {what}; refusing to read it"
+        )
     return data
 
 

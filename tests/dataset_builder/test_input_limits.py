@@ -175,3 +175,42 @@ def test_a_release_path_with_control_characters_is_shown_escaped(
     status = main(["build", "--source", str(raw), "--out", str(tmp_path / "repo")])
     err = capsys.readouterr().err
     assert status == 2 and "\x1b" not in err and "\x07" not in err and "\\x1b" in err, err
+
+
+def _loop(path: Path) -> None:
+    path.symlink_to(path)
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda p: p.mkdir(), "is a directory; expected annotation.json as a regular file"),
+        (_loop, "cannot read annotation.json (Too many levels of symbolic links)"),
+        (lambda p: p.symlink_to("/dev/zero"), "is a character device"),
+        (lambda p: p.write_bytes(b'[{"id": "\xff"}]'), "not valid JSON"),
+        (lambda p: p.write_bytes(b"[" * 50_000 + b"]" * 50_000), "nested too deeply"),
+        (lambda p: p.write_bytes(b'[{"id": 1' + b"0" * 5000 + b"}]"), "not valid JSON"),
+    ],
+    ids=["directory", "symlink-loop", "dev-zero", "invalid-utf8", "deeply-nested", "huge-integer"],
+)
+@pytest.mark.timeout(60)
+def test_an_odd_annotation_json_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], None], why: str
+) -> None:
+    raw = make_release(tmp_path / "raw", n=1)
+    (raw / "annotation.json").unlink()
+    make(raw / "annotation.json")
+    line = _build_fails(tmp_path, capsys)
+    assert str(raw / "annotation.json") in line and why in line
+
+
+def test_an_image_over_the_byte_limit_is_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mmspubench.dataset_builder.files import MAX_IMAGE_BYTES
+
+    raw = make_release(tmp_path / "raw", n=1)
+    with (raw / "data" / "images" / "000000.png").open("r+b") as handle:
+        handle.truncate(MAX_IMAGE_BYTES + 1)  # a valid PNG head, then a sparse tail
+    line = _build_fails(tmp_path, capsys)
+    assert "record '000000'" in line and "over the limit of 256 MiB for an image" in line
