@@ -17,6 +17,9 @@ The limits (far above the largest real file of each kind):
   ``samples.jsonl``, ``candidates.jsonl``, ``reviews.jsonl`` (a 2,400-item run is about 5 MB).
 - ``MAX_IMAGE_BYTES`` (256 MiB): an image file (the pixel limit applies as well).
 - ``MAX_TEXT_BYTES`` (16 MiB): other text files (a cached Hub ref, a card template).
+- ``MAX_DATASET_FILE_BYTES`` (16 GiB): any one file of a dataset folder whose content is hashed
+  (a Parquet shard is at most 500 MiB by default); it is read up to the size it reports, never
+  further.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ MAX_IMAGE_BYTES = 256 * MiB
 """Largest image file opened for decoding."""
 MAX_TEXT_BYTES = 16 * MiB
 """Largest other text file."""
+MAX_DATASET_FILE_BYTES = 16 * 1024 * MiB
+"""Largest single file of a dataset folder that is hashed to pin a run's data."""
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),

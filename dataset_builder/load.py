@@ -8,12 +8,18 @@ result file records to pin the data: the id or path, and a Hub revision or a con
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mmspubench.dataset_builder.defaults import cache_root
-from mmspubench.dataset_builder.files import MAX_TEXT_BYTES, read_text_bounded
+from mmspubench.dataset_builder.files import (
+    MAX_DATASET_FILE_BYTES,
+    MAX_TEXT_BYTES,
+    open_regular,
+    read_text_bounded,
+)
 from mmspubench.dataset_builder.hub import hub_offline, is_hub_id
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE
 from mmspubench.errors import MMSpuBenchError
@@ -63,9 +69,12 @@ def content_hash(folder: Path) -> str:
         if any(part.startswith(".") for part in rel.parts):
             continue
         digest.update(rel.as_posix().encode() + b"\0")
-        with path.open("rb") as fh:
-            while chunk := fh.read(_CHUNK):
+        with open_regular(path, MAX_DATASET_FILE_BYTES, "a dataset file") as fh:
+            # Never past the size the file reports: a symlink to /proc/self/pagemap reads forever.
+            left = os.fstat(fh.fileno()).st_size
+            while left > 0 and (chunk := fh.read(min(_CHUNK, left))):
                 digest.update(chunk)
+                left -= len(chunk)
         digest.update(b"\0")
     return digest.hexdigest()
 

@@ -302,3 +302,22 @@ def test_curate_candidates_with_one_huge_line_is_refused(tmp_path: Path) -> None
     (tmp_path / "candidates.jsonl").write_bytes(b'{"id": "' + b"x" * MAX_JSONL_LINE_BYTES + b'"}\n')
     with pytest.raises(MMSpuBenchError, match=r"candidates\.jsonl: line 1: over the limit of 8 MiB a line"):
         read_candidates(tmp_path)
+
+
+@pytest.mark.timeout(30)
+def test_content_hash_of_a_release_with_a_symlink_to_an_endless_proc_file(tmp_path: Path) -> None:
+    from mmspubench.dataset_builder.load import content_hash
+
+    (tmp_path / "annotation.json").write_text("[]")
+    (tmp_path / "pagemap").symlink_to("/proc/self/pagemap")  # a regular file of reported size 0
+    first = content_hash(tmp_path)
+    assert content_hash(tmp_path) == first
+
+
+@pytest.mark.timeout(30)
+def test_content_hash_refuses_a_fifo_in_the_folder(tmp_path: Path) -> None:
+    from mmspubench.dataset_builder.load import content_hash
+
+    (tmp_path / "annotation.json").write_text("[]")
+    _fifo(tmp_path / "data" / "pipe")
+    assert content_hash(tmp_path)  # is_file() skips it: held before, still holds
