@@ -133,6 +133,8 @@ def _load_local(folder: Path, split: str) -> datasets.Dataset:
         raise MMSpuBenchError(
             f"{folder}: cannot load split {split!r}: no data/{split}-*.parquet (splits here: {found})"
         )
+    for file in files:  # a FIFO would block the Parquet reader forever
+        open_regular(file, MAX_DATASET_FILE_BYTES, "a Parquet shard").close()
     try:
         ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
     except (ValueError, FileNotFoundError, datasets.exceptions.DatasetGenerationError) as err:

@@ -321,3 +321,13 @@ def test_content_hash_refuses_a_fifo_in_the_folder(tmp_path: Path) -> None:
     (tmp_path / "annotation.json").write_text("[]")
     _fifo(tmp_path / "data" / "pipe")
     assert content_hash(tmp_path)  # is_file() skips it: held before, still holds
+
+
+@pytest.mark.timeout(30)
+def test_a_built_folder_whose_parquet_shard_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    from mmspubench.dataset_builder.load import load_benchmark
+
+    (tmp_path / "README.md").write_text("card")
+    _fifo(tmp_path / "data" / "test-00000-of-00001.parquet")
+    with pytest.raises(MMSpuBenchError, match="named pipe"):
+        load_benchmark(str(tmp_path))
