@@ -214,3 +214,28 @@ def test_an_image_over_the_byte_limit_is_refused_unread(
         handle.truncate(MAX_IMAGE_BYTES + 1)  # a valid PNG head, then a sparse tail
     line = _build_fails(tmp_path, capsys)
     assert "record '000000'" in line and "over the limit of 256 MiB for an image" in line
+
+
+def test_an_image_name_with_control_characters_is_shown_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = make_release(tmp_path / "raw", n=1)
+    odd = raw / "data" / "images" / "x\x1b[2J.png"
+    odd.write_bytes(b"not an image")
+    records = read_records(raw)
+    records[0]["image"] = "data/images/x\x1b[2J.png"
+    write_annotation(raw, records)
+    line = _build_fails(tmp_path, capsys)
+    assert "unreadable or corrupt image" in line and "\\x1b[2J" in line
+
+
+@pytest.mark.parametrize("key", ["question\u200b", "ques\x00tion", "question\x1b[2J"])
+def test_an_unknown_key_with_invisible_characters_is_shown_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    def change(records: Records) -> None:
+        records[0][key] = records[0].pop("question")
+
+    _mutated(tmp_path, change)
+    line = _build_fails(tmp_path, capsys)
+    assert "unknown key" in line and repr(key) in line
