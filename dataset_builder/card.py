@@ -18,6 +18,7 @@ import datasets
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
+from mmspubench.dataset_builder.files import MAX_TEXT_BYTES, read_text_bounded
 from mmspubench.dataset_builder.schema import FEATURES, SOURCES, SPURIOUS_TYPES, Item
 from mmspubench.dataset_builder.split_ids import CARD_KEY, split_identity
 from mmspubench.errors import MMSpuBenchError
@@ -93,7 +94,7 @@ def render_card(
     """The full ``README.md`` text of a built folder."""
     if not template.is_file():
         raise MMSpuBenchError(f"{template}: dataset card template not found")
-    card = DatasetCard(template.read_text(encoding="utf-8"))
+    card = DatasetCard(read_text_bounded(template, MAX_TEXT_BYTES, "the card template"))
     data = card.data
     stats = compute_statistics(records)
     info = datasets.DatasetInfo(

@@ -12,8 +12,9 @@ import re
 import warnings
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from mmspubench.dataset_builder.files import MAX_IMAGE_BYTES, open_regular, shown
 from mmspubench.dataset_builder.raw import IMAGES_DIR
-from mmspubench.errors import record_error
+from mmspubench.errors import MMSpuBenchError, record_error
 from PIL import Image, UnidentifiedImageError
 
 MAX_IMAGE_PIXELS = 89_478_485
@@ -43,7 +44,10 @@ def resolve_image(release: Path, file: str, record_id: str, named: object | None
         if candidate.exists() or candidate.is_symlink():
             return _inside(root, file, record_id, candidate)
     raise record_error(
-        file, record_id, "image", f"image {named!r} not found (looked in {root} and {root / IMAGES_DIR})"
+        file,
+        record_id,
+        "image",
+        f"image {named!r} not found (looked in {shown(root)} and {shown(root / IMAGES_DIR)})",
     )
 
 
@@ -76,7 +80,10 @@ def _inside(root: Path, file: str, record_id: str, candidate: Path) -> Path:
         ) from None
     if not resolved.is_relative_to(root):
         raise record_error(
-            file, record_id, "image", f"path {str(candidate)!r} resolves outside the release folder {root}"
+            file,
+            record_id,
+            "image",
+            f"path {str(candidate)!r} resolves outside the release folder {shown(root)}",
         )
     hidden = [part for part in resolved.relative_to(root).parts if part.startswith(".")]
     if hidden:
@@ -88,7 +95,7 @@ def _inside(root: Path, file: str, record_id: str, candidate: Path) -> Path:
             f"path {str(candidate)!r} lies in the hidden path {hidden[0]!r}; move the image out of dot-folders",
         )
     if not is_file:
-        raise record_error(file, record_id, "image", f"{resolved} is not a file")
+        raise record_error(file, record_id, "image", f"{shown(resolved)} is not a file")
     return resolved
 
 
@@ -104,7 +111,7 @@ def _find_by_id(root: Path, file: str, record_id: str) -> Path:
     unique = sorted({p.resolve() for p in found})
     if not unique:
         raise record_error(
-            file, record_id, "image", f"no 'image' field and no {record_id}.png/.jpg/.jpeg in {folder}"
+            file, record_id, "image", f"no 'image' field and no {record_id}.png/.jpg/.jpeg in {shown(folder)}"
         )
     if len(unique) > 1:
         names = ", ".join(p.name for p in unique)
@@ -119,19 +126,26 @@ def check_image(
 ) -> tuple[int, int]:
     """Open, verify and fully decode the image once; return its ``(width, height)``."""
     try:
-        with warnings.catch_warnings():
+        handle = open_regular(path, MAX_IMAGE_BYTES, "an image")
+    except MMSpuBenchError as err:  # a FIFO, a device, a file over the byte limit
+        raise record_error(file, record_id, "image", str(err)) from None
+    try:
+        with warnings.catch_warnings(), handle:
             # We apply our own limit below; Pillow's warning would only duplicate it.
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(path) as im:
+            with Image.open(handle) as im:
                 size, fmt = im.size, im.format
                 _check_header(path, file, record_id, size, fmt, max_pixels)
                 im.verify()
-            with Image.open(path) as im:
+            handle.seek(0)
+            with Image.open(handle) as im:
                 im.load()
     except Image.DecompressionBombError as err:
-        raise record_error(file, record_id, "image", f"{path}: over the pixel limit ({err})") from None
+        raise record_error(file, record_id, "image", f"{shown(path)}: over the pixel limit ({err})") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
-        raise record_error(file, record_id, "image", f"{path}: unreadable or corrupt image ({err})") from None
+        raise record_error(
+            file, record_id, "image", f"{shown(path)}: unreadable or corrupt image ({err})"
+        ) from None
     return size
 
 
@@ -139,12 +153,12 @@ def _check_header(
     path: Path, file: str, record_id: str, size: tuple[int, int], fmt: str | None, max_pixels: int
 ) -> None:
     if fmt not in IMAGE_FORMATS:
-        raise record_error(file, record_id, "image", f"{path}: format {fmt}; expected PNG or JPEG")
+        raise record_error(file, record_id, "image", f"{shown(path)}: format {fmt}; expected PNG or JPEG")
     width, height = size
     if width * height > max_pixels:
         raise record_error(
             file,
             record_id,
             "image",
-            f"{path}: {width}x{height} = {width * height} pixels is over the limit of {max_pixels} (decompression bomb)",
+            f"{shown(path)}: {width}x{height} = {width * height} pixels is over the limit of {max_pixels} (decompression bomb)",
         )

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mmspubench.dataset_builder.files import MAX_JSON_BYTES, read_bytes_bounded, shown
 from mmspubench.errors import MMSpuBenchError
 
 _ID_KEYS = ("id", "qid", "question_id", "sample_id")
@@ -60,19 +61,23 @@ def loads_strict(text: str | bytes, where: str) -> Any:
         raise MMSpuBenchError(f"{where}: not valid JSON: {_one_line(err)}") from None
 
 
-def load_file(path: Path, check: Callable[[Any], str | None] | None = None) -> Any:
-    """Read and parse the JSON file ``path``; a read error is one line too.
+def load_file(
+    path: Path,
+    check: Callable[[Any], str | None] | None = None,
+    *,
+    limit: int = MAX_JSON_BYTES,
+    what: str = "a JSON file",
+) -> Any:
+    """Read and parse the JSON file ``path`` (a regular file of at most ``limit`` bytes).
 
-    ``check`` may return a message when the parsed value has the wrong shape.
+    A read error is one line too; ``check`` may return a message when the parsed value has the
+    wrong shape.
     """
-    try:
-        text = Path(path).read_bytes()
-    except OSError as err:
-        raise MMSpuBenchError(f"{path}: cannot read ({err.strerror or type(err).__name__})") from None
-    value = loads_strict(text, str(path))
+    text = read_bytes_bounded(path, limit, what)
+    value = loads_strict(text, shown(path))
     problem = check(value) if check is not None else None
     if problem:
-        raise MMSpuBenchError(f"{path}: {problem}")
+        raise MMSpuBenchError(f"{shown(path)}: {problem}")
     return value
 
 

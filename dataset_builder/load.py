@@ -8,11 +8,18 @@ result file records to pin the data: the id or path, and a Hub revision or a con
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mmspubench.dataset_builder.defaults import cache_root
+from mmspubench.dataset_builder.files import (
+    MAX_DATASET_FILE_BYTES,
+    MAX_TEXT_BYTES,
+    open_regular,
+    read_text_bounded,
+)
 from mmspubench.dataset_builder.hub import hub_offline, is_hub_id
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE
 from mmspubench.errors import MMSpuBenchError
@@ -62,9 +69,12 @@ def content_hash(folder: Path) -> str:
         if any(part.startswith(".") for part in rel.parts):
             continue
         digest.update(rel.as_posix().encode() + b"\0")
-        with path.open("rb") as fh:
-            while chunk := fh.read(_CHUNK):
+        with open_regular(path, MAX_DATASET_FILE_BYTES, "a dataset file") as fh:
+            # Never past the size the file reports: a symlink to /proc/self/pagemap reads forever.
+            left = os.fstat(fh.fileno()).st_size
+            while left > 0 and (chunk := fh.read(min(_CHUNK, left))):
                 digest.update(chunk)
+                left -= len(chunk)
         digest.update(b"\0")
     return digest.hexdigest()
 
@@ -123,6 +133,8 @@ def _load_local(folder: Path, split: str) -> datasets.Dataset:
         raise MMSpuBenchError(
             f"{folder}: cannot load split {split!r}: no data/{split}-*.parquet (splits here: {found})"
         )
+    for file in files:  # a FIFO would block the Parquet reader forever
+        open_regular(file, MAX_DATASET_FILE_BYTES, "a Parquet shard").close()
     try:
         ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
     except (ValueError, FileNotFoundError, datasets.exceptions.DatasetGenerationError) as err:
@@ -212,4 +224,4 @@ def hub_revision(repo_id: str) -> str | None:
         except network_errors():
             pass  # fall back to the cached ref below: a missing revision is recorded as null
     ref = Path(constants.HF_HUB_CACHE) / f"datasets--{repo_id.replace('/', '--')}" / "refs" / "main"
-    return ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
+    return read_text_bounded(ref, MAX_TEXT_BYTES, "a Hub cache ref").strip() if ref.is_file() else None

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from mmspubench.dataset_builder.files import MAX_ANNOTATION_BYTES, shown
 from mmspubench.dataset_builder.json_strict import load_file
+from mmspubench.dataset_builder.raw_text import check_id_text, duplicate_id_error, fold, id_key
 from mmspubench.dataset_builder.schema import (
     ANSWER_LETTERS,
     MAX_ATTRIBUTES,
@@ -128,10 +130,10 @@ SOURCE_ALIASES: dict[str, str] = {
 def read_annotation(release: Path, *, unknown_keys: UnknownKeyPolicy = "error") -> Iterator[RawEntry]:
     """Yield the raw entries of ``release/annotation.json`` (a list, or a dict keyed by id)."""
     path = release / ANNOTATION_FILE
-    file = str(path)
-    if not path.is_file():
+    file = shown(path)
+    if not path.exists() and not path.is_symlink():
         raise record_error(file, None, None, "annotation file not found (expected RAW/annotation.json)")
-    data = load_file(path)
+    data = load_file(path, limit=MAX_ANNOTATION_BYTES, what="annotation.json")
     if isinstance(data, dict):
         items: Iterator[tuple[str | None, Any]] = iter(data.items())
     elif isinstance(data, list):
@@ -143,12 +145,13 @@ def read_annotation(release: Path, *, unknown_keys: UnknownKeyPolicy = "error") 
             None,
             f"top level is {type(data).__name__}; expected a list of records or a dict keyed by id",
         )
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for position, (key, item) in enumerate(items):
         entry = _map_entry(file, position, key, item, unknown_keys)
-        if entry.id in seen:
-            raise record_error(file, entry.id, "id", "duplicate id; ids must be unique")
-        seen.add(entry.id)
+        key_of_id = id_key(entry.id)
+        if key_of_id in seen:
+            raise duplicate_id_error(file, entry.id, seen[key_of_id])
+        seen[key_of_id] = entry.id
         yield entry
 
 
@@ -205,6 +208,7 @@ def _entry_id(file: str, label: str, key: str | None, fields: dict[str, Any]) ->
     text = str(value).strip()
     if not text:
         raise record_error(file, label, "id", "empty id")
+    check_id_text(file, label, text)
     if key is not None and text != key:
         raise record_error(file, key, "id", f"value {text!r} differs from the record's key {key!r}")
     return text
@@ -279,10 +283,16 @@ def parse_options(file: str, rid: str, value: Any) -> tuple[str, str, str, str]:
         if not isinstance(option, str):
             raise record_error(file, rid, "options", f"option {letter} {option!r} is not a string")
         texts.append(_strip_option_prefix(file, rid, letter, option))
-    folded = [" ".join(t.casefold().split()) for t in texts]
+    folded = [fold(t) for t in texts]
     if len(set(folded)) != NUM_OPTIONS:
-        dupes = sorted({t for t in folded if folded.count(t) > 1})
-        raise record_error(file, rid, "options", f"duplicate options {dupes}; the four options must differ")
+        dupes = sorted({t for t in texts if folded.count(fold(t)) > 1})
+        raise record_error(
+            file,
+            rid,
+            "options",
+            f"duplicate options {dupes}; the four options must differ (compared after Unicode "
+            "normalisation, case folding and dropping zero-width characters)",
+        )
     return (texts[0], texts[1], texts[2], texts[3])
 
 
@@ -308,14 +318,14 @@ def parse_answer(file: str, rid: str, value: Any, options: tuple[str, ...]) -> s
         match = _ANSWER_FORM.match(value)
         if match is not None:
             return match.group(1).upper()
-        folded = [" ".join(o.casefold().split()) for o in options]
+        folded = [fold(o) for o in options]
         prefixed = _OPTION_PREFIX.match(value)
         if prefixed is not None:
             letter = prefixed.group(1).upper()
-            if " ".join(value[prefixed.end() :].casefold().split()) == folded[ANSWER_LETTERS.index(letter)]:
+            if fold(value[prefixed.end() :]) == folded[ANSWER_LETTERS.index(letter)]:
                 return letter
-        elif " ".join(value.casefold().split()) in folded:
-            return ANSWER_LETTERS[folded.index(" ".join(value.casefold().split()))]
+        elif fold(value) in folded:
+            return ANSWER_LETTERS[folded.index(fold(value))]
     raise record_error(
         file, rid, "answer", f"value {value!r} is not one of the letters A, B, C, D (or its option)"
     )

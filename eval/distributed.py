@@ -20,7 +20,6 @@ number of processes: finished ids are read from every samples file of the folder
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from mmspubench.dataset_builder.json_strict import load_file
 from mmspubench.eval import results
 from mmspubench.eval.records import SampleResult
 
@@ -115,7 +115,7 @@ def write_timing(out_dir: Path, shard: Shard, timing: dict[str, Any]) -> None:
 
 def merged_timing(out_dir: Path, world: int) -> dict[str, float]:
     """Load time of the slowest process; accuracy and CGLA seconds summed over processes."""
-    parts = [json.loads((out_dir / f"timing.rank{r}.json").read_text(encoding="utf-8")) for r in range(world)]
+    parts = [load_file(out_dir / f"timing.rank{r}.json") for r in range(world)]
     return {
         "load_seconds": max(p["load_seconds"] for p in parts),
         "accuracy_seconds": sum(p["accuracy_seconds"] for p in parts),

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import re
 from pathlib import Path
 from typing import Any
+
+from mmspubench.dataset_builder.json_strict import load_file
 
 MODULE_PACKAGES: dict[str, str] = {
     "torchvision": "torchvision",
@@ -149,7 +150,7 @@ def _named_processor_class(folder: Path) -> str | None:
     for name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
         path = folder / name
         if path.is_file():
-            value = json.loads(path.read_text(encoding="utf-8")).get("processor_class")
+            value = load_file(path).get("processor_class")
             if isinstance(value, str):
                 return value
     return None
@@ -186,8 +187,6 @@ def load_processor(folder: Path, trust_remote_code: bool, model_type: str) -> An
 def _has_remote_processor(folder: Path) -> bool:
     for name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
         path = folder / name
-        if path.is_file() and "AutoProcessor" in (
-            json.loads(path.read_text(encoding="utf-8")).get("auto_map") or {}
-        ):
+        if path.is_file() and "AutoProcessor" in (load_file(path).get("auto_map") or {}):
             return True
     return False

@@ -28,10 +28,16 @@ def _pct(value: Any) -> str:
     return DASH if value is None else f"{float(value):.2f}"
 
 
+def printable(text: str) -> str:
+    """``text`` with every non-printable character (ESC, NUL, newline, zero-width...) escaped, so a
+    results.json cannot drive the terminal or break a table row."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 def _model_name(results: Mapping[str, Any]) -> str:
     model = results.get("model") or {}
     # A local folder reads better by its last component; Hub ids keep their org/name form.
-    return display_name(str(model.get("id") or model.get("path") or "?")).replace("|", "\\|")
+    return printable(display_name(str(model.get("id") or model.get("path") or "?"))).replace("|", "\\|")
 
 
 def table_row(results: Mapping[str, Any]) -> list[str]:
@@ -51,7 +57,9 @@ def table_row(results: Mapping[str, Any]) -> list[str]:
 def _scorer(results: Mapping[str, Any]) -> tuple[str, str | None]:
     model = results.get("model") or {}
     reason = model.get("scorer_fallback_reason")
-    return str(model.get("scorer_used") or DASH), None if reason is None else str(reason)
+    return printable(str(model.get("scorer_used") or DASH)), None if reason is None else printable(
+        str(reason)
+    )
 
 
 def markdown_table(runs: Sequence[Mapping[str, Any]]) -> str:

@@ -21,6 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any
 
+from mmspubench.dataset_builder.files import iter_lines_bounded, shown
 from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics
@@ -77,29 +78,30 @@ def sample_line(sample: SampleResult, stamp: str | None = None) -> bytes:
 
 def read_samples(path: Path) -> tuple[list[SampleResult], int]:
     """Samples of a file and the byte length of its complete lines (a partial last line is ignored)."""
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return [], 0
-    data = path.read_bytes()
-    complete = data.rfind(b"\n") + 1
-    samples = []
-    for number, line in enumerate(data[:complete].splitlines(), start=1):
+    samples, complete = [], 0
+    for number, line in iter_lines_bounded(path, "a samples.jsonl file"):
+        if not line.endswith(b"\n"):
+            break  # the partial last line of a killed run
+        complete += len(line)
         if not line.strip():
             continue
-        record = loads_strict(line, f"{path}: line {number}: not a sample record")
+        record = loads_strict(line, f"{shown(path)}: line {number}: not a sample record")
         try:
             samples.append(SampleResult.from_json(record))
         except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise MMSpuBenchError(f"{path}: line {number}: not a sample record ({err})") from err
+            raise MMSpuBenchError(f"{shown(path)}: line {number}: not a sample record ({err})") from err
     return samples, complete
 
 
 def read_finished_samples(path: Path) -> list[SampleResult]:
     """Samples of a finished run's file: missing file or an incomplete last line is an error."""
-    if not path.is_file():
-        raise MMSpuBenchError(f"{path}: no such samples file")
+    if not path.exists() and not path.is_symlink():
+        raise MMSpuBenchError(f"{shown(path)}: no such samples file")
     samples, complete = read_samples(path)
     if complete != path.stat().st_size:
-        raise MMSpuBenchError(f"{path}: the last line is incomplete (the run was interrupted)")
+        raise MMSpuBenchError(f"{shown(path)}: the last line is incomplete (the run was interrupted)")
     return samples
 
 

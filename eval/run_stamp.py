@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mmspubench.dataset_builder.files import iter_lines_bounded
 from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.errors import MMSpuBenchError
 
@@ -30,10 +31,8 @@ def check_stamps(path: Path, stamp: str) -> None:
     """Refuse ``path`` when any complete line was not written by the run ``stamp``."""
     if not path.exists():
         return
-    data = path.read_bytes()
-    complete = data[: data.rfind(b"\n") + 1]
-    for number, line in enumerate(complete.splitlines(), start=1):
-        if not line.strip():
+    for number, line in iter_lines_bounded(path, "a samples.jsonl file"):
+        if not line.strip() or not line.endswith(b"\n"):
             continue
         record = loads_strict(line, f"{path}: line {number}")
         found = record.get(STAMP_FIELD) if isinstance(record, dict) else None

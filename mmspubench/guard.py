@@ -96,6 +96,12 @@ def run_guarded(command: str, func: Callable[[Any], int], args: Any) -> int:
     except OSError as err:
         print(f"{prefix}: error: {_os_message(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except MemoryError:  # an input too large for this machine: an environment limit, not a bug
+        print(
+            f"{prefix}: error: out of memory (the input is too large for the memory available)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     except Exception as err:  # a bug: the user gets one line, the maintainer the full traceback
         log = write_log(command, err)
         where = f"; full traceback in {log}" if log else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+from mmspubench.dataset_builder.files import open_regular
 from mmspubench.errors import MMSpuBenchError
 
 ACCEPTED: tuple[str, ...] = ("PNG", "JPEG", "WEBP")
@@ -48,7 +49,7 @@ def check_upload(path: str | Path | None, max_bytes: int, max_pixels: int) -> tu
     file = Path(path)
     try:
         size = file.stat().st_size
-        with file.open("rb") as handle:
+        with open_regular(file, size, f"upload {file.name!r}") as handle:
             head = handle.read(_HEAD)
     except OSError as err:
         raise MMSpuBenchError(f"upload {file.name!r} cannot be read ({err.strerror})") from None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.curate.annotate import PROVENANCE_FILE
 from mmspubench.curate.review_db import add_review, all_reviews, open_db
 from mmspubench.dataset_builder.builder import validate_release
+from mmspubench.dataset_builder.files import iter_lines_bounded
 from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.raw import RawEntry, validate_entry
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, REQUIRED_FIELDS, Item
@@ -70,7 +71,7 @@ def load_draft(folder: Path) -> Draft:
     provenance: dict[str, dict[str, Any]] = {}
     path = Path(folder) / PROVENANCE_FILE
     if path.is_file():
-        for number, line in enumerate(path.read_bytes().splitlines(), start=1):
+        for number, line in iter_lines_bounded(path, "provenance.jsonl"):
             entry = loads_strict(line, f"{path}: line {number}")
             if not isinstance(entry, dict):
                 raise MMSpuBenchError(f"{path}: line {number}: expected a JSON object")

@@ -21,6 +21,7 @@ from typing import Any
 from mmspubench.curate.clip import DEFAULT_CLIP, ZeroShotClip, load_clip, rank_rows
 from mmspubench.curate.paths import check_out
 from mmspubench.curate.sources import ImageSource, SourceItem, open_source
+from mmspubench.dataset_builder.files import iter_lines_bounded
 from mmspubench.dataset_builder.folders import swap_into
 from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.dataset_builder.raw import parse_source
@@ -218,7 +219,7 @@ def read_candidates(cand: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             f"{selection_path}: parameters.source missing or unknown; rerun `curate select`"
         )
     candidates = []
-    for number, line in enumerate(lines_path.read_bytes().splitlines(), start=1):
+    for number, line in iter_lines_bounded(lines_path, "candidates.jsonl"):
         if line.strip():
             where = f"{lines_path}: line {number}"
             candidate = loads_strict(line, where)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mmspubench.dataset_builder.files import MAX_IMAGE_BYTES, open_regular
 from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def open_rgb(path: Path) -> Image:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", PILImage.DecompressionBombWarning)
-            with PILImage.open(path) as im:
+            with open_regular(path, MAX_IMAGE_BYTES, "an image") as fh, PILImage.open(fh) as im:
                 return im.convert("RGB")
     except (
         UnidentifiedImageError,

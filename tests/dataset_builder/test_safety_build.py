@@ -252,7 +252,26 @@ def test_a_read_error_on_annotation_json_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     raw = make_release(tmp_path / "raw", n=1)
-    _os_error_on(monkeypatch, "read_bytes", {"annotation.json"}, errno.EIO, "Input/output error")
+    real_fdopen = os.fdopen
+
+    class FailingReader:
+        def __init__(self, handle: Any) -> None:
+            self.handle = handle
+
+        def read(self, size: int = -1) -> bytes:
+            raise OSError(errno.EIO, "Input/output error")
+
+        def __enter__(self) -> FailingReader:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.handle.close()
+
+    def fdopen(fd: int, mode: str = "r", *args: Any) -> Any:
+        handle = real_fdopen(fd, mode, *args)
+        return FailingReader(handle) if mode == "rb" else handle
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
     line = _fails(capsys, _build(raw, tmp_path / "repo"))
     assert "annotation.json" in line and "Input/output error" in line
 

@@ -77,3 +77,22 @@ def test_report_rejects_a_file_that_is_not_a_result(
         from mmspubench.eval.report import load_for_report
 
         load_for_report([tmp_path / "missing.json"])
+
+
+def test_report_escapes_control_characters_from_a_results_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = {
+        **RUN_A,
+        "model": {
+            "id": "org/m\x1b]0;owned\x07\x1b[2J\u202e",
+            "scorer_used": "plain\x1b[31m",
+            "scorer_fallback_reason": "why\nnot\x00",
+        },
+    }
+    (tmp_path / "r.json").write_text(json.dumps(run))
+    assert main(["report", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in "\x1b\x07\x00\u202e")
+    assert "m\\x1b]0;owned\\x07\\x1b[2J\\u202e" in out and "why\\nnot\\x00" in out
+    assert len(out.strip().splitlines()) == 5  # header, rule, one row, blank, one note
