@@ -225,6 +225,7 @@ def test_error_messages_are_html_escaped(draft: Path, tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     d = h.start(draft, db)
     send = next(fn for fn in build_review_app(d, db).fns.values() if fn.api_name == "submit").fn
+    assert send is not None
     first = d.records[0].id
     form = _form(d, first, spurious_types=['<img src="https://evil.example/e.png">'])
     order = ["question", "option_A", "option_B", "option_C", "option_D", "answer", "class_name",
