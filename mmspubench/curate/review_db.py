@@ -96,6 +96,8 @@ def _connect(path: Path) -> Iterator[sqlite3.Connection]:
 def open_db(path: Path, *, create: bool) -> Path:
     """Check (and with ``create``, initialise) the database at ``path``; returns ``path``."""
     path = Path(path)
+    if (path.exists() or path.is_symlink()) and not path.is_file():
+        raise MMSpuBenchError(f"{path}: not a regular file (a folder, a FIFO, a device or a broken link)")
     if not path.is_file():
         if not create:
             raise MMSpuBenchError(

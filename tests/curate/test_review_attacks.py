@@ -173,6 +173,57 @@ def test_the_recorded_draft_cannot_be_changed(sql: str, draft: Path, tmp_path: P
         conn.close()
 
 
+@pytest.mark.parametrize(
+    "run", ['{"draft_id": "../../x"}', '{"draft_id": 7}', "[", '{"draft_id": "' + "a" * 65 + '"}']
+)
+def test_a_forged_draft_id_is_one_line(
+    run: str, draft: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (draft / "annotate.json").write_text(run)
+    assert (
+        main(["curate", "review", "--draft", str(draft), "--db", str(tmp_path / "r.sqlite"), "--port", "1"])
+        == 2
+    )
+    assert "annotate.json" in one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_two_drafts_racing_for_one_new_database_cannot_both_bind_it(draft: Path, tmp_path: Path) -> None:
+    import threading
+
+    other = _synth(tmp_path, "other", 4)
+    db, errors = tmp_path / "r.sqlite", []
+
+    def start(folder: Path) -> None:
+        try:
+            h.start(folder, db)
+        except MMSpuBenchError as err:
+            errors.append(str(err))
+
+    threads = [threading.Thread(target=start, args=(f,)) for f in (draft, other, draft, other)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) == 2 and all("not of --draft" in e for e in errors)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "folder"])
+def test_a_database_that_is_not_a_regular_file_is_one_line(
+    kind: str, draft: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    db = tmp_path / "r.sqlite"
+    {"fifo": lambda: os.mkfifo(db), "dev-zero": lambda: db.symlink_to("/dev/zero"), "folder": db.mkdir}[
+        kind
+    ]()
+    for step in (["review", "--draft", str(draft), "--db", str(db), "--port", "1"],
+                 ["export", "--draft", str(draft), "--db", str(db), "--out", str(tmp_path / "raw")]):  # fmt: skip
+        assert main(["curate", *step]) == 2
+        assert "not a regular file" in one_error_line(capsys.readouterr().err)
+
+
 # --- item 8: nothing from a draft or a person renders as markup -----------------------------------
 
 
