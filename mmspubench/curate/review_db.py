@@ -34,9 +34,9 @@ MAX_COMMENT = 2000
 MAX_EDITS_JSON = 20_000
 """Longest stored edits (JSON text) of one review."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS reviews (
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);""",
+    """CREATE TABLE IF NOT EXISTS reviews (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     item_id TEXT NOT NULL,
     annotator TEXT NOT NULL,
@@ -45,16 +45,17 @@ CREATE TABLE IF NOT EXISTS reviews (
     edits TEXT NOT NULL,
     comment TEXT NOT NULL,
     created_at TEXT NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS reviews_append_only_update BEFORE UPDATE ON reviews
-BEGIN SELECT RAISE(ABORT, 'reviews are an append-only audit trail'); END;
-CREATE TRIGGER IF NOT EXISTS reviews_append_only_delete BEFORE DELETE ON reviews
-BEGIN SELECT RAISE(ABORT, 'reviews are an append-only audit trail'); END;
-CREATE TRIGGER IF NOT EXISTS meta_append_only_update BEFORE UPDATE ON meta
-BEGIN SELECT RAISE(ABORT, 'the recorded draft cannot be changed'); END;
-CREATE TRIGGER IF NOT EXISTS meta_append_only_delete BEFORE DELETE ON meta
-BEGIN SELECT RAISE(ABORT, 'the recorded draft cannot be changed'); END;
-"""
+);""",
+    """CREATE TRIGGER IF NOT EXISTS reviews_append_only_update BEFORE UPDATE ON reviews
+BEGIN SELECT RAISE(ABORT, 'reviews are an append-only audit trail'); END;""",
+    """CREATE TRIGGER IF NOT EXISTS reviews_append_only_delete BEFORE DELETE ON reviews
+BEGIN SELECT RAISE(ABORT, 'reviews are an append-only audit trail'); END;""",
+    """CREATE TRIGGER IF NOT EXISTS meta_append_only_update BEFORE UPDATE ON meta
+BEGIN SELECT RAISE(ABORT, 'the recorded draft cannot be changed'); END;""",
+    """CREATE TRIGGER IF NOT EXISTS meta_append_only_delete BEFORE DELETE ON meta
+BEGIN SELECT RAISE(ABORT, 'the recorded draft cannot be changed'); END;""",
+)
+"""The statements that create the tables and triggers (run in one transaction)."""
 _COLUMNS = ("seq", "item_id", "annotator", "rating", "decision", "edits", "comment", "created_at")
 _DRAFT_KEYS = ("draft_id", "draft_digest", "draft_folder")
 
@@ -67,6 +68,7 @@ class Review:
     """Insertion order (strictly increasing)."""
     item_id: str
     annotator: str
+    """The annotator's normalised name (:func:`mmspubench.curate.names.normalise_name`)."""
     rating: int
     """1 (unusable) to 5 (excellent)."""
     decision: str
@@ -109,17 +111,20 @@ def open_db(path: Path, *, create: bool) -> Path:
         check = conn.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
             raise MMSpuBenchError(f"{path}: the review database is corrupt ({check})")
+        conn.execute("BEGIN IMMEDIATE")  # two servers creating one new file: one creates, one sees it
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if tables and "reviews" not in tables:
             raise MMSpuBenchError(f"{path}: an SQLite file without a reviews table; not a review database")
         if not tables and not create:
             raise MMSpuBenchError(f"{path}: an empty SQLite file; not a review database")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.executescript(_SCHEMA)
+        for statement in _SCHEMA:
+            conn.execute(statement)
         columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(reviews)"))
         if columns != _COLUMNS:
             raise MMSpuBenchError(f"{path}: reviews table has columns {columns}; expected {_COLUMNS}")
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA journal_mode = WAL")
     return path
 
 
