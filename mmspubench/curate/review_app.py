@@ -13,6 +13,7 @@ from typing import Any
 
 import gradio as gr
 from mmspubench.curate import review_handlers as h
+from mmspubench.curate.names import MAX_NAME
 from mmspubench.curate.review_db import DECISIONS, RATINGS
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
@@ -91,22 +92,14 @@ def build_review_app(draft: h.Draft, db: Path) -> gr.Blocks:
     ) -> tuple[Any, ...]:
         names = ["question", *(f"option_{x}" for x in ANSWER_LETTERS), "answer", "class_name",
                  "core_attributes", "spurious_attributes", "spurious_types"]  # fmt: skip
-        seq = h.submit(
-            draft,
-            db,
-            annotator,
-            item_id,
-            rating,
-            decision,
-            comment,
-            dict(zip(names, form_values, strict=True)),
-        )
+        form = dict(zip(names, form_values, strict=True))
+        seq = h.submit(draft, db, annotator, item_id, rating, decision, comment, form)
         return _show(draft, db, annotator, f"Saved review #{seq} of item {escape_markdown(item_id)}.")
 
     with gr.Blocks(title=TITLE, analytics_enabled=False) as app:
         gr.Markdown(f"# {TITLE}\nRate each draft item 1-5, fix any field, accept or reject it.")
         with gr.Row():
-            annotator = gr.Textbox(label="Your name", max_length=64, elem_id="annotator", scale=3)
+            annotator = gr.Textbox(label="Your name", max_length=MAX_NAME, elem_id="annotator", scale=3)
             start = gr.Button("Start", elem_id="start", scale=1)
         progress = gr.Markdown(elem_id="progress")
         item_id = gr.State(None)
