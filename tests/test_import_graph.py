@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "dataset_builder": {"errors", "dataset_builder"},
     "eval": {"errors", "dataset_builder", "eval"},
     "space": {"errors", "dataset_builder", "eval", "space"},
-    "curate": {"errors", "dataset_builder", "eval", "space", "curate"},
+    "curate": {"errors", "markup", "dataset_builder", "eval", "space", "curate"},
 }
 """What each part may import from the ``mmspubench`` namespace (its first component)."""
 ENTRY_POINTS = {"eval/cli.py": "the documented `python -m mmspubench.eval.cli` entry point delegates up"}

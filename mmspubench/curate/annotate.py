@@ -3,9 +3,13 @@
 Each answer is parsed as JSON, composed into a raw record (options: the true class and the three
 classes CLIP ranked highest above it, the answer's letter balanced over A-D with a seed) and
 checked by the validators ``build`` uses (:func:`mmspubench.dataset_builder.raw.validate_entry`,
-:func:`mmspubench.dataset_builder.images.check_image`). An invalid answer is retried; after the
-last attempt the candidate is recorded as failed with the reason in ``provenance.jsonl``: never
-filled in. The draft is written beside ``--out`` and swapped into place when complete.
+:func:`mmspubench.dataset_builder.images.check_image`) and by the response schema's own bounds
+(lengths, characters, counts: a server that ignores the schema cannot slip in a 100,000-character
+question). An invalid answer is retried; after the last attempt the candidate is recorded as
+failed with the reason in ``provenance.jsonl``: never filled in. A candidate whose image cannot be
+read or stored (changed since ``select``, not PNG or JPEG) is failed the same way, without a model
+request; the other candidates go on. The draft is written beside ``--out`` and swapped into place
+when complete, with a random ``draft_id`` in ``annotate.json`` (see ``draft_identity``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from mmspubench.curate import prompts
 from mmspubench.curate.backends import Annotator, Request, open_annotator
+from mmspubench.curate.draft_identity import RUN_FILE, new_draft_id
 from mmspubench.curate.paths import check_out
 from mmspubench.curate.select import read_candidates
 from mmspubench.curate.sources import ImageSource, reopen_source
@@ -32,10 +37,11 @@ from mmspubench.dataset_builder.staging import check_out_vs_source
 from mmspubench.errors import MMSpuBenchError
 
 PROVENANCE_FILE = "provenance.jsonl"
-RUN_FILE = "annotate.json"
 DISTRACTORS = NUM_OPTIONS - 1
 CHUNK = 32
 """Candidates per round of requests: their images are the only ones held in memory."""
+MAX_RAW_KEPT = 20_000
+"""Longest raw answer written into provenance (a longer one is cut, its length recorded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +65,8 @@ class AnnotateResult:
     total: int
     ok: int
     failed: int
+    failures: tuple[tuple[str, str], ...] = ()
+    """``(candidate id, reason)`` of every failed candidate, in candidate order."""
 
 
 @dataclass(slots=True)
@@ -162,26 +170,34 @@ def _fill(
     (folder / ANNOTATION_FILE).write_text(
         json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    run_info = {"config": asdict(config), "annotator": annotator.info, "prompts": prompts.prompt_spec()}
+    run_info = {
+        "draft_id": new_draft_id(),
+        "config": asdict(config),
+        "annotator": annotator.info,
+        "prompts": prompts.prompt_spec(),
+    }
     (folder / RUN_FILE).write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
     with (folder / PROVENANCE_FILE).open("w", encoding="utf-8") as fh:
         for job in jobs:
             fh.write(json.dumps(_provenance(job, annotator, config), ensure_ascii=False) + "\n")
-    return AnnotateResult(total=len(jobs), ok=len(records), failed=len(jobs) - len(records))
+    failures = tuple((j.candidate["id"], str(j.reason)) for j in jobs if j.record is None)
+    return AnnotateResult(len(jobs), len(records), len(failures), failures)
 
 
 def _annotate_chunk(
     folder: Path, chunk: list[_Job], annotator: Annotator, config: AnnotateConfig, source: ImageSource
 ) -> None:
     """All attempts for one chunk of candidates; only this chunk's images are held in memory."""
-    requests = {
-        id(job): Request(source.load(job.candidate["image"]), prompts.SYSTEM, job.user)
-        for job in chunk
-        if job.user is not None
-    }
+    requests = {}
+    for job in chunk:
+        if job.user is not None:
+            try:
+                requests[id(job)] = Request(source.load(job.candidate["image"]), prompts.SYSTEM, job.user)
+            except MMSpuBenchError as err:
+                job.reason = f"image: {err}"
     schema = prompts.response_schema()
     for attempt in range(config.attempts):
-        pending = [j for j in chunk if j.user is not None and j.record is None]
+        pending = [j for j in chunk if id(j) in requests and j.record is None]
         if not pending:
             return
         started = time.perf_counter()
@@ -189,13 +205,24 @@ def _annotate_chunk(
         seconds = round((time.perf_counter() - started) / len(pending), 3)
         for job, raw in zip(pending, raws, strict=True):
             error = _accept(folder, job, raw, source)
-            job.attempts.append({"attempt": attempt + 1, "raw": raw, "error": error, "seconds": seconds})
+            job.attempts.append(
+                {"attempt": attempt + 1, **_kept_raw(raw), "error": error, "seconds": seconds}
+            )
             job.reason = error
+
+
+def _kept_raw(raw: object) -> dict[str, Any]:
+    """The raw answer as provenance keeps it: whole up to ``MAX_RAW_KEPT`` characters."""
+    if isinstance(raw, str) and len(raw) > MAX_RAW_KEPT:
+        return {"raw": raw[:MAX_RAW_KEPT], "raw_chars": len(raw)}
+    return {"raw": raw}
 
 
 def _accept(folder: Path, job: _Job, raw: str, source: ImageSource) -> str | None:
     """Parse, compose and validate one answer; on success store the record and the image."""
     cand = job.candidate
+    if not isinstance(raw, str):
+        return f"answer is {type(raw).__name__}; expected JSON text"
     try:
         answer = loads_strict(raw, "answer")
     except MMSpuBenchError as err:
@@ -216,13 +243,20 @@ def _accept(folder: Path, job: _Job, raw: str, source: ImageSource) -> str | Non
         "source": cand["source"],
     }
     record["image"] = _image_name(cand)
+    target = folder / record["image"]
     try:
-        validate_entry(RawEntry(id=cand["id"], fields=record, file="model answer"), folder / record["image"])
+        validate_entry(RawEntry(id=cand["id"], fields=record, file="model answer"), target)
     except MMSpuBenchError as err:
         return str(err)
-    target = folder / record["image"]
-    _save_image(source, cand["image"], target)
-    check_image(target, ANNOTATION_FILE, cand["id"])
+    problem = prompts.answer_problem(answer)
+    if problem is not None:
+        return f"model answer: {problem}"
+    try:
+        _save_image(source, cand["image"], target)
+        check_image(target, ANNOTATION_FILE, cand["id"])
+    except (MMSpuBenchError, OSError) as err:
+        target.unlink(missing_ok=True)
+        return f"image: {err}"
     job.record = record
     return None
 

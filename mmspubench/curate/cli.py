@@ -145,7 +145,20 @@ def _run_annotate(args: argparse.Namespace) -> int:
     print(
         f"annotated {done.ok} of {done.total} candidates ({done.failed} failed, see provenance.jsonl) -> {args.out}"
     )
+    for item, reason in done.failures[:SHOWN_FAILURES]:
+        print(f"  failed {printable(item)}: {printable(reason)[:300]}")
+    if done.failed > SHOWN_FAILURES:
+        print(f"  ... and {done.failed - SHOWN_FAILURES} more (the reasons are in provenance.jsonl)")
     return 0
+
+
+SHOWN_FAILURES = 5
+"""Failed candidates whose reason ``annotate`` prints (all are in provenance.jsonl)."""
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (a model's output must not drive the terminal)."""
+    return "".join(c if c.isprintable() else " " for c in str(text))
 
 
 def _run_review(args: argparse.Namespace) -> int:

@@ -5,7 +5,8 @@ item is kept when at least ``min_annotators`` reviewed it, the mean of their rat
 ``min_mean_rating``, and more than half of them accepted it. Its fields are the draft's with the
 latest accepted edit of each field applied; the result is validated as ``build`` would and an
 item whose merged edits do not validate is left out with the reason in the report. The release
-is written beside ``--out``, validated whole, then swapped into place.
+is written beside ``--out``, validated whole, then swapped into place. A database recorded for
+another draft (or for this draft changed since it was reviewed) is refused before anything else.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 
 import numpy as np
 from mmspubench.curate.agreement import krippendorff_alpha
+from mmspubench.curate.names import name_key
 from mmspubench.curate.paths import check_out
-from mmspubench.curate.review_db import Review, all_reviews, latest_per_annotator, open_db
+from mmspubench.curate.review_db import Review, all_reviews, bind_draft, latest_per_annotator, open_db
 from mmspubench.curate.review_handlers import Draft, apply_edits, image_file, load_draft, raw_fields
 from mmspubench.dataset_builder.builder import validate_release
 from mmspubench.dataset_builder.folders import replace_folder
@@ -72,7 +74,8 @@ def run_export(
         raise MMSpuBenchError(f"--min-mean-rating {config.min_mean_rating}: expected a number from 1 to 5")
     out = check_out(out, overwrite, {"--draft": Path(draft_folder), "--db": Path(db)})
     draft = load_draft(Path(draft_folder))
-    reviews = all_reviews(open_db(Path(db), create=False))
+    bind_draft(open_db(Path(db), create=False), draft.identity, record=False)
+    reviews = all_reviews(Path(db))
     known = {r.id for r in draft.records}
     stray = next((r for r in reviews if r.item_id not in known), None)
     if stray is not None:
@@ -124,7 +127,7 @@ def agreement_report(
             "kept": len(kept),
             "left_out": left_out,
         },
-        "annotators": sorted({r.annotator for r in reviews}),
+        "annotators": sorted({name_key(r.annotator) for r in reviews}),
         "reviews": len(reviews),
         "ratings": {
             "n": len(ratings),

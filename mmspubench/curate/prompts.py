@@ -10,7 +10,9 @@ code from the true class and the three classes CLIP ranked highest above it (the
 
 from __future__ import annotations
 
+import functools
 import itertools
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -104,6 +106,44 @@ def response_schema() -> dict[str, Any]:
         "required": ["reasoning", "core_attributes", "spurious_attributes", "spurious_types", "question"],
         "additionalProperties": False,
     }
+
+
+@functools.cache
+def _text_regex(kind: str) -> re.Pattern[str]:
+    pattern = _text(MAX_TEXT[kind])["pattern"]
+    return re.compile(pattern.removeprefix("^").removesuffix("$"))
+
+
+def _text_problem(value: Any, kind: str) -> str | None:
+    if not isinstance(value, str):
+        return f"{type(value).__name__} given; expected a text"
+    if _text_regex(kind).fullmatch(value) is None:
+        return (
+            f"a text of {len(value)} characters; the schema allows 1 to {MAX_TEXT[kind]} on one line, "
+            "not starting with a space, without quotes or backslashes"
+        )
+    return None
+
+
+def answer_problem(answer: dict[str, Any]) -> str | None:
+    """Why a parsed answer breaks :func:`response_schema` (a server may not enforce it), or ``None``."""
+    properties = response_schema()["properties"]
+    missing, extra = sorted(set(properties) - set(answer)), sorted(set(answer) - set(properties))
+    if missing or extra:
+        return f"field {(missing or extra)[0]!r} {'missing' if missing else 'is not in the schema'}"
+    texts = [("reasoning", answer["reasoning"], "reasoning"), ("question", answer["question"], "question")]
+    for name in ("core_attributes", "spurious_attributes"):
+        value = answer[name]
+        if not isinstance(value, list) or not MIN_ATTRIBUTES <= len(value) <= MAX_ATTRIBUTES:
+            return f"field {name!r}: expected a list of {MIN_ATTRIBUTES} to {MAX_ATTRIBUTES} attributes"
+        texts += [(name, item, "attribute") for item in value]
+    for name, value, kind in texts:
+        problem = _text_problem(value, kind)
+        if problem is not None:
+            return f"field {name!r}: {problem}"
+    if answer["spurious_types"] not in type_choices():
+        return f"field 'spurious_types': {answer['spurious_types']!r} is not one of the allowed sets"
+    return None
 
 
 def user_text(class_name: str, confusions: Sequence[str]) -> str:

@@ -1,21 +1,41 @@
 """The review app's page: components and wiring only (logic in ``review_handlers.py``).
 
-Errors reach the annotator as one-line messages through the Space's ``guarded`` wrapper.
+Errors reach the annotator as one-line messages through the Space's ``guarded`` wrapper, HTML-escaped
+(Gradio renders an error's text as HTML, and the message may quote what someone typed).
 """
 
 from __future__ import annotations
 
+import html
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 from mmspubench.curate import review_handlers as h
+from mmspubench.curate.names import MAX_NAME
 from mmspubench.curate.review_db import DECISIONS, RATINGS
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.markup import escape_markdown
 from mmspubench.space.layout import guarded
 
 TITLE = "MM-SpuBench review"
+CONCURRENCY = 8
+"""Requests the app's queue runs at once."""
+
+
+def _escaped(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` whose one-line errors are HTML-escaped (shown as text, never as markup)."""
+
+    def call(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except MMSpuBenchError as err:
+            raise MMSpuBenchError(html.escape(str(err), quote=False)) from None
+
+    call.__name__ = fn.__name__
+    return call
 
 
 def _show(draft: h.Draft, db: Path, annotator: str, status: str) -> tuple[Any, ...]:
@@ -65,8 +85,6 @@ def build_review_app(draft: h.Draft, db: Path) -> gr.Blocks:
     """The review page for one draft and database."""
 
     def begin(annotator: str) -> tuple[Any, ...]:
-        if not (annotator or "").strip():
-            raise MMSpuBenchError("enter your name first")
         return _show(draft, db, annotator, "")
 
     def send(
@@ -74,27 +92,21 @@ def build_review_app(draft: h.Draft, db: Path) -> gr.Blocks:
     ) -> tuple[Any, ...]:
         names = ["question", *(f"option_{x}" for x in ANSWER_LETTERS), "answer", "class_name",
                  "core_attributes", "spurious_attributes", "spurious_types"]  # fmt: skip
-        seq = h.submit(
-            draft,
-            db,
-            annotator,
-            item_id,
-            rating,
-            decision,
-            comment,
-            dict(zip(names, form_values, strict=True)),
-        )
-        return _show(draft, db, annotator, f"Saved review #{seq} of item `{item_id}`.")
+        form = dict(zip(names, form_values, strict=True))
+        seq = h.submit(draft, db, annotator, item_id, rating, decision, comment, form)
+        return _show(draft, db, annotator, f"Saved review #{seq} of item {escape_markdown(item_id)}.")
 
     with gr.Blocks(title=TITLE, analytics_enabled=False) as app:
         gr.Markdown(f"# {TITLE}\nRate each draft item 1-5, fix any field, accept or reject it.")
         with gr.Row():
-            annotator = gr.Textbox(label="Your name", max_length=64, elem_id="annotator", scale=3)
+            annotator = gr.Textbox(label="Your name", max_length=MAX_NAME, elem_id="annotator", scale=3)
             start = gr.Button("Start", elem_id="start", scale=1)
         progress = gr.Markdown(elem_id="progress")
         item_id = gr.State(None)
         with gr.Row():
-            image = gr.Image(label="Image", type="pil", interactive=False, height=320, elem_id="review-image")
+            image = gr.Image(
+                label="Image", type="filepath", interactive=False, height=320, elem_id="review-image"
+            )
             markdown = gr.Markdown(elem_id="review-item")
         with gr.Accordion("Provenance (model, prompt, raw output)", open=False):
             provenance = gr.Code(language="json", elem_id="provenance")
@@ -109,15 +121,32 @@ def build_review_app(draft: h.Draft, db: Path) -> gr.Blocks:
         status = gr.Markdown(elem_id="status")
 
         shown = [item_id, image, markdown, *form, provenance, rating, decision, progress, status]
-        start.click(guarded(begin), [annotator], shown, api_name="start")
+        start.click(guarded(_escaped(begin)), [annotator], shown, api_name="start")
         submit.click(
-            guarded(send), [annotator, item_id, rating, decision, comment, *form], shown, api_name="submit"
+            guarded(_escaped(send)),
+            [annotator, item_id, rating, decision, comment, *form],
+            shown,
+            api_name="submit",
         ).success(lambda: "", None, comment)
+    return app
+
+
+def serve(app: gr.Blocks, draft: h.Draft, *, host: str, port: int, block: bool = True) -> gr.Blocks:
+    """Start serving ``app``; the folders of the draft's images are the only ones it may serve from
+    besides its own cache (Gradio copies each image there once, then serves the copy)."""
+    folders = sorted({str(h.image_file(record).parent) for record in draft.records})
+    app.queue(default_concurrency_limit=CONCURRENCY).launch(
+        server_name=host,
+        server_port=port,
+        show_error=False,
+        allowed_paths=folders,
+        prevent_thread_lock=not block,
+        quiet=not block,
+    )
     return app
 
 
 def launch_review(draft_folder: Path, db: Path, *, host: str = "127.0.0.1", port: int = 7861) -> None:
     """Validate the draft, open the database, then serve the app until interrupted."""
     draft = h.start(draft_folder, db)
-    app = build_review_app(draft, Path(db))
-    app.queue(default_concurrency_limit=8).launch(server_name=host, server_port=port, show_error=False)
+    serve(build_review_app(draft, Path(db)), draft, host=host, port=port)

@@ -1,7 +1,8 @@
 """Logic of the review app (the layout in ``review_app.py`` only wires these functions).
 
-Annotators see each draft item as the Space shows benchmark items (``space.explore.item_markdown``),
-may edit any field, and every submitted version is validated on the spot with ``build``'s
+Annotators see each draft item as the Space shows benchmark items, every text escaped (a draft's
+texts come from a model, names from people: none renders as a link, an image or HTML), may edit
+any field, and every submitted version is validated on the spot with ``build``'s
 validator before it is stored. Each annotator reviews the draft as ``annotate`` wrote it, so the
 ratings are independent (what the agreement statistic assumes).
 """
@@ -11,22 +12,24 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mmspubench.curate.annotate import PROVENANCE_FILE
-from mmspubench.curate.review_db import add_review, all_reviews, open_db
+from mmspubench.curate.draft_identity import DraftIdentity, draft_identity
+from mmspubench.curate.names import name_key, normalise_name
+from mmspubench.curate.review_db import RATINGS, add_review, all_reviews, bind_draft, open_db
 from mmspubench.dataset_builder.builder import validate_release
 from mmspubench.dataset_builder.files import iter_lines_bounded
 from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.raw import RawEntry, validate_entry
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, REQUIRED_FIELDS, Item
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, REQUIRED_FIELDS, TYPE_NAMES, Item
 from mmspubench.errors import MMSpuBenchError
-
-if TYPE_CHECKING:
-    from PIL.Image import Image
+from mmspubench.markup import escape_markdown
 
 EDITABLE = tuple(name for name in REQUIRED_FIELDS if name not in ("id", "image", "source"))
 """Fields an annotator may change."""
+MAX_EDIT_TEXT = 1000
+"""Longest text of one edited field (a question, an option, one attribute), in characters."""
 
 
 def image_file(record: Item) -> Path:
@@ -57,6 +60,8 @@ class Draft:
     folder: Path
     records: tuple[Item, ...]
     provenance: dict[str, dict[str, Any]]
+    identity: DraftIdentity
+    """The draft's id and content hash, recorded in the review database."""
 
     def record(self, item_id: str) -> Item:
         for record in self.records:
@@ -76,7 +81,8 @@ def load_draft(folder: Path) -> Draft:
             if not isinstance(entry, dict):
                 raise MMSpuBenchError(f"{path}: line {number}: expected a JSON object")
             provenance[str(entry.get("id"))] = entry
-    return Draft(Path(folder), records, provenance)
+    identity = draft_identity(Path(folder), [image_file(r) for r in records])
+    return Draft(Path(folder), records, provenance, identity)
 
 
 def apply_edits(draft: Draft, item_id: str, edits: dict[str, Any], who: str) -> Item:
@@ -90,23 +96,51 @@ def apply_edits(draft: Draft, item_id: str, edits: dict[str, Any], who: str) -> 
 
 
 def _lines(text: str) -> list[str]:
-    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _form_text(form: dict[str, Any], name: str) -> str:
+    value = form.get(name)
+    value = "" if value is None else value
+    if not isinstance(value, str):
+        raise MMSpuBenchError(f"field {name!r}: {type(value).__name__} given; expected a text")
+    lines = value.splitlines() if name.endswith("attributes") else [value]
+    longest = max((len(line) for line in lines), default=0)
+    if longest > MAX_EDIT_TEXT:
+        raise MMSpuBenchError(f"field {name!r}: {longest} characters; at most {MAX_EDIT_TEXT} per text")
+    return value
+
+
+def _form_types(form: dict[str, Any]) -> list[str]:
+    value = form.get("spurious_types") or []
+    if not isinstance(value, list) or not all(isinstance(t, str) and t in TYPE_NAMES for t in value):
+        raise MMSpuBenchError(f"field 'spurious_types': {value!r} is not a list of the nine type names")
+    return list(value)
 
 
 def form_edits(draft: Draft, item_id: str, form: dict[str, Any]) -> dict[str, Any]:
     """The fields the submitted form changed, as raw values (texts with one attribute per line)."""
     record = draft.record(item_id)
     submitted = {
-        "question": form["question"],
-        "options": [form[f"option_{letter}"] for letter in ANSWER_LETTERS],
-        "answer": form["answer"],
-        "class_name": form["class_name"],
-        "core_attributes": _lines(form["core_attributes"]),
-        "spurious_attributes": _lines(form["spurious_attributes"]),
-        "spurious_types": list(form["spurious_types"] or []),
+        "question": _form_text(form, "question"),
+        "options": [_form_text(form, f"option_{letter}") for letter in ANSWER_LETTERS],
+        "answer": _form_text(form, "answer"),
+        "class_name": _form_text(form, "class_name"),
+        "core_attributes": _lines(_form_text(form, "core_attributes")),
+        "spurious_attributes": _lines(_form_text(form, "spurious_attributes")),
+        "spurious_types": _form_types(form),
     }
     current = raw_fields(record)
     return {name: value for name, value in submitted.items() if value != current[name]}
+
+
+def parse_rating(value: Any) -> int:
+    """A rating from the page (``"1"``-``"5"``) or the API (1-5); anything else is refused."""
+    if isinstance(value, int) and not isinstance(value, bool) and value in RATINGS:
+        return value
+    if isinstance(value, str) and value.strip() in {str(r) for r in RATINGS}:
+        return int(value.strip())
+    raise MMSpuBenchError(f"rating {value!r}: choose a rating from 1 to 5")
 
 
 def submit(
@@ -120,50 +154,75 @@ def submit(
     form: dict[str, Any],
 ) -> int:
     """Validate and store one review; returns its sequence number."""
-    name = (annotator or "").strip()
-    if not name:
-        raise MMSpuBenchError("enter your name first")
+    name = normalise_name(annotator or "")
     if not item_id:
         raise MMSpuBenchError("no item open; press Start")
     if rating is None:
         raise MMSpuBenchError("choose a rating from 1 to 5")
     if decision is None:
         raise MMSpuBenchError("choose accept or reject")
+    if comment is not None and not isinstance(comment, str):
+        raise MMSpuBenchError(f"comment: {type(comment).__name__} given; expected a text")
     edits = form_edits(draft, item_id, form)
     apply_edits(draft, item_id, edits, f"your edit of item {item_id!r}")
-    return add_review(db, item_id, name, int(rating), str(decision), edits, comment or "").seq
+    return add_review(db, item_id, name, parse_rating(rating), str(decision), edits, comment or "").seq
 
 
 def next_item(draft: Draft, db: Path, annotator: str) -> str | None:
     """The first draft item this annotator has not reviewed yet, or ``None`` when all are done."""
-    done = {r.item_id for r in all_reviews(db) if r.annotator == annotator.strip()}
+    key = name_key(annotator)
+    done = {r.item_id for r in all_reviews(db) if name_key(r.annotator) == key}
     return next((r.id for r in draft.records if r.id not in done), None)
 
 
 def progress(draft: Draft, db: Path, annotator: str) -> str:
-    """Progress of one annotator and of the team, as Markdown."""
-    reviews = all_reviews(db)
-    mine = {r.item_id for r in reviews if r.annotator == annotator.strip()}
-    team: dict[str, set[str]] = {}
-    for r in reviews:
-        team.setdefault(r.annotator, set()).add(r.item_id)
-    others = ", ".join(f"{who}: {len(items)}" for who, items in sorted(team.items()))
-    return f"**{annotator.strip()}**: {len(mine)} of {len(draft.records)} items reviewed · all annotators: {others or 'none yet'}"
+    """Progress of one annotator and of the team, as Markdown (every name escaped)."""
+    name = normalise_name(annotator)
+    team: dict[str, tuple[str, set[str]]] = {}
+    for r in all_reviews(db):
+        team.setdefault(name_key(r.annotator), (r.annotator, set()))[1].add(r.item_id)
+    mine = team.get(name_key(name), (name, set()))[1]
+    others = ", ".join(f"{escape_markdown(who)}: {len(items)}" for _, (who, items) in sorted(team.items()))
+    return (
+        f"**{escape_markdown(name)}**: {len(mine)} of {len(draft.records)} items reviewed · "
+        f"all annotators: {others or 'none yet'}"
+    )
 
 
-def item_view(draft: Draft, item_id: str) -> tuple[Image, str, dict[str, Any], str]:
-    """Image, Markdown (the Space's item view), editable raw fields and provenance JSON of one item."""
-    from mmspubench.curate.sources import open_rgb
-    from mmspubench.space.explore import item_markdown
+def item_markdown(record: Item) -> str:
+    """Question, answer, class, attributes and types of a draft item as Markdown, every text escaped
+    (a draft's texts come from a model and edits from people: none may render as a link or image)."""
+    from mmspubench.space.explore import TYPE_LABEL
 
+    e = escape_markdown
+    answer = record.options[ANSWER_LETTERS.index(record.answer)]
+    types = ", ".join(e(TYPE_LABEL[t]) for t in record.spurious_types)
+    core = "\n".join(f"- {e(a)}" for a in record.core_attributes)
+    spurious = "\n".join(f"- {e(a)}" for a in record.spurious_attributes)
+    return (
+        f"### Item {e(record.id)}\n\n**Question:** {e(record.question)}\n\n"
+        f"**Correct answer:** {e(record.answer)}. {e(answer)}\n\n"
+        f"**Class:** {e(record.class_name)} · **Source:** {e(record.source)} · **Spurious types:** {types}\n\n"
+        f"**Core attributes** (of the class)\n\n{core}\n\n"
+        f"**Spurious attributes** (in the picture)\n\n{spurious}\n"
+    )
+
+
+def item_view(draft: Draft, item_id: str) -> tuple[Path, str, dict[str, Any], str]:
+    """Image file, Markdown, editable raw fields and provenance JSON of one item.
+
+    The image is the draft's own file: Gradio copies a file into its cache once, under a temporary
+    name renamed into place, so concurrent annotators are all served the same complete bytes. (A
+    decoded image would be re-encoded and rewritten in place on every request, while other
+    requests were serving it: "Too much/little data for declared Content-Length".)
+    """
     record = draft.record(item_id)
-    image = open_rgb(image_file(record))
     provenance = json.dumps(draft.provenance.get(item_id, {}), indent=1, ensure_ascii=False)
-    return image, item_markdown(record), raw_fields(record), provenance
+    return image_file(record), item_markdown(record), raw_fields(record), provenance
 
 
 def start(draft_folder: Path, db: Path) -> Draft:
-    """Load the draft and open (create) the database before serving anything."""
+    """Load the draft and open (create) the database bound to it before serving anything."""
     draft = load_draft(draft_folder)
-    open_db(db, create=True)
+    bind_draft(open_db(db, create=True), draft.identity, record=True)
     return draft

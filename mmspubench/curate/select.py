@@ -218,14 +218,20 @@ def read_candidates(cand: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise MMSpuBenchError(
             f"{selection_path}: parameters.source missing or unknown; rerun `curate select`"
         )
-    candidates = []
+    candidates: list[dict[str, Any]] = []
+    lines: dict[str, int] = {}
     for number, line in iter_lines_bounded(lines_path, "candidates.jsonl"):
         if line.strip():
             where = f"{lines_path}: line {number}"
             candidate = loads_strict(line, where)
             problem = candidate_problem(candidate)
+            if not problem and candidate["id"] in lines:
+                problem = (
+                    f"id {candidate['id']!r} already on line {lines[candidate['id']]}; ids must be unique"
+                )
             if problem:
                 raise MMSpuBenchError(f"{where}: {problem}")
+            lines[candidate["id"]] = number
             candidates.append(candidate)
     return selection, candidates
 

@@ -56,8 +56,9 @@ class ImageSource(Protocol):
         ...
 
 
-def open_rgb(path: Path) -> Image:
-    """Decode an image file fully as RGB; a file that is not an image is one clear error."""
+def open_rgb(path: Path, formats: tuple[str, ...] | None = None) -> Image:
+    """Decode an image file fully as RGB; a file that is not an image, or (with ``formats``) whose
+    real format, sniffed from its bytes, is not one of them, is one clear error."""
     from PIL import Image as PILImage
     from PIL import UnidentifiedImageError
 
@@ -65,6 +66,11 @@ def open_rgb(path: Path) -> Image:
         with warnings.catch_warnings():
             warnings.simplefilter("error", PILImage.DecompressionBombWarning)
             with open_regular(path, MAX_IMAGE_BYTES, "an image") as fh, PILImage.open(fh) as im:
+                if formats is not None and im.format not in formats:
+                    raise MMSpuBenchError(
+                        f"{path}: a {im.format} image (whatever its name says); `curate annotate` and "
+                        f"`build` take only {', '.join(formats)}: convert it or remove it"
+                    )
                 return im.convert("RGB")
     except (
         UnidentifiedImageError,
@@ -95,7 +101,10 @@ class _Listed:
 
 class FolderSource(_Listed):
     """``ROOT/<class name>/*.jpg|jpeg|png``: every class folder must hold at least one image and
-    nothing else (no other files, no sub-folders), so nothing is skipped silently."""
+    nothing else (no other files, no sub-folders, nothing but regular files), so nothing is skipped
+    silently. Each image's real format is checked when it is decoded, by the rule ``annotate`` and
+    ``build`` apply (:data:`~mmspubench.dataset_builder.images.IMAGE_FORMATS`), so a GIF renamed
+    ``.png`` stops ``select`` rather than a later step."""
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
@@ -119,6 +128,8 @@ class FolderSource(_Listed):
                     raise MMSpuBenchError(
                         f"{path}: not a .jpg/.jpeg/.png file; a class folder holds only images"
                     )
+                if not path.is_file():  # a FIFO would hang the decoder, a device never end
+                    raise MMSpuBenchError(f"{path}: not a regular file (a FIFO, a device or a broken link)")
                 ref = path.relative_to(self.root).as_posix()
                 items.append(SourceItem(position=len(items), ref=ref, class_name=folder.name))
         self._classes = tuple(p.name for p in classes)
@@ -128,7 +139,9 @@ class FolderSource(_Listed):
         return {"kind": "folder", "path": str(self.root)}
 
     def load(self, ref: str | int) -> Image:
-        return open_rgb(self.root / str(ref))
+        from mmspubench.dataset_builder.images import IMAGE_FORMATS
+
+        return open_rgb(self.root / str(ref), IMAGE_FORMATS)
 
 
 class DatasetSource(_Listed):
