@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,12 @@ def hub_cache() -> Path:
 
 def put_in_hub_cache(folder: Path, repo_id: str = REPO_ID, commit: str = COMMIT) -> Path:
     """Lay ``folder`` out as the cached snapshot ``commit`` of the dataset ``repo_id``; return it."""
-    repo = hub_cache() / f"datasets--{repo_id.replace('/', '--')}"
+    cache = hub_cache()
+    # huggingface_hub reads HF_HOME once, at import: a test must point its cache at a temporary folder.
+    assert Path(tempfile.gettempdir()).resolve() in cache.resolve().parents, (
+        f"{cache}: not a temporary folder"
+    )
+    repo = cache / f"datasets--{repo_id.replace('/', '--')}"
     snapshot = repo / "snapshots" / commit
     if repo.exists():
         shutil.rmtree(repo)
