@@ -94,12 +94,26 @@ def test_inspect_ai_loads_runs_and_scores_every_task_of_the_built_eval_yaml(
     assert accuracy == pytest.approx(len(RIGHT) / hub.N_IMAGES, abs=1e-12)
 
 
-def test_the_inspect_copy_of_the_images_is_measured(built: Path) -> None:
-    inspect_bytes = sum(p.stat().st_size for p in (built / "inspect").glob("*.parquet"))
-    default_bytes = sum(p.stat().st_size for p in (built / "data").glob("*.parquet"))
-    image_bytes = sum(p.stat().st_size for p in (built.parent / "published" / "data").glob("*.png"))
-    # base64 is 4/3 of the image bytes; Parquet compresses neither much.
-    assert image_bytes * 4 / 3 <= inspect_bytes <= default_bytes + image_bytes * 4 / 3 + 20_000
+def test_the_inspect_config_holds_the_default_configs_rows_with_the_exact_image_bytes(built: Path) -> None:
+    import base64
+
+    import datasets
+    import pyarrow.parquet as pq
+    from mmspubench.dataset_builder.load import load_benchmark
+
+    rows = pq.read_table(next((built / "inspect").glob("*.parquet"))).to_pylist()
+    default = load_benchmark(built)
+    assert [r["id"] for r in rows] == default["id"]
+    letters = default.features["answer"].names
+    for row, item in zip(rows, default.cast_column("image", datasets.Image(decode=False)), strict=True):
+        prefix, _, payload = row["image"].partition(",")
+        assert prefix == "data:image/png;base64"
+        assert base64.b64decode(payload) == item["image"]["bytes"]
+        assert (row["question"], row["options"], row["answer"]) == (
+            item["question"],
+            item["options"],
+            letters[item["answer"]],
+        )
 
 
 @pytest.mark.parametrize(
