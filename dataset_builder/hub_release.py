@@ -3,7 +3,8 @@
 The published benchmark may hold a raw release (``annotation.json`` at the root plus images)
 rather than the Parquet layout ``build`` writes. :func:`resolve_snapshot` asks the Hub (or, with
 ``HF_HUB_OFFLINE=1``, the local Hub cache) for the repo at a revision and fetches only
-``annotation.json`` first, which tells the two layouts apart and pins the commit sha. A built
+``annotation.json`` and the card first, which tell the two layouts apart (a card written by
+``build`` wins over raw files left beside it) and pin the commit sha. A built
 repo then fetches its card, ``eval.yaml`` and Parquet files; a raw release its annotation file,
 card and images. A raw release is copied (hard links where possible) out of the Hub cache, whose
 snapshot files are symlinks into a blob store outside the folder, and built once into
@@ -75,18 +76,26 @@ def _fetch(repo_id: str, revision: str | None, patterns: tuple[str, ...]) -> Pat
 def resolve_snapshot(repo_id: str, revision: str | None = None, *, fetch_data: bool = True) -> HubSnapshot:
     """The repo at ``revision`` (default: ``main``), its files fetched for loading (with
     ``fetch_data=False`` only ``annotation.json``, if the repo has one)."""
-    probe = _fetch(repo_id, revision, (ANNOTATION_FILE,))
+    probe = _fetch(repo_id, revision, (ANNOTATION_FILE, "README.md"))
     sha = probe.name
-    layout: HubLayout = "raw" if (probe / ANNOTATION_FILE).is_file() else "built"
+    layout: HubLayout = "raw" if (probe / ANNOTATION_FILE).is_file() and not _built_card(probe) else "built"
     if not fetch_data:
         return HubSnapshot(repo_id, sha, probe, layout)
     folder = _fetch(repo_id, sha, RAW_PATTERNS if layout == "raw" else BUILT_PATTERNS)
-    if layout == "built" and not any((folder / "data").glob("*.parquet")):
-        raise MMSpuBenchError(
-            f"{repo_id}@{sha[:12]}: neither a built dataset (data/*.parquet) nor a raw release "
-            f"({ANNOTATION_FILE} at the root)"
-        )
     return HubSnapshot(repo_id, sha, folder, layout)
+
+
+def _built_card(folder: Path) -> bool:
+    """Whether the card is one ``build`` wrote (it declares the split ids): then the repo's Parquet
+    files are the benchmark, even if the raw release's files were left beside them."""
+    from mmspubench.dataset_builder.split_ids import CARD_KEY
+
+    card = folder / "README.md"
+    try:
+        head = card.read_text(encoding="utf-8").split("\n---", 1)[0] if card.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        return False
+    return f"\n{CARD_KEY}:" in head
 
 
 def hub_cache_dir(snapshot: HubSnapshot) -> Path:

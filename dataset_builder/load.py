@@ -183,7 +183,27 @@ def _load_hub(
         "revision": snapshot.revision,
         "content_hash": digest,
     }
+    if snapshot.layout == "built" and not any((folder / "data").glob("*.parquet")):
+        return _load_hub_other(repo_id, split, snapshot.revision), identity  # not our file names
     return _load_local(folder, split), identity
+
+
+def _load_hub_other(repo_id: str, split: str, revision: str) -> datasets.Dataset:
+    """A Hub dataset in another Parquet layout, read by ``datasets`` at the commit."""
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(repo_id, split=split, revision=revision)
+    except (datasets.exceptions.DatasetNotFoundError, *network_errors()) as err:
+        hint = " (offline mode is on and the dataset is not in the local cache)" if hub_offline() else ""
+        raise MMSpuBenchError(
+            f"{repo_id}: Hub dataset not found or not reachable{hint}; pass a local built folder or raw "
+            f"release instead ({type(err).__name__}: {err})"
+        ) from None
+    except ValueError as err:
+        raise MMSpuBenchError(f"{repo_id}: cannot load split {split!r}: {err}") from None
+    assert isinstance(ds, datasets.Dataset)
+    return ds
 
 
 def check_features(ds: datasets.Dataset, where: str) -> None:

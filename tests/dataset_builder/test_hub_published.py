@@ -125,3 +125,37 @@ def test_submit_split_digest_from_the_data_when_the_card_has_none(tmp_path: Path
     shutil.rmtree(built / "inspect")
     hub.put_in_hub_cache(built, "org/built", "cd" * 20)
     assert split_from_data("org/built", "cd" * 20) == pair
+
+
+def test_curate_data_reads_the_published_raw_release_as_a_labelled_split(tmp_path: Path) -> None:
+    from mmspubench.curate.sources import open_source
+
+    hub.published(tmp_path)
+    source = open_source(hub.REPO_ID, split="test", label_column="class_name")
+    assert len(source.items) == hub.N_IMAGES
+    assert set(source.class_names) == set(hub.CLASSES)
+
+
+def test_a_hub_repo_in_another_parquet_layout_is_read_by_datasets_at_the_commit(tmp_path: Path) -> None:
+    release = hub.write_release(tmp_path / "copy")
+    assert main(["build", "--source", str(release), "--out", str(tmp_path / "repo")]) == 0
+    other = tmp_path / "other"
+    (other / "test").mkdir(parents=True)
+    shutil.copy(next((tmp_path / "repo" / "data").glob("*.parquet")), other / "test" / "part.parquet")
+    hub.put_in_hub_cache(other, "org/other", "ef" * 20)
+    # offline, datasets cannot list a Hub repo: the line says so, naming the repo
+    with pytest.raises(MMSpuBenchError, match="org/other: Hub dataset not found or not reachable"):
+        load_benchmark("org/other")
+
+
+def test_a_republished_repo_with_the_raw_files_left_beside_is_read_as_built(tmp_path: Path) -> None:
+    release = hub.write_release(tmp_path / "copy")
+    built = tmp_path / "repo"
+    assert main(["build", "--source", str(release), "--out", str(built)]) == 0
+    shutil.copy(release / "annotation.json", built / "annotation.json")  # push deletes only data/, inspect/
+    shutil.copytree(release / "data", built / "data", dirs_exist_ok=True)
+    hub.put_in_hub_cache(built, hub.REPO_ID, "ab" * 20)
+    ds, identity = load_pinned(hub.REPO_ID, revision="main")
+    assert len(ds) == hub.N_IMAGES and identity["revision"] == "ab" * 20
+    assert identity["content_hash"] is None  # the Parquet files were read, nothing was rebuilt
+    assert not (cache_root() / "hub").exists()
