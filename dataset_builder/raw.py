@@ -213,7 +213,8 @@ def _label(item: Mapping[Any, Any], fallback: str) -> str:
 def _entry_id(file: str, label: str, key: str | None, fields: dict[str, Any]) -> str:
     value = fields.get("id", key)
     if value is None:
-        raise record_error(file, label, "id", "missing required field")
+        why = "; other records carry ids: give every record an id, or none (then the position is the id)"
+        raise record_error(file, label, "id", "missing required field" + ("" if key is not None else why))
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise record_error(file, label, "id", f"value {value!r} is not a string or integer")
     text = str(value).strip()

@@ -159,3 +159,15 @@ def test_a_republished_repo_with_the_raw_files_left_beside_is_read_as_built(tmp_
     assert len(ds) == hub.N_IMAGES and identity["revision"] == "ab" * 20
     assert identity["content_hash"] is None  # the Parquet files were read, nothing was rebuilt
     assert not (cache_root() / "hub").exists()
+
+
+def test_ids_come_from_positions_only_when_no_record_carries_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release = hub.write_release(tmp_path / "copy")
+    records = json.loads((release / "annotation.json").read_text())
+    records[3]["id"] = "item-3"
+    (release / "annotation.json").write_text(json.dumps(records))
+    assert main(["build", "--source", str(release), "--out", str(tmp_path / "repo")]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "record '#0': field 'id': missing required field; other records carry ids" in line
