@@ -45,10 +45,12 @@ def imagefolder_order(release: Path) -> list[str]:
     """Release-relative paths of the images ``load_dataset(release, split="train")`` yields, in its
     order, restricted to :data:`IMAGE_DIRS`."""
     import datasets
+    from mmspubench.dataset_builder.defaults import cache_root
 
     where = str(release)
     try:
-        ds = datasets.load_dataset(where, split="train")
+        # datasets' own cache of what it read lives with ours (it holds paths only, not image bytes).
+        ds = datasets.load_dataset(where, split="train", cache_dir=str(cache_root() / "imagefolder"))
     except (ValueError, FileNotFoundError, datasets.exceptions.DatasetGenerationError) as err:
         raise MMSpuBenchError(
             f"{where}: cannot read the release's images as an imagefolder (split 'train'): {err}"
@@ -62,6 +64,8 @@ def imagefolder_order(release: Path) -> list[str]:
     order = []
     for value in paths:
         path = Path(str(value.get("path") or ""))
+        if path.is_absolute() and not path.resolve().is_relative_to(root):
+            continue  # not a file of this release (resolve_image would refuse it anyway)
         rel = path.resolve().relative_to(root) if path.is_absolute() else path
         if rel.parts and rel.parts[0] in IMAGE_DIRS:
             order.append(rel.as_posix())
