@@ -52,16 +52,27 @@ class BuildOptions:
 
 def validate_release(source: Path, options: BuildOptions = BuildOptions()) -> list[Item]:
     """Read and check every record and image of the raw release; raise on the first problem."""
+    return validate_release_matched(source, options)[0]
+
+
+def validate_release_matched(source: Path, options: BuildOptions = BuildOptions()) -> tuple[list[Item], str]:
+    """``validate_release`` and how images were matched (``image_order.BY_ID`` or ``BY_POSITION``)."""
+    from mmspubench.dataset_builder import image_order
+
     check_release(source)
+    entries = list(read_annotation(source, unknown_keys=options.unknown_keys))
+    positional = image_order.needs_positional_pairing(source, entries)
+    paired = image_order.pair_by_position(source, entries) if positional else None
     records: list[Item] = []
-    for entry in read_annotation(source, unknown_keys=options.unknown_keys):
-        image_path = resolve_image(source, entry.file, entry.id, entry.fields.get("image"))
+    for i, entry in enumerate(entries):
+        named = paired[i] if paired is not None else entry.fields.get("image")
+        image_path = resolve_image(source, entry.file, entry.id, named)
         record = validate_entry(entry, image_path)
         check_image(image_path, entry.file, entry.id, max_pixels=options.max_image_pixels)
         records.append(record)
     if not records:
         raise MMSpuBenchError(f"{source / 'annotation.json'}: no records; expected at least one")
-    return records
+    return records, image_order.BY_POSITION if positional else image_order.BY_ID
 
 
 def record_to_example(record: Item) -> dict[str, Any]:
@@ -95,6 +106,8 @@ def build_repo(
     """Build the Hub-layout folder for the raw release ``source`` at ``out``; return ``out``."""
     from mmspubench.dataset_builder.card import render_card
     from mmspubench.dataset_builder.eval_yaml import render_eval_yaml
+    from mmspubench.dataset_builder.image_order import MATCHING_NOTES
+    from mmspubench.dataset_builder.inspect_config import write_inspect_config
 
     out = Path(out)
     check_out_vs_source(Path(source), out)
@@ -102,7 +115,7 @@ def build_repo(
         raise MMSpuBenchError(f"{out}: --out already exists; pass --overwrite to replace it")
     if out.exists() and not out.is_dir():
         raise MMSpuBenchError(f"{out}: --out is a file, not a folder; --overwrite replaces folders only")
-    records = validate_release(Path(source), options)
+    records, matching = validate_release_matched(Path(source), options)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         work = make_staging(out)
@@ -112,7 +125,9 @@ def build_repo(
         repo = work / "repo"
         shards, split_info = _write_shards(records, work, repo, options)
         download_size = sum(p.stat().st_size for p in shards)
-        (repo / "README.md").write_text(render_card(records, split_info, download_size), encoding="utf-8")
+        write_inspect_config(records, repo)
+        card = render_card(records, split_info, download_size, image_matching=MATCHING_NOTES[matching])
+        (repo / "README.md").write_text(card, encoding="utf-8")
         (repo / "eval.yaml").write_text(render_eval_yaml(), encoding="utf-8")
         swap_into(repo, out, work)
     except OSError as err:  # disk full, permissions, I/O errors while writing: nothing is left behind

@@ -18,6 +18,7 @@ import datasets
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
+from mmspubench.dataset_builder.eval_yaml import INSPECT_CONFIG
 from mmspubench.dataset_builder.files import MAX_TEXT_BYTES, read_text_bounded
 from mmspubench.dataset_builder.schema import FEATURES, SOURCES, SPURIOUS_TYPES, Item
 from mmspubench.dataset_builder.split_ids import CARD_KEY, split_identity
@@ -90,6 +91,7 @@ def render_card(
     *,
     repo_id: str = DEFAULT_REPO_ID,
     template: Path = TEMPLATE_PATH,
+    image_matching: str = "",
 ) -> str:
     """The full ``README.md`` text of a built folder."""
     if not template.is_file():
@@ -106,13 +108,19 @@ def render_card(
     info.splits.add(split_info)
     DatasetInfosDict({"default": info}).to_dataset_card_data(data)
     MetadataConfigs(
-        {"default": {"data_files": [{"split": split_info.name, "path": f"data/{split_info.name}-*"}]}}
+        {
+            "default": {"data_files": [{"split": split_info.name, "path": f"data/{split_info.name}-*"}]},
+            INSPECT_CONFIG: {
+                "data_files": [{"split": split_info.name, "path": f"{INSPECT_CONFIG}/{split_info.name}-*"}]
+            },
+        }
     ).to_dataset_card_data(data)
     data["size_categories"] = [_size_category(stats.total)]
     ids = split_identity(r.id for r in records)
     data[CARD_KEY] = {split_info.name: {"n": ids["split_n"], "sha256": ids["ids_sha256"]}}
     values = {
         "build_note": _build_note(stats),
+        "image_matching": image_matching,
         "statistics": statistics_table(stats),
         "type_names": ", ".join(f"`{t.name}` ({t.abbrev})" for t in SPURIOUS_TYPES),
         "source_names": ", ".join(f"`{s}`" for s in SOURCES),

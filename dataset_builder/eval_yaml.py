@@ -7,23 +7,40 @@ one of the task ids declared here (``mmspubench submit`` writes them).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 BENCHMARK_NAME = "MM-SpuBench"
-EVALUATION_FRAMEWORK = "mm-spubench"
+EVALUATION_FRAMEWORK = "inspect-ai"
+"""One of the frameworks the Hub accepts (huggingface.js ``packages/tasks/src/eval.ts``); its Eval
+Results and "verified" runs are built on inspect-ai's Hub task loader (``inspect_ai/_eval/task/hf.py``)."""
+INSPECT_CONFIG = "inspect"
+"""The dataset config inspect-ai reads: the same rows with the image as a ``data:image/...;base64,``
+string (its loader takes only string images) and the answer as a letter."""
+INSPECT_METADATA: tuple[str, ...] = (
+    "class_name",
+    "core_attributes",
+    "spurious_attributes",
+    "spurious_types",
+    "source",
+)
+"""Columns of the ``inspect`` config kept as each sample's metadata."""
+Scale = Literal["fraction", "percent"]
 
 
 @dataclass(frozen=True, slots=True)
 class EvalTask:
-    """One scored task of the benchmark."""
+    """One task of ``eval.yaml``: what inspect-ai runs and what ``.eval_results`` entries refer to."""
 
     id: str
     """Task id that ``.eval_results`` entries refer to."""
     description: str
-    """What the score measures, in one sentence."""
-    config: str = "default"
+    """What the score measures, in one sentence (in the benchmark's description: inspect-ai's task
+    schema allows no extra keys)."""
+    scale: Scale = "fraction"
+    """Scale of the entry's value: ``fraction`` in [0, 1], as inspect-ai's ``accuracy`` reports."""
+    config: str = INSPECT_CONFIG
     """Dataset config the task reads."""
     split: str = "test"
     """Dataset split the task reads."""
@@ -32,22 +49,40 @@ class EvalTask:
 TASKS: tuple[EvalTask, ...] = (
     EvalTask(
         "mcq_accuracy",
-        "Multiple-choice accuracy (%) over all items: the chosen option letter equals the answer.",
-    ),
-    EvalTask(
-        "cgla_accuracy",
-        "CGLA accuracy (%): share of items whose class name is more likely given the best core attribute "
-        "than given any spurious attribute (CGLA_min > 0).",
+        "Multiple-choice accuracy over all items, as a fraction in [0, 1]: the chosen option letter "
+        "equals the answer.",
     ),
 )
-"""The tasks every result file reports."""
+"""The tasks of eval.yaml. CGLA needs the log-likelihoods of class names under conditioned prompts,
+which inspect-ai's fixed solvers and scorers cannot compute, and inspect-ai validates every task
+before it filters, so CGLA stays in results.json, the Space and the results dataset."""
 
 DESCRIPTION = (
     "MM-SpuBench measures the reliance of multimodal LLMs on spurious correlations across nine "
     "types (background, texture/noise, co-occurring objects, relative size, colorization, "
     "orientation, lighting/shadows, perspective/angle, shape), with multiple-choice accuracy and "
-    "the Conditional Generation Likelihood Advantage (CGLA)."
+    "the Conditional Generation Likelihood Advantage (CGLA; computed by `mmspubench eval`, not a task "
+    "here). Tasks: " + " ".join(f"`{t.id}`: {t.description}" for t in TASKS)
 )
+
+
+def task_dict(task: EvalTask) -> dict[str, Any]:
+    """One task as inspect-ai's ``HFTask`` reads it."""
+    return {
+        "id": task.id,
+        "config": task.config,
+        "split": task.split,
+        "field_spec": {
+            "id": "id",
+            "input": "question",
+            "input_image": "image",
+            "target": "answer",
+            "choices": "options",
+            "metadata": list(INSPECT_METADATA),
+        },
+        "solvers": [{"name": "multiple_choice"}],
+        "scorers": [{"name": "choice"}],
+    }
 
 
 def eval_yaml_dict() -> dict[str, Any]:
@@ -56,9 +91,7 @@ def eval_yaml_dict() -> dict[str, Any]:
         "name": BENCHMARK_NAME,
         "description": DESCRIPTION,
         "evaluation_framework": EVALUATION_FRAMEWORK,
-        "tasks": [
-            {"id": t.id, "description": t.description, "config": t.config, "split": t.split} for t in TASKS
-        ],
+        "tasks": [task_dict(t) for t in TASKS],
     }
 
 

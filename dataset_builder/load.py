@@ -21,7 +21,7 @@ from mmspubench.dataset_builder.files import (
     read_text_bounded,
 )
 from mmspubench.dataset_builder.hub import hub_offline, is_hub_id
-from mmspubench.dataset_builder.raw import ANNOTATION_FILE
+from mmspubench.dataset_builder.raw import ANNOTATION_FILE, UnknownKeyPolicy
 from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
@@ -79,42 +79,60 @@ def content_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def built_folder_for(release: Path, digest: str | None = None) -> Path:
+def built_folder_for(
+    release: Path, digest: str | None = None, unknown_keys: UnknownKeyPolicy = "error"
+) -> Path:
     """The cached build of a raw release, built now if it is not there yet.
 
     ``digest`` is the release's ``content_hash`` when the caller has it already (hashing reads
-    every image of the release).
+    every image of the release). A build that dropped unknown keys is cached apart, so a later
+    ``error`` load still refuses them.
     """
-    from mmspubench.dataset_builder.builder import build_repo
+    from mmspubench.dataset_builder.builder import BuildOptions, build_repo
 
-    target = cache_root() / "builds" / (digest or content_hash(release))[:32]
+    name = (digest or content_hash(release))[:32] + ("-ignore" if unknown_keys == "ignore" else "")
+    target = cache_root() / "builds" / name
     if not (target / "README.md").is_file():
-        build_repo(release, target, overwrite=True)
+        build_repo(release, target, overwrite=True, options=BuildOptions(unknown_keys=unknown_keys))
     return target
 
 
-def load_benchmark(dataset: str | Path, split: str = "test") -> datasets.Dataset:
-    """The benchmark split as a ``datasets.Dataset`` whose features equal ``schema.FEATURES``."""
-    return _load(classify(dataset), str(dataset), split, None)
+def load_benchmark(
+    dataset: str | Path,
+    split: str = "test",
+    *,
+    revision: str | None = None,
+    unknown_keys: UnknownKeyPolicy = "error",
+) -> datasets.Dataset:
+    """The benchmark split as a ``datasets.Dataset`` whose features equal ``schema.FEATURES``.
+
+    ``revision``: a Hub id's branch, tag or commit (default ``main``). ``unknown_keys``: what a raw
+    release's keys outside ``raw.KEY_TABLE`` do (``error`` or ``ignore``), as ``build``'s option.
+    """
+    return load_pinned(dataset, split, revision=revision, unknown_keys=unknown_keys)[0]
 
 
-def load_pinned(dataset: str | Path, split: str = "test") -> tuple[datasets.Dataset, dict[str, Any]]:
+def load_pinned(
+    dataset: str | Path,
+    split: str = "test",
+    *,
+    revision: str | None = None,
+    unknown_keys: UnknownKeyPolicy = "error",
+) -> tuple[datasets.Dataset, dict[str, Any]]:
     """``load_benchmark`` and ``dataset_identity`` together, a local folder read for its hash once."""
     ref = classify(dataset)
-    digest = None if ref.kind == "hub" else content_hash(Path(ref.location))
-    ds = _load(ref, str(dataset), split, digest)
-    return ds, _identity(ref, digest)
-
-
-def _load(ref: DatasetRef, where: str, split: str, digest: str | None) -> datasets.Dataset:
-    if ref.kind == "raw":
-        ds = _load_local(built_folder_for(Path(ref.location), digest), split)
-    elif ref.kind == "built":
-        ds = _load_local(Path(ref.location), split)
+    if ref.kind == "hub":
+        ds, identity = _load_hub(ref.location, split, revision, unknown_keys)
     else:
-        ds = _load_hub(ref.location, split)
-    check_features(ds, where)
-    return ds
+        if revision is not None:
+            raise MMSpuBenchError(f"{dataset}: a revision applies to a Hub dataset id, not a local folder")
+        digest = content_hash(Path(ref.location))
+        folder = Path(ref.location)
+        if ref.kind == "raw":
+            folder = built_folder_for(folder, digest, unknown_keys)
+        ds, identity = _load_local(folder, split), _identity(ref, digest)
+    check_features(ds, str(dataset))
+    return ds, identity
 
 
 def _load_local(folder: Path, split: str) -> datasets.Dataset:
@@ -158,11 +176,36 @@ def network_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def _load_hub(repo_id: str, split: str) -> datasets.Dataset:
+def _load_hub(
+    repo_id: str, split: str, revision: str | None, unknown_keys: UnknownKeyPolicy
+) -> tuple[datasets.Dataset, dict[str, Any]]:
+    """A Hub dataset at ``revision``: our built layout read as is, a raw release built into the cache."""
+    from mmspubench.dataset_builder.hub_release import built_for, release_copy, resolve_snapshot
+
+    snapshot = resolve_snapshot(repo_id, revision)
+    digest = None
+    folder = snapshot.folder
+    if snapshot.layout == "raw":
+        digest = content_hash(release_copy(snapshot))
+        folder = built_for(snapshot, digest, unknown_keys)
+    identity = {
+        "kind": "hub",
+        "id": repo_id,
+        "path": None,
+        "revision": snapshot.revision,
+        "content_hash": digest,
+    }
+    if snapshot.layout == "built" and not any((folder / "data").glob("*.parquet")):
+        return _load_hub_other(repo_id, split, snapshot.revision), identity  # not our file names
+    return _load_local(folder, split), identity
+
+
+def _load_hub_other(repo_id: str, split: str, revision: str) -> datasets.Dataset:
+    """A Hub dataset in another Parquet layout, read by ``datasets`` at the commit."""
     import datasets
 
     try:
-        ds = datasets.load_dataset(repo_id, split=split)
+        ds = datasets.load_dataset(repo_id, split=split, revision=revision)
     except (datasets.exceptions.DatasetNotFoundError, *network_errors()) as err:
         hint = " (offline mode is on and the dataset is not in the local cache)" if hub_offline() else ""
         raise MMSpuBenchError(

@@ -81,7 +81,10 @@ def plan_push(
     repo_dir: Path, repo_id: str, *, revision: str | None = None, remote_files: Sequence[str] = ()
 ) -> list[PushOperation]:
     """The operations a push sends: create repo (and branch), add every file, delete stale ``data/`` files."""
+    from mmspubench.dataset_builder.eval_yaml_check import check_eval_yaml
+
     files = check_built_folder(repo_dir)
+    check_eval_yaml(repo_dir)
     ops = [PushOperation("create_repo", repo_id)]
     if revision is not None:
         ops.append(PushOperation("create_branch", f"{repo_id}@{revision}"))
@@ -90,7 +93,7 @@ def plan_push(
         path = repo_dir / rel
         ops.append(PushOperation("add", rel.as_posix(), path, path.stat().st_size))
     for remote in sorted(remote_files):
-        if remote.startswith("data/") and remote not in local:
+        if remote.startswith(("data/", "inspect/")) and remote not in local:
             ops.append(PushOperation("delete", remote))
     return ops
 

@@ -145,9 +145,11 @@ def read_annotation(release: Path, *, unknown_keys: UnknownKeyPolicy = "error") 
             None,
             f"top level is {type(data).__name__}; expected a list of records or a dict keyed by id",
         )
+    # A list whose records carry no id at all (the published release): the position is the id.
+    positional = isinstance(data, list) and not any(_has_id(item) for item in data)
     seen: dict[str, str] = {}
     for position, (key, item) in enumerate(items):
-        entry = _map_entry(file, position, key, item, unknown_keys)
+        entry = _map_entry(file, position, key, item, unknown_keys, positional)
         key_of_id = id_key(entry.id)
         if key_of_id in seen:
             raise duplicate_id_error(file, entry.id, seen[key_of_id])
@@ -155,10 +157,19 @@ def read_annotation(release: Path, *, unknown_keys: UnknownKeyPolicy = "error") 
         yield entry
 
 
+def position_id(position: int) -> str:
+    """The id of the record at ``position`` of a list without ids: zero-padded to six digits."""
+    return f"{position:06d}"
+
+
+def _has_id(item: Any) -> bool:
+    return isinstance(item, Mapping) and any(_KEY_LOOKUP.get(_norm_key(str(k))) == "id" for k in item)
+
+
 def _map_entry(
-    file: str, position: int, key: str | None, item: Any, unknown_keys: UnknownKeyPolicy
+    file: str, position: int, key: str | None, item: Any, unknown_keys: UnknownKeyPolicy, positional: bool
 ) -> RawEntry:
-    label = key if key is not None else f"#{position}"
+    label = key if key is not None else position_id(position) if positional else f"#{position}"
     if not isinstance(item, Mapping):
         raise record_error(file, label, None, f"record is {type(item).__name__}; expected a JSON object")
     label = _label(item, label)
@@ -170,11 +181,14 @@ def _map_entry(
             if unknown_keys == "ignore":
                 continue
             known = ", ".join(KEY_TABLE)
+            others = [str(k) for k in item if _KEY_LOOKUP.get(_norm_key(str(k))) is None]
             raise record_error(
                 file,
                 label,
                 str(raw_key),
-                f"unknown key; expected one of the fields {known} (or a listed variant)",
+                f"unknown key (unknown keys of this record: {', '.join(others)}); expected one of the "
+                f"fields {known} (or a listed variant); to drop keys the table does not know, pass "
+                "--unknown-keys ignore (unknown_keys='ignore' from Python)",
             )
         if field in fields:
             raise record_error(
@@ -182,7 +196,7 @@ def _map_entry(
             )
         fields[field] = value
         raw_key_of[field] = str(raw_key)
-    record_id = _entry_id(file, label, key, fields)
+    record_id = label if positional else _entry_id(file, label, key, fields)
     fields["id"] = record_id
     return RawEntry(id=record_id, fields=fields, file=file)
 
@@ -202,7 +216,8 @@ def _label(item: Mapping[Any, Any], fallback: str) -> str:
 def _entry_id(file: str, label: str, key: str | None, fields: dict[str, Any]) -> str:
     value = fields.get("id", key)
     if value is None:
-        raise record_error(file, label, "id", "missing required field")
+        why = "; other records carry ids: give every record an id, or none (then the position is the id)"
+        raise record_error(file, label, "id", "missing required field" + ("" if key is not None else why))
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise record_error(file, label, "id", f"value {value!r} is not a string or integer")
     text = str(value).strip()

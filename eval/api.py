@@ -102,7 +102,9 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
 
         config = dataclasses.replace(config, dataset=str(default_dataset_dir()))
     assert config.dataset is not None and config.out is not None
-    ds, dataset_info = load_pinned(config.dataset, config.split)
+    ds, dataset_info = load_pinned(
+        config.dataset, config.split, revision=config.dataset_revision, unknown_keys=config.unknown_keys
+    )
     if config.model is None and shard.is_main:
         from mmspubench.eval.bundled import bundled_model_note
 

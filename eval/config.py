@@ -29,6 +29,8 @@ ANSWER_MODES: tuple[str, ...] = get_args(AnswerMode)
 SCORERS: tuple[str, ...] = get_args(ScorerName)
 CORE_REDUCTIONS: tuple[str, ...] = get_args(CoreReduction)
 DTYPES: tuple[str, ...] = get_args(DtypeName)
+UnknownKeyPolicy = Literal["error", "ignore"]
+UNKNOWN_KEY_POLICIES: tuple[str, ...] = get_args(UnknownKeyPolicy)
 BackendName = Literal["transformers", "vllm", "openai"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
 
@@ -94,6 +96,20 @@ class RunConfig:
     """Dataset as given by the user: Hub id, built folder or raw release (``None``: bundled)."""
     split: str = option("test", "dataset split (default: test)")
     """Dataset split."""
+    dataset_revision: str | None = option(
+        None,
+        "Hub dataset branch, tag or commit (default: main; the commit sha is recorded)",
+        identity=False,
+        added_later=True,
+    )
+    """Revision of a Hub ``--dataset``; ``None``: ``main``. results.json's ``dataset.revision`` holds the sha."""
+    unknown_keys: UnknownKeyPolicy = option(
+        "error",
+        "raw release keys outside the key table: error (default) or ignore (as build's option)",
+        choices=UNKNOWN_KEY_POLICIES,
+        added_later=True,
+    )
+    """What a raw release's keys outside ``raw.KEY_TABLE`` do when the dataset is built for the run."""
     metrics: tuple[str, ...] = option(
         METRICS, "comma-separated subset of accuracy,cgla", choices=METRICS, parse=parse_metrics
     )

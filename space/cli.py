@@ -28,7 +28,10 @@ def _run_space(args: argparse.Namespace) -> int:
 
     env = SpaceConfig.from_env()
     config = SpaceConfig(
-        dataset=args.dataset or env.dataset, results=args.results or env.results, hub_models=env.hub_models
+        dataset=args.dataset or env.dataset,
+        results=args.results or env.results,
+        hub_models=env.hub_models,
+        unknown_keys=args.unknown_keys or env.unknown_keys,
     )
     demo = build_app(config)
     demo.launch(server_name=args.host, server_port=args.port, **LAUNCH_OPTIONS)
@@ -68,6 +71,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--dataset", default=None, help="Hub id or local folder (default: bundled synthetic release)"
     )
     space.add_argument("--results", default=None, help="folder (or Hub dataset) of runs for the leaderboard")
+    space.add_argument(
+        "--unknown-keys",
+        choices=("error", "ignore"),
+        default=None,
+        help="raw release keys outside the key table: error (default) or ignore, as in build",
+    )
     space.set_defaults(func=_run_space)
 
     submit = sub.add_parser(

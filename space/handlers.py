@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
@@ -44,6 +44,8 @@ class SpaceConfig:
     """Model runs at once (CPU Spaces have a couple of cores); the model cache's lock enforces it."""
     cheap_concurrency: int = 8
     """Cheap events (explore, leaderboard, submit checks) of one kind handled at once."""
+    unknown_keys: Literal["error", "ignore"] = "error"
+    """What a raw release's keys outside ``raw.KEY_TABLE`` do (``MMSPUBENCH_UNKNOWN_KEYS``), as in ``build``."""
 
     @staticmethod
     def from_env() -> SpaceConfig:
@@ -55,6 +57,7 @@ class SpaceConfig:
             hub_models=live.DEFAULT_HUB_MODELS
             if models is None
             else tuple(m.strip() for m in models.split(",") if m.strip()),
+            unknown_keys="ignore" if os.environ.get("MMSPUBENCH_UNKNOWN_KEYS") == "ignore" else "error",
         )
 
 
@@ -87,7 +90,7 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
         label = "bundled synthetic release"
     else:
         source, label = config.dataset, config.dataset
-    dataset = load_benchmark(source, split="test")
+    dataset = load_benchmark(source, split="test", unknown_keys=config.unknown_keys)
     entries: list[leaderboard.RunEntry] = []
     runs: dict[str, Path] = {}
     if config.results is not None:

@@ -225,11 +225,13 @@ def _entries(
         block = results.get(section)
         if block is None:
             continue
+        # results.json holds percentages; an entry carries its task's declared scale (eval_yaml.TASKS).
+        value = float(block[key]) / 100.0 if task.scale == "fraction" else float(block[key])
         entries.append(
             EvalResultEntry(
                 dataset_id=dataset_id,
                 task_id=task.id,
-                value=round(float(block[key]), 4),
+                value=round(value, 6),
                 dataset_revision=revision,
                 date=str(results.get("created_at")) if results.get("created_at") else None,
                 source_url=f"https://huggingface.co/datasets/{dataset_id}",
@@ -238,7 +240,8 @@ def _entries(
             )
         )
     if not entries:
-        raise MMSpuBenchError("the run computed neither accuracy nor CGLA; nothing to submit")
+        declared = ", ".join(t.id for t in TASKS)
+        raise MMSpuBenchError(f"the run computed none of the eval.yaml tasks ({declared}); nothing to submit")
     return tuple(entries)
 
 

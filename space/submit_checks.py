@@ -115,20 +115,26 @@ def published_split(dataset_id: str, revision: str, split: str = "test") -> tupl
 
 def _card_split(dataset_id: str, revision: str, split: str) -> tuple[int, str]:
     from huggingface_hub import DatasetCard, hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError
     from mmspubench.dataset_builder.load import network_errors
+    from mmspubench.dataset_builder.split_digest import split_from_data
 
     hint = f"set {SPLIT_ENV}=N:SHA256 to check offline"
     try:
         path = hf_hub_download(dataset_id, "README.md", repo_type="dataset", revision=revision)
         card = DatasetCard.load(path)
+    except EntryNotFoundError:  # no card (or none cached): the data at that revision tells
+        return split_from_data(dataset_id, revision, split)
     except (ValueError, *network_errors()) as err:
         raise MMSpuBenchError(
             f"cannot read the split ids of {dataset_id!r}@{revision[:12]} from its card ({type(err).__name__}); {hint}"
         ) from None
     entry = (card.data.get(CARD_KEY) or {}).get(split)
+    if entry is None:  # a card not written by `build` (the published raw release's)
+        return split_from_data(dataset_id, revision, split)
     if not isinstance(entry, Mapping) or not isinstance(entry.get("n"), int) or not entry.get("sha256"):
         raise MMSpuBenchError(
-            f"the card of {dataset_id!r}@{revision[:12]} declares no {CARD_KEY}.{split}; {hint}"
+            f"the card of {dataset_id!r}@{revision[:12]} declares a malformed {CARD_KEY}.{split}; {hint}"
         )
     return int(entry["n"]), str(entry["sha256"])
 

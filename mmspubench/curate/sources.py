@@ -233,6 +233,9 @@ def _load_dataset(data: str, split: str) -> Any:
         raise MMSpuBenchError(
             f"--data {data}: no such folder; expected a class-folder tree, a dataset folder or a Hub id"
         )
+    published = _published_raw_release(data, split) if not path.exists() else None
+    if published is not None:
+        return published
     try:
         if (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
             loaded = datasets.load_from_disk(str(path))
@@ -243,6 +246,21 @@ def _load_dataset(data: str, split: str) -> Any:
         raise MMSpuBenchError(
             f"--data {data}: not an image-class folder tree and not a loadable dataset split {split!r} ({first})"
         ) from None
+
+
+def _published_raw_release(data: str, split: str) -> Any:
+    """A Hub id holding a raw release (the published benchmark's layout): its build, else ``None``."""
+    from mmspubench.dataset_builder.hub import is_hub_id
+    from mmspubench.dataset_builder.hub_release import resolve_snapshot
+    from mmspubench.dataset_builder.load import load_benchmark
+
+    if not is_hub_id(data) or "/" not in data:
+        return None
+    try:
+        layout = resolve_snapshot(data, fetch_data=False).layout
+    except MMSpuBenchError:
+        return None  # not reachable or not cached: datasets reports it below as for any Hub id
+    return load_benchmark(data, split=split) if layout == "raw" else None
 
 
 def open_source(

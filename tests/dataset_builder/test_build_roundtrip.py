@@ -86,7 +86,12 @@ def test_build_is_deterministic(tmp_path: Path) -> None:
     build_repo(raw_b, tmp_path / "b" / "repo")
     digest_a, digest_b = _digest(tmp_path / "a" / "repo"), _digest(tmp_path / "b" / "repo")
     assert digest_a == digest_b
-    assert set(digest_a) == {"README.md", "eval.yaml", "data/test-00000-of-00001.parquet"}
+    assert set(digest_a) == {
+        "README.md",
+        "eval.yaml",
+        "data/test-00000-of-00001.parquet",
+        "inspect/test-00000-of-00001.parquet",
+    }
     table = pq.read_table(tmp_path / "a" / "repo" / "data" / "test-00000-of-00001.parquet")
     assert table.column("id").to_pylist() == [f"{i:06d}" for i in range(6)]
 

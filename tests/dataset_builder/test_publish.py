@@ -54,7 +54,8 @@ def test_card_yaml_parses_and_declares_the_hub_metadata(built: Path) -> None:
     assert "visual-question-answering" in meta["task_categories"]
     assert "MM-SpuBench" in meta["citation"]
     assert meta["configs"] == [
-        {"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*"}]}
+        {"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*"}]},
+        {"config_name": "inspect", "data_files": [{"split": "test", "path": "inspect/test-*"}]},
     ]
     assert meta["dataset_info"]["splits"][0]["num_examples"] == 5
     assert meta["size_categories"] == ["n<1K"]
@@ -95,13 +96,12 @@ def test_statistics_count_an_item_in_both_of_its_types(tmp_path: Path) -> None:
     assert sum(1 for _ in read_annotation(tmp_path)) == stats.total == 2
 
 
-def test_eval_yaml_declares_both_tasks(built: Path) -> None:
+def test_eval_yaml_declares_the_inspect_task(built: Path) -> None:
     data = yaml.safe_load((built / "eval.yaml").read_text(encoding="utf-8"))
     assert data["name"] == "MM-SpuBench"
-    assert data["description"] and data["evaluation_framework"]
+    assert data["description"] and data["evaluation_framework"] == "inspect-ai"
     assert [(t["id"], t["config"], t["split"]) for t in data["tasks"]] == [
-        ("mcq_accuracy", "default", "test"),
-        ("cgla_accuracy", "default", "test"),
+        ("mcq_accuracy", "inspect", "test")
     ]
 
 
@@ -113,6 +113,7 @@ def test_push_dry_run_lists_the_operations(built: Path, capsys: pytest.CaptureFi
         ("add", "README.md"),
         ("add", "data/test-00000-of-00001.parquet"),
         ("add", "eval.yaml"),
+        ("add", "inspect/test-00000-of-00001.parquet"),
     ]
     sizes = {op.path_in_repo: op.size for op in ops if op.kind == "add"}
     assert sizes["README.md"] == (built / "README.md").stat().st_size
@@ -173,6 +174,11 @@ def test_push_sends_one_commit_adding_files_and_deleting_stale_shards(built: Pat
     assert kind == "create_commit" and commit["repo_type"] == "dataset" and commit["revision"] is None
     adds = [op.path_in_repo for op in commit["operations"] if isinstance(op, CommitOperationAdd)]
     deletes = [op.path_in_repo for op in commit["operations"] if isinstance(op, CommitOperationDelete)]
-    assert adds == ["README.md", "data/test-00000-of-00001.parquet", "eval.yaml"]
+    assert adds == [
+        "README.md",
+        "data/test-00000-of-00001.parquet",
+        "eval.yaml",
+        "inspect/test-00000-of-00001.parquet",
+    ]
     assert deletes == ["data/test-00001-of-00002.parquet"]
     assert json.dumps(adds)  # plain strings, as the Hub API expects

@@ -87,7 +87,9 @@ def test_recorded_options_round_trip_and_identity_leaves_out_speed_options() -> 
     assert config.RunConfig.from_json(json.loads(json.dumps(run.to_json()))) == run
     # the engine too: its figures equal the transformers ones (tests/eval/test_vllm_equality.py), and
     # a resumed run on another engine is refused by the model section (adapter) anyway
-    assert set(run.to_json()) - set(run.identity()) == {"batch_size", "device", "scorer", "backend"}
+    # the asked-for dataset revision too: the dataset section records the commit it resolved to
+    left_out = {"batch_size", "device", "scorer", "backend", "dataset_revision"}
+    assert set(run.to_json()) - set(run.identity()) == left_out
     assert not {"out", "progress", "trust_remote_code"} & set(run.to_json())
     engine = {"tensor_parallel_size", "engine_args", "base_url", "api_key_env", "max_concurrency"}
     assert not engine & set(run.to_json())  # in results.json's backend section instead

@@ -1,0 +1,112 @@
+"""The benchmark as it is published, laid out in a temporary offline Hub cache.
+
+The published repo is an imagefolder (images not named by id) plus an order-aligned
+``annotation.json`` without ids whose options carry letter prefixes, and a card without split ids.
+Each image is a flat colour encoding its file number, so a test can tell which image a record got.
+File names are ``1.png`` ... ``12.png``: their lexicographic order (1, 10, 11, 12, 2, ...) differs
+from their natural order. The cache is written as huggingface_hub writes it: blobs, a snapshot
+of symlinks named by a 40-hex commit, and ``refs/main``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+REPO_ID = "mmbench/MM-SpuBench"
+COMMIT = "1234567890abcdef1234567890abcdef12345678"
+N_IMAGES = 12
+CLASSES = ("cat", "dog", "car", "cup")
+CARD = """---
+license: other
+task_categories:
+- visual-question-answering
+---
+# MM-SpuBench
+
+Images in `data/`; the annotations in `annotation.json`, aligned by position.
+"""
+
+
+def mark_colour(number: int) -> tuple[int, int, int]:
+    """The flat colour of image ``number``: red channel 10*number, a fixed green and blue."""
+    return (10 * number, 77, 3)
+
+
+def read_mark(image: Image.Image) -> int:
+    """The file number an image of this fixture encodes."""
+    red = image.convert("RGB").getpixel((0, 0))
+    assert isinstance(red, tuple)
+    return int(red[0]) // 10
+
+
+def record(i: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The i-th record of the published annotation.json (no id, no image, prefixed choices)."""
+    names = [CLASSES[(i + k) % 4] for k in range(4)]
+    return {
+        "question": f"Question {i}: which object is shown in front of the striped wall?",
+        "choices": [f"{letter}. {name}" for letter, name in zip("ABCD", names, strict=True)],
+        "answer": "A",
+        "class": names[0],
+        "core_attributes": [f"the shape of a {names[0]}"],
+        "spurious_attributes": ["a striped wall", "bright light"],
+        "spurious_types": ["BG", "LS"] if i % 2 else ["Texture"],
+        "source": "ObjectNet",
+        **(extra or {}),
+    }
+
+
+def write_release(root: Path, n_records: int = N_IMAGES, extra: dict[str, Any] | None = None) -> Path:
+    """The published layout as plain files under ``root``."""
+    (root / "data").mkdir(parents=True)
+    for number in range(1, N_IMAGES + 1):
+        Image.new("RGB", (16, 16), mark_colour(number)).save(root / "data" / f"{number}.png")
+    records = [record(i, extra) for i in range(n_records)]
+    (root / "annotation.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
+    (root / "README.md").write_text(CARD, encoding="utf-8")
+    return root
+
+
+def hub_cache() -> Path:
+    """``$HF_HOME/hub``, where huggingface_hub (offline) looks."""
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def put_in_hub_cache(folder: Path, repo_id: str = REPO_ID, commit: str = COMMIT) -> Path:
+    """Lay ``folder`` out as the cached snapshot ``commit`` of the dataset ``repo_id``; return it."""
+    cache = hub_cache()
+    # huggingface_hub reads HF_HOME once, at import: a test must point its cache at a temporary folder.
+    assert Path(tempfile.gettempdir()).resolve() in cache.resolve().parents, (
+        f"{cache}: not a temporary folder"
+    )
+    repo = cache / f"datasets--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / commit
+    if repo.exists():
+        shutil.rmtree(repo)
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(data)
+        link = snapshot / path.relative_to(folder)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(os.path.relpath(blob, link.parent), link)
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    return snapshot
+
+
+def published(tmp_path: Path, **kwargs: Any) -> Path:
+    """Write the published release and cache it as ``REPO_ID`` at ``COMMIT``; return the snapshot."""
+    return put_in_hub_cache(write_release(tmp_path / "published", **kwargs))
