@@ -186,7 +186,7 @@ def _map_entry(
                 file,
                 label,
                 str(raw_key),
-                f"unknown key (unknown keys of this record: {', '.join(others)}); expected one of the "
+                f"unknown key (unknown keys of this record: {', '.join(map(shown, others))}); expected one of the "
                 f"fields {known} (or a listed variant); to drop keys the table does not know, pass "
                 "--unknown-keys ignore (unknown_keys='ignore' from Python)",
             )

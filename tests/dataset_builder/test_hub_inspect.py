@@ -86,7 +86,8 @@ def test_inspect_ai_loads_runs_and_scores_every_task_of_the_built_eval_yaml(
     image = cast(Any, samples[0].input)[0].content[1].image
     assert image.startswith("data:image/png;base64,")
     assert samples[0].choices == ["cat", "dog", "car", "cup"] and samples[0].target == "A"
-    assert samples[0].metadata["class_name"] == "cat"
+    metadata = samples[0].metadata
+    assert metadata is not None and metadata["class_name"] == "cat"
     model = get_model("mockllm/model", custom_outputs=_mock_answers())
     logs = inspect_eval(tasks, model=model, log_dir=str(tmp_path / "logs"), display="none")
     assert [log.status for log in logs] == ["success"]
