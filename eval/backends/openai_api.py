@@ -227,9 +227,10 @@ class OpenAIModel:
     def _count(self, response: Any) -> None:
         self.usage["requests"] += 1
         usage = getattr(response, "usage", None)
-        if usage is not None:
-            self.usage["prompt_tokens"] += int(usage.prompt_tokens or 0)
-            self.usage["completion_tokens"] += int(usage.completion_tokens or 0)
+        for field in ("prompt_tokens", "completion_tokens"):  # a count the server got wrong is not counted
+            value = getattr(usage, field, None)
+            if type(value) is int and value >= 0:
+                self.usage[field] += value
 
 
 def _continue() -> dict[str, Any]:

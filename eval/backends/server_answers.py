@@ -25,13 +25,15 @@ FAULT = "--backend openai: the server's answer is not usable"
 
 def show(value: Any, limit: int = 80) -> str:
     """A short, cleaned ``repr`` of a server value for an error line."""
-    text = clean(repr(value))
+    text = repr(clean(value)) if isinstance(value, str) else clean(repr(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def answer_text(response: Any, what: str = "chat completion") -> str:
     """The text of a chat completion's first choice (``None`` content is ``""``), else one line."""
-    choices = getattr(response, "choices", None)
+    if not hasattr(response, "choices"):  # a body that is not an object: a number, an HTML page
+        raise MMSpuBenchError(f"{FAULT}: the {what} is {show(response)}; expected an object with 'choices'")
+    choices = response.choices
     if not isinstance(choices, list) or not choices:
         raise MMSpuBenchError(f"{FAULT}: the {what} has no choices (got {show(choices)})")
     message = getattr(choices[0], "message", None)

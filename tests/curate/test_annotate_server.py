@@ -89,7 +89,7 @@ def test_escape_sequences_in_the_servers_error_are_stripped(
         ("content_int", "message content is int 5; expected a string"),
         ("content_list", "message content is list"),
         ("no_choices", "has no choices (got [])"),
-        ("number", "has no choices (got None)"),
+        ("number", "the chat completion is 5; expected an object"),
     ],
 )
 def test_a_malformed_answer_is_one_line_and_writes_nothing(

@@ -7,7 +7,7 @@ header, as a careless server might), ``slow`` (sleeps ``slow_seconds`` first), `
 (waits until :meth:`release`) or ``die`` (drops the connection and stops listening). Hostile
 answers: ``content_int``, ``content_list`` (the message content is not a string), ``no_choices``
 (``choices`` empty), ``number`` (the whole body is ``5``), ``escape`` (a 400 whose message holds
-terminal escape sequences and the Authorization header), ``huge`` (a 400 with a 5 MB message).
+terminal escape sequences and the Authorization header), ``huge`` (a 400 with a 5 MB message), ``bad_usage`` (token counts that are a string and negative).
 
 ``scoring`` makes it a vLLM-like server with ``/tokenize`` and prompt log-probabilities over a toy
 tokenizer (one token per character, see :func:`toy_tokens`), honest (``vllm``) or with one fault:
@@ -15,7 +15,8 @@ tokenizer (one token per character, see :func:`toy_tokens`), honest (``vllm``) o
 not: end-of-turn and generation-prompt tokens are in the prompt), ``positive`` / ``nan`` (one
 prompt log-probability is +25 / NaN), ``short`` (one log-probability fewer than the tokens),
 ``nonprefix`` (``/tokenize`` of the context is not a prefix of that of context + continuation),
-``float_tokens`` (``/tokenize`` answers floats).
+``float_tokens`` (``/tokenize`` answers floats), ``string_logprob`` (a log-probability is the string
+``"-0.5"``), ``bool_ids`` (a prompt token id is ``true``). Action ``html``: a 200 that is not JSON.
 """
 
 from __future__ import annotations
@@ -137,6 +138,10 @@ class StandInServer:
             logprobs[-1] = {str(ids[-1]): {"logprob": 25.0 if mode == "positive" else math.nan, "rank": 1}}
         if mode == "short":
             logprobs = logprobs[:-1]
+        if mode == "string_logprob":
+            logprobs[-1] = {str(ids[-1]): {"logprob": "-0.5", "rank": 1}}
+        if mode == "bool_ids":
+            ids[-1] = True
         return {"prompt_token_ids": ids, "prompt_logprobs": logprobs}
 
     def _completion(self, body: Any) -> dict[str, Any]:
@@ -166,8 +171,13 @@ class StandInServer:
 
             def _send(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(obj).encode()  # NaN goes out as the bare NaN that Python's json reads
+                self._send_raw(status, data, "application/json", headers)
+
+            def _send_raw(
+                self, status: int, data: bytes, kind: str, headers: dict[str, str] | None = None
+            ) -> None:
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -193,7 +203,9 @@ class StandInServer:
                     action = "ok"
                 fast_retry = {"retry-after-ms": "1"}
                 hostile = _hostile(server._completion(body), action, auth)
-                if action == "tokenize":
+                if action == "html":  # a proxy's error page, 200 and not JSON
+                    self._send_raw(200, b"<html>\x1b]0;owned\x07 bad gateway</html>", "text/html")
+                elif action == "tokenize":
                     self._send(200, server._tokenize(body))
                 elif action == "ok":
                     self._send(200, server._completion(body))
@@ -225,6 +237,8 @@ def _hostile(completion: dict[str, Any], action: str, auth: str) -> tuple[int, A
             **completion,
             "choices": [{**completion["choices"][0], "message": {**message, "content": content}}],
         }
+    if action == "bad_usage":
+        return 200, {**completion, "usage": {"prompt_tokens": "lots", "completion_tokens": -3}}
     if action == "no_choices":
         return 200, {**completion, "choices": []}
     if action == "number":

@@ -263,6 +263,8 @@ def test_a_scoring_server_gives_the_continuation_sum(tmp_path: Path) -> None:
         ("short", "prompt token ids but 17 prompt log-probabilities"),
         ("nonprefix", "tokens of the context are not a prefix"),
         ("float_tokens", "/tokenize's 'tokens' is [5.5"),
+        ("string_logprob", "the log-probability '-0.5' for prompt token"),
+        ("bool_ids", "'prompt_token_ids' is [1, 5"),
     ],
 )
 def test_a_faulty_scoring_server_is_one_line_naming_its_fault(
@@ -288,7 +290,8 @@ def test_a_faulty_scoring_server_is_one_line_naming_its_fault(
         ("content_int", "message content is int 5; expected a string"),
         ("content_list", "message content is list [{'type': 'text'"),
         ("no_choices", "the chat completion has no choices (got [])"),
-        ("number", "the chat completion has no choices"),
+        ("number", "the chat completion is 5; expected an object"),
+        ("html", "the chat completion is '<html> bad gateway</html>'"),
     ],
 )
 def test_a_malformed_chat_answer_is_one_line(
@@ -366,3 +369,11 @@ def test_a_url_password_is_not_written_or_shown(tmp_path: Path, capsys: pytest.C
     settings = json.loads((tmp_path / "run" / "results.json").read_text())["backend"]["settings"]
     assert settings["base_url"] == server.base_url.replace("http://", "http://user:***@")
     assert "hunter2secret" not in capsys.readouterr().err
+
+
+def test_token_counts_a_server_got_wrong_are_not_counted(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with StandInServer(policy=lambda n: "bad_usage" if n % 2 else "ok") as server:
+        assert main(_eval(server, out, "--metrics", "accuracy")) == 0
+    usage = json.loads((out / "results.json").read_text())["backend"]["usage"]
+    assert usage == {"requests": 6, "prompt_tokens": 30, "completion_tokens": 3}
