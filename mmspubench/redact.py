@@ -29,9 +29,9 @@ _CREDENTIAL = re.compile(
     r"|(?P<keep2>\b(?:api[_-]?key|access[_-]?token|authorization|password|secret)[\"']?\s*[:=]\s*[\"']?"
     r"(?:bearer\s+)?)"
     r"[^\s\"',;&}]{4,}"
-    r"|\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{16,}"
-    r"|\b(?:hf|ghp|gho|ghs|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_-]{8,}"
-    r"|\bAKIA[0-9A-Z]{16}\b"
+    r"|(?-i:\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{16,})"  # providers' key prefixes are lower-case:
+    r"|(?-i:\b(?:hf|ghp|gho|ghs|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_-]{8,})"  # HF_API_TOKEN is a name
+    r"|(?-i:\bAKIA[0-9A-Z]{16}\b)"
     r"|(?P<keep3>://[^/\s:@]*:)[^/\s@]+(?=@)",
     re.IGNORECASE,
 )

@@ -61,7 +61,18 @@ def test_a_registered_key_is_masked_even_when_split_by_escapes() -> None:
     assert clean("a b ab") == "a b ab"
 
 
-@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "MY_KEY_2", "_k", "none", "my_openai_key_for_prod_v2"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "OPENAI_API_KEY",
+        "MY_KEY_2",
+        "_k",
+        "none",
+        "my_openai_key_for_prod_v2",
+        "HF_API_TOKEN_PROD",
+        "SK_OPENAI_KEY_FOR_PROD",
+    ],
+)
 def test_variable_names_are_accepted(name: str) -> None:
     check_key_env(name)
 

@@ -274,7 +274,7 @@ def _call(options: BackendOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]]
 
             async def one(job: Callable[[Any], Awaitable[T]]) -> T:
                 async with semaphore:
-                    return await job(client)
+                    return await asyncio.wait_for(job(client), job_deadline(options))
 
             tasks = [asyncio.ensure_future(one(job)) for job in jobs]
             try:
@@ -292,12 +292,31 @@ def _call(options: BackendOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]]
         raise MMSpuBenchError(describe_error(err, options)) from None
 
 
+REQUESTS_PER_JOB = 3
+"""The most requests one job makes (the probe: two ``/tokenize``, one chat completion)."""
+MAX_RETRY_WAIT = 60.0
+"""The longest wait between retries the OpenAI client honours (a server's ``retry-after``)."""
+
+
+def job_deadline(options: BackendOptions) -> float:
+    """Seconds one job may take with every retry: ``--request-timeout`` bounds one read, so a
+    server that trickles bytes would otherwise keep a request open for ever."""
+    one_request = (options.max_retries + 1) * options.request_timeout + options.max_retries * MAX_RETRY_WAIT
+    return REQUESTS_PER_JOB * one_request
+
+
 def describe_error(err: BaseException, options: BackendOptions) -> str:
     """One line for a failed request: status, the server's message, how many retries were made."""
     import openai
 
     status = getattr(err, "status_code", None)
     what = f"HTTP {status}" if status else type(err).__name__
+    if isinstance(err, asyncio.TimeoutError):
+        return (
+            f"--backend openai: {redact(options.base_url or '')} gave no complete answer within "
+            f"{job_deadline(options):g} s (--request-timeout bounds each read; the server may be sending "
+            "its answer byte by byte); finished items are saved, rerun the same command to resume"
+        )
     text = clean(str(getattr(err, "message", None) or err)).strip()
     message = text.splitlines()[0] if text else ""
     if isinstance(err, openai.AuthenticationError):

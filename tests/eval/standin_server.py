@@ -7,7 +7,8 @@ header, as a careless server might), ``slow`` (sleeps ``slow_seconds`` first), `
 (waits until :meth:`release`) or ``die`` (drops the connection and stops listening). Hostile
 answers: ``content_int``, ``content_list`` (the message content is not a string), ``no_choices``
 (``choices`` empty), ``number`` (the whole body is ``5``), ``escape`` (a 400 whose message holds
-terminal escape sequences and the Authorization header), ``huge`` (a 400 with a 5 MB message), ``bad_usage`` (token counts that are a string and negative).
+terminal escape sequences and the Authorization header), ``huge`` (a 400 with a 5 MB message), ``bad_usage`` (token counts that are a string and negative), ``trickle`` (the answer one byte
+per 0.1 s over ``slow_seconds``).
 
 ``scoring`` makes it a vLLM-like server with ``/tokenize`` and prompt log-probabilities over a toy
 tokenizer (one token per character, see :func:`toy_tokens`), honest (``vllm``) or with one fault:
@@ -173,6 +174,19 @@ class StandInServer:
                 data = json.dumps(obj).encode()  # NaN goes out as the bare NaN that Python's json reads
                 self._send_raw(status, data, "application/json", headers)
 
+            def _trickle(self, data: bytes, seconds: float) -> None:
+                padded = b" " * int(seconds * 10) + data  # leading blanks are valid JSON
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(padded)))
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    for i in range(len(padded)):
+                        self.wfile.write(padded[i : i + 1])
+                        self.wfile.flush()
+                        if i < seconds * 10:
+                            time.sleep(0.1)
+
             def _send_raw(
                 self, status: int, data: bytes, kind: str, headers: dict[str, str] | None = None
             ) -> None:
@@ -203,7 +217,9 @@ class StandInServer:
                     action = "ok"
                 fast_retry = {"retry-after-ms": "1"}
                 hostile = _hostile(server._completion(body), action, auth)
-                if action == "html":  # a proxy's error page, 200 and not JSON
+                if action == "trickle":  # one byte at a time: no single read ever times out
+                    self._trickle(json.dumps(server._completion(body)).encode(), server.slow_seconds)
+                elif action == "html":  # a proxy's error page, 200 and not JSON
                     self._send_raw(200, b"<html>\x1b]0;owned\x07 bad gateway</html>", "text/html")
                 elif action == "tokenize":
                     self._send(200, server._tokenize(body))

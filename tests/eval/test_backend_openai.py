@@ -377,3 +377,16 @@ def test_token_counts_a_server_got_wrong_are_not_counted(tmp_path: Path) -> None
         assert main(_eval(server, out, "--metrics", "accuracy")) == 0
     usage = json.loads((out / "results.json").read_text())["backend"]["usage"]
     assert usage == {"requests": 6, "prompt_tokens": 30, "completion_tokens": 3}
+
+
+def test_a_server_trickling_its_answer_is_stopped_by_a_deadline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StandInServer(policy=lambda n: "trickle", slow_seconds=30) as server:
+        started = time.monotonic()
+        argv = _eval(server, tmp_path / "run", "--metrics", "accuracy", "--request-timeout", "1")
+        assert main([*argv, "--max-retries", "0"]) == 2
+        elapsed = time.monotonic() - started
+    line = _one_error(capsys.readouterr().err)
+    assert "gave no complete answer within 3 s" in line and "resume" in line
+    assert elapsed < 20, elapsed  # each read came within the 1 s timeout: only the deadline stops it
