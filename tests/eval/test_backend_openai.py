@@ -390,3 +390,17 @@ def test_a_server_trickling_its_answer_is_stopped_by_a_deadline(
     line = _one_error(capsys.readouterr().err)
     assert "gave no complete answer within 3 s" in line and "resume" in line
     assert elapsed < 20, elapsed  # each read came within the 1 s timeout: only the deadline stops it
+
+
+def test_a_model_name_with_escape_sequences_drives_no_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    with StandInServer() as server:
+        argv = _eval(server, out, "--metrics", "accuracy")
+        argv[argv.index("served-model")] = "org/evil\x1b]0;owned\x07\x1b[2Jmodel"
+        assert main(argv) == 0
+    assert main(["report", str(out / "results.json")]) == 0
+    printed = capsys.readouterr()
+    assert "| evilmodel |" in printed.out
+    assert not set(printed.out + printed.err) & {"\x1b", "\x07"}
