@@ -64,8 +64,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run_report_command(args: argparse.Namespace) -> int:
     """``mmspubench report``."""
     from mmspubench.eval.report import load_for_report, markdown_table
+    from mmspubench.redact import strip_controls
 
-    print(markdown_table(load_for_report(args.results)))
+    print(strip_controls(markdown_table(load_for_report(args.results))))  # a run's texts drive no terminal
     return 0
 
 

@@ -188,7 +188,8 @@ class RunConfig:
     """openai: base URL of the chat-completions server."""
     api_key_env: str = option(
         "OPENAI_API_KEY",
-        "openai: environment variable holding the API key (default: OPENAI_API_KEY)",
+        "openai: NAME of the environment variable holding the API key, or none for a server "
+        "that needs no key (default: OPENAI_API_KEY)",
         recorded=False,
     )
     """openai: name of the environment variable with the key (the key itself is never written)."""

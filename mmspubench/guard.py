@@ -5,6 +5,9 @@
 - Ctrl-C exits 130 and SIGTERM exits 143; both unwind through every ``finally``, so staging folders
   and temporary files are removed exactly as on an error.
 - Anything else is a bug: one line naming the log file that holds the full traceback, exit 1.
+
+Every line printed and every log written passes :func:`mmspubench.redact.clean` first: a message
+built from a server's or a model's text can neither show a key nor drive the terminal.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from types import FrameType
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.redact import clean
 
 EXIT_BAD_INPUT = 2
 EXIT_BUG = 1
@@ -61,21 +65,21 @@ def write_log(command: str, err: BaseException) -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=f"{command}-{stamp}-", suffix=".log", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write(f"mmspubench {command}: {' '.join(sys.argv)}\n")
-            handle.write("".join(traceback.format_exception(err)))
+            handle.write(clean(f"mmspubench {command}: {' '.join(sys.argv)}\n"))
+            handle.write(clean("".join(traceback.format_exception(err))))
     except OSError:
         return None
     return Path(name)
 
 
 def _one_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+    lines = [line for line in clean(text).strip().splitlines() if line.strip()]
     return " ".join(line.strip() for line in lines) if lines else ""
 
 
 def _os_message(err: OSError) -> str:
-    where = f"{err.filename}: " if err.filename else ""
-    return f"{where}{err.strerror or _one_line(str(err)) or type(err).__name__}"
+    where = f"{clean(str(err.filename))}: " if err.filename else ""
+    return f"{where}{_one_line(err.strerror or str(err)) or type(err).__name__}"
 
 
 def run_guarded(command: str, func: Callable[[Any], int], args: Any) -> int:

@@ -13,6 +13,7 @@ from mmspubench.cli import main
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import commands
 from mmspubench.guard import run_guarded
+from mmspubench.redact import forget_secrets, register_secret
 
 
 def _err_lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -74,3 +75,32 @@ def test_sigterm_unwinds_through_finally_and_exits_143(capsys: pytest.CaptureFix
     assert cleaned == [True]
     assert signal.getsignal(signal.SIGTERM) is before  # the previous handler is back
     assert "terminated" in _err_lines(capsys)[0]
+
+
+def test_every_printed_line_and_log_is_cleaned_of_keys_and_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MMSPUBENCH_LOG_DIR", str(tmp_path / "logs"))
+    register_secret("plain-key-value-42")
+    hostile = (
+        "\x1b]0;owned\x07\x1b[2Jserver said: plain-key-value-42 and Bearer sk-abcdefghijklmnop0123\x9b1;1H"
+    )
+    try:
+        for error, status in (
+            (MMSpuBenchError(hostile), 2),
+            (OSError(5, hostile, hostile), 2),
+            (KeyError(hostile), 1),
+        ):
+
+            def fail(args: Any, error: BaseException = error) -> int:
+                raise error
+
+            assert run_guarded("build", fail, None) == status
+    finally:
+        forget_secrets()
+    err = capsys.readouterr().err
+    assert err.count("server said: *** and Bearer ***") == 4, err  # the OSError shows it twice
+    assert not set(err) & {"\x1b", "\x07", "\x9b"}
+    log = next((tmp_path / "logs").iterdir()).read_text()
+    assert "plain-key-value-42" not in log and "sk-abcdef" not in log and "\x1b" not in log
+    assert "Traceback" in log and "server said: ***" in log

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.backends.api_key import check_key_env, read_api_key
 from mmspubench.eval.config import BACKENDS
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ class BackendOptions:
     base_url: str | None = None
     """openai: the server's base URL, e.g. ``http://127.0.0.1:8000/v1``."""
     api_key_env: str = "OPENAI_API_KEY"
-    """openai: name of the environment variable holding the API key (the key is never written)."""
+    """openai: name of the environment variable holding the API key (the key is never written);
+    ``none`` for a server that needs no key (:mod:`mmspubench.eval.backends.api_key`)."""
     max_concurrency: int = 8
     """openai: requests in flight at once."""
     max_retries: int = 5
@@ -94,6 +96,7 @@ def check_options(options: BackendOptions, model: str | None, metrics: tuple[str
         raise MMSpuBenchError("--engine-args is used only with --backend vllm")
     if options.tensor_parallel_size is not None and options.tensor_parallel_size < 1:
         raise MMSpuBenchError(f"--tensor-parallel-size {options.tensor_parallel_size}: expected at least 1")
+    check_key_env(options.api_key_env)  # before anything records it as a variable's name
     if options.name == "openai":
         if not options.base_url:
             raise MMSpuBenchError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
@@ -105,6 +108,7 @@ def check_options(options: BackendOptions, model: str | None, metrics: tuple[str
             raise MMSpuBenchError(f"--max-retries {options.max_retries}: expected 0 or more")
         if not options.request_timeout > 0:
             raise MMSpuBenchError(f"--request-timeout {options.request_timeout}: expected a positive number")
+        read_api_key(options.api_key_env)  # an unset variable is refused before any work
 
 
 def load_backend(

@@ -3,8 +3,8 @@
 Requests go out concurrently (``AsyncOpenAI``, at most ``--max-concurrency`` in flight); the
 client retries 429s, 5xx answers, timeouts and lost connections ``--max-retries`` times with
 exponential backoff, then the run stops with one line (finished items are on disk: rerun to
-resume). The API key is read from the environment variable named by ``--api-key-env`` and is
-never written, logged or shown in an error.
+resume). The API key is read from the environment variable named by ``--api-key-env``
+(:mod:`~mmspubench.eval.backends.api_key`) and is never written, logged or shown in an error.
 
 The server applies its own chat template, so ``render`` returns the chat messages as JSON (the
 image as a placeholder); that JSON is what samples.jsonl records as each condition's prompt.
@@ -14,7 +14,10 @@ extra parameters ``prompt_logprobs``, ``continue_final_message`` and ``return_to
 probe at start finds out; without them CGLA (and ``logprob`` answers) are refused up front. The
 scored tokens follow the transformers scorer's rule on the server's own tokenization: the tokens
 of context + continuation after those of the context (from the server's ``/tokenize``), whose
-prefix property is checked. The BOS rule is the same too: special tokens are added unless the
+prefix property is checked, and the chat completion's prompt tokens must be exactly ``/tokenize``'s
+of context + continuation (a server that ignores ``continue_final_message`` in chat completions
+would have end-of-turn tokens scored); every answer is checked
+(:mod:`~mmspubench.eval.backends.server_answers`). The BOS rule is the same too: special tokens are added unless the
 chat template already writes the BOS (vLLM's chat endpoint adds none unless asked).
 """
 
@@ -24,13 +27,16 @@ import asyncio
 import base64
 import io
 import json
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.backends import server_answers as answers
+from mmspubench.eval.backends.api_key import read_api_key
+from mmspubench.eval.backends.server_answers import continuation_sum
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
+from mmspubench.redact import clean, redact
 
 if TYPE_CHECKING:
     from mmspubench.eval.backends import BackendOptions
@@ -117,7 +123,7 @@ class OpenAIModel:
 
         o = self.options
         settings = {
-            "base_url": o.base_url,
+            "base_url": redact(o.base_url or "") or None,  # no password of the URL either
             "api_key_env": o.api_key_env,
             "max_concurrency": o.max_concurrency,
             "max_retries": o.max_retries,
@@ -165,7 +171,7 @@ class OpenAIModel:
                     extra_body=extra or None,
                 )
                 self._count(response)
-                return response.choices[0].message.content or ""
+                return answers.answer_text(response)
 
             return run
 
@@ -178,20 +184,23 @@ class OpenAIModel:
         if not self.features.prompt_logprobs:
             raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
         urls = _urls([r.image for r in requests])
-        contexts: dict[tuple[int, str], asyncio.Future[list[int]]] = {}
+        keys = list(dict.fromkeys((id(r.image), r.context) for r in requests))
+
+        def tokenize(key: tuple[int, str]) -> Callable[[Any], Awaitable[list[int]]]:
+            return lambda client: self._tokenize(client, _with_image(key[1], urls[key[0]]))
+
+        # letters of one question share their context's tokenization: asked once, first
+        contexts = dict(zip(keys, _run(self, [tokenize(k) for k in keys]), strict=True))
 
         def job(request: ScoreRequest) -> Callable[[Any], Awaitable[float]]:
             async def run(client: Any) -> float:
-                url = urls[id(request.image)]
-                key = (id(request.image), request.context)
-                if key not in contexts:  # letters of one question share their context's tokenization
-                    contexts[key] = asyncio.ensure_future(
-                        self._tokenize(client, _with_image(request.context, url))
-                    )
-                full = await self._prompt_logprobs(
-                    client, _with_image(request.context, url, request.continuation)
+                messages = _with_image(request.context, urls[id(request.image)], request.continuation)
+                tokenized = await self._tokenize(client, messages)
+                ids, logprobs = await self._prompt_logprobs(client, messages)
+                answers.check_same_tokens(tokenized, ids, request)
+                return continuation_sum(
+                    contexts[(id(request.image), request.context)], ids, logprobs, request
                 )
-                return continuation_sum(await contexts[key], *full, request)
 
             return run
 
@@ -200,7 +209,7 @@ class OpenAIModel:
     async def _tokenize(self, client: Any, messages: list[dict[str, Any]]) -> list[int]:
         body = {"model": self.name, "messages": messages, **_continue(), **self._extra()}
         result = await client.post(_root(self.options.base_url) + "/tokenize", cast_to=object, body=body)
-        return [int(t) for t in result["tokens"]]
+        return answers.tokenize_tokens(result)
 
     async def _prompt_logprobs(
         self, client: Any, messages: list[dict[str, Any]]
@@ -210,39 +219,18 @@ class OpenAIModel:
             model=self.name, messages=messages, max_tokens=1, temperature=0.0, extra_body=extra
         )
         self._count(response)
-        data = response.model_dump()
-        ids, logprobs = data.get("prompt_token_ids"), data.get("prompt_logprobs")
-        if not ids or not logprobs or len(ids) != len(logprobs):
+        found = answers.prompt_logprobs(response.model_dump())
+        if found is None:
             raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
-        return [int(t) for t in ids], logprobs
+        return found
 
     def _count(self, response: Any) -> None:
         self.usage["requests"] += 1
         usage = getattr(response, "usage", None)
-        if usage is not None:
-            self.usage["prompt_tokens"] += int(usage.prompt_tokens or 0)
-            self.usage["completion_tokens"] += int(usage.completion_tokens or 0)
-
-
-def continuation_sum(
-    context: Sequence[int], full: Sequence[int], logprobs: Sequence[Any], request: ScoreRequest
-) -> float:
-    """Sum of the prompt log-probabilities of the tokens of ``full`` after ``context`` (checked prefix)."""
-    if list(full[: len(context)]) != list(context):
-        raise MMSpuBenchError(
-            f"continuation {request.continuation!r}: the server's tokens of the context are not a prefix "
-            "of its tokens of context + continuation; the scored tokens would not be the continuation's"
-        )
-    if len(full) <= len(context):
-        raise MMSpuBenchError(f"continuation {request.continuation!r}: adds no token after the context")
-    total = 0.0
-    for position in range(len(context), len(full)):
-        entry = logprobs[position] or {}
-        value = entry.get(str(full[position]), entry.get(full[position]))
-        if value is None:
-            raise MMSpuBenchError(f"the server returned no log-probability for prompt token {position}")
-        total += float(value["logprob"] if isinstance(value, dict) else value)
-    return total
+        for field in ("prompt_tokens", "completion_tokens"):  # a count the server got wrong is not counted
+            value = getattr(usage, field, None)
+            if type(value) is int and value >= 0:
+                self.usage[field] += value
 
 
 def _continue() -> dict[str, Any]:
@@ -259,8 +247,8 @@ def _urls(images: Sequence[Image]) -> dict[int, str]:
 
 
 def api_key(options: BackendOptions) -> str:
-    """The key from ``$api_key_env``; a local server without a key gets a placeholder."""
-    return os.environ.get(options.api_key_env) or "EMPTY"
+    """The key from ``$api_key_env`` (:func:`~mmspubench.eval.backends.api_key.read_api_key`)."""
+    return read_api_key(options.api_key_env)
 
 
 def _client(options: BackendOptions) -> Any:
@@ -286,9 +274,15 @@ def _call(options: BackendOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]]
 
             async def one(job: Callable[[Any], Awaitable[T]]) -> T:
                 async with semaphore:
-                    return await job(client)
+                    return await asyncio.wait_for(job(client), job_deadline(options))
 
-            return list(await asyncio.gather(*(one(job) for job in jobs)))
+            tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+            try:
+                return list(await asyncio.gather(*tasks))
+            finally:  # on the first failure the others stop, and their errors are collected, not logged
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
 
     try:
         return asyncio.run(main())
@@ -298,16 +292,33 @@ def _call(options: BackendOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]]
         raise MMSpuBenchError(describe_error(err, options)) from None
 
 
+REQUESTS_PER_JOB = 3
+"""The most requests one job makes (the probe: two ``/tokenize``, one chat completion)."""
+MAX_RETRY_WAIT = 60.0
+"""The longest wait between retries the OpenAI client honours (a server's ``retry-after``)."""
+
+
+def job_deadline(options: BackendOptions) -> float:
+    """Seconds one job may take with every retry: ``--request-timeout`` bounds one read, so a
+    server that trickles bytes would otherwise keep a request open for ever."""
+    one_request = (options.max_retries + 1) * options.request_timeout + options.max_retries * MAX_RETRY_WAIT
+    return REQUESTS_PER_JOB * one_request
+
+
 def describe_error(err: BaseException, options: BackendOptions) -> str:
     """One line for a failed request: status, the server's message, how many retries were made."""
     import openai
 
     status = getattr(err, "status_code", None)
     what = f"HTTP {status}" if status else type(err).__name__
-    message = str(getattr(err, "message", None) or err).splitlines()[0] if str(err) else ""
-    key = os.environ.get(options.api_key_env)
-    if key:
-        message = message.replace(key, "***")
+    if isinstance(err, asyncio.TimeoutError):
+        return (
+            f"--backend openai: {redact(options.base_url or '')} gave no complete answer within "
+            f"{job_deadline(options):g} s (--request-timeout bounds each read; the server may be sending "
+            "its answer byte by byte); finished items are saved, rerun the same command to resume"
+        )
+    text = clean(str(getattr(err, "message", None) or err)).strip()
+    message = text.splitlines()[0] if text else ""
     if isinstance(err, openai.AuthenticationError):
         hint = f"; check the key in ${options.api_key_env}"
     elif isinstance(
@@ -322,7 +333,7 @@ def describe_error(err: BaseException, options: BackendOptions) -> str:
         hint = f" after {options.max_retries} retries; finished items are saved, rerun the same command to resume"
     else:
         hint = ""
-    return f"--backend openai: request to {options.base_url} failed ({what}: {message[:300]}){hint}"
+    return f"--backend openai: request to {redact(options.base_url or '')} failed ({what}: {message[:300]}){hint}"
 
 
 def probe(options: BackendOptions, name: str) -> ServerFeatures:
@@ -343,7 +354,7 @@ def probe(options: BackendOptions, name: str) -> ServerFeatures:
                 for add in (False, True)
             ]
             plain, special = [
-                [int(t) for t in (await client.post(root + "/tokenize", cast_to=object, body=b))["tokens"]]
+                answers.tokenize_tokens(await client.post(root + "/tokenize", cast_to=object, body=b))
                 for b in bodies
             ]
             add = not (
@@ -355,8 +366,7 @@ def probe(options: BackendOptions, name: str) -> ServerFeatures:
             )
         except (openai.NotFoundError, openai.BadRequestError, openai.UnprocessableEntityError):
             return ServerFeatures(prompt_logprobs=False, add_special_tokens=None)
-        data = response.model_dump()
-        has = bool(data.get("prompt_logprobs")) and bool(data.get("prompt_token_ids"))
+        has = answers.prompt_logprobs(response.model_dump()) is not None
         return ServerFeatures(prompt_logprobs=has, add_special_tokens=add)
 
     return _call(options, [ask])[0]

@@ -7,7 +7,10 @@
   rendered and tokenized as for transformers) with structured outputs
   (``StructuredOutputsParams(json=schema)``);
 - ``openai``: any OpenAI-compatible server, ``response_format`` of type ``json_schema`` (strict);
-  the image goes as eval's OpenAI backend sends it (a base64 PNG data URL).
+  the image goes as eval's OpenAI backend sends it (a base64 PNG data URL), the key is read as
+  eval reads it (:mod:`mmspubench.eval.backends.api_key`: a variable's name, ``none`` for no key),
+  the answer is checked as eval checks it (:func:`~mmspubench.eval.backends.server_answers.answer_text`)
+  and the server's error text is cleaned (:func:`mmspubench.redact.clean`: no key, no escapes).
 
 Both local backends render the request with the model's chat template exactly as eval does
 (:func:`chat_prompt`), so a draft does not depend on the engine that wrote it.
@@ -18,12 +21,12 @@ The first attempt decodes greedily; retries sample (temperature 1, seeded) so th
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.redact import clean, redact
 
 if TYPE_CHECKING:
     from mmspubench.eval.protocol import ChatPrompt
@@ -153,22 +156,22 @@ class OpenAIAnnotator:
             import openai
         except ModuleNotFoundError:
             raise _missing("openai", "openai") from None
+        from mmspubench.eval.backends.api_key import read_api_key
+
         self.openai = openai
-        key = os.environ.get(api_key_env) or ("EMPTY" if base_url else None)
-        if key is None:
-            raise MMSpuBenchError(
-                f"--api-key-env {api_key_env}: the variable is not set (and no --base-url given)"
-            )
+        key = read_api_key(api_key_env)
         self.client: Any = openai.OpenAI(base_url=base_url, api_key=key, max_retries=2, timeout=600)
         self.model, self.max_new_tokens, self.seed = model, max_new_tokens, seed
         self.info = {
             "backend": "openai",
             "model": model,
-            "base_url": base_url,
+            "base_url": redact(base_url) if base_url else None,
             "client": f"openai {openai.__version__}",
         }
 
     def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
+        from mmspubench.eval.backends.server_answers import answer_text
+
         fmt = {
             "type": "json_schema",
             "json_schema": {"name": "mmspubench_item", "schema": schema, "strict": True},
@@ -191,15 +194,16 @@ class OpenAIAnnotator:
                 ) from None
             except self.openai.APIError as err:
                 raise MMSpuBenchError(
-                    f"--base-url {self.client.base_url}: {type(err).__name__}: {_first_line(err)}"
+                    f"--base-url {redact(str(self.client.base_url))}: {type(err).__name__}: {_first_line(err)}"
                 ) from None
-            answers.append(reply.choices[0].message.content or "")
+            answers.append(answer_text(reply))
         return answers
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+def _first_line(err: BaseException, limit: int = 300) -> str:
+    """The server's message, cleaned (:func:`mmspubench.redact.clean`) and bounded."""
+    text = clean(str(err)).strip()
+    return text.splitlines()[0][:limit] if text else type(err).__name__
 
 
 class VLLMAnnotator:
@@ -256,6 +260,9 @@ def open_annotator(
     seed: int,
 ) -> Annotator:
     """The backend's annotator, with the model loaded (every failure one :class:`MMSpuBenchError`)."""
+    from mmspubench.eval.backends.api_key import check_key_env
+
+    check_key_env(api_key_env)  # every backend: the draft's provenance records it as a name
     if backend == "transformers":
         return TransformersAnnotator(model, device=device, max_new_tokens=max_new_tokens, seed=seed)
     if backend == "openai":

@@ -81,7 +81,11 @@ def _add_annotate(steps: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--backend", required=True, choices=("transformers", "vllm", "openai"))
     p.add_argument("--model", required=True, help="model id or folder (the served name for openai)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (openai backend)")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (openai)")
+    p.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="openai: NAME of the env var holding the API key, or none for a server that needs no key",
+    )
     p.add_argument(
         "--attempts", type=int, default=3, help="tries per candidate before it is failed (default 3)"
     )

@@ -22,6 +22,8 @@ from mmspubench.dataset_builder.builder import validate_release
 from ..eval.tiny_models import tiny_model_dir
 from .fixtures import one_error_line, select_argv
 
+NO_KEY = ("--api-key-env", "none")
+"""The test servers need no key."""
 VALID = {
     "reasoning": "the scene suggests other classes",
     "core_attributes": ["typical outline"],
@@ -218,7 +220,9 @@ def test_openai_backend_sends_the_schema_and_the_image(
     _ChatServer.received.clear()
     draft = tmp_path / "draft"
     assert (
-        _annotate(candidates, draft, "--backend", "openai", "--base-url", chat_server, model="served-vlm")
+        _annotate(
+            candidates, draft, *NO_KEY, "--backend", "openai", "--base-url", chat_server, model="served-vlm"
+        )
         == 0
     )
     n = len((candidates / "candidates.jsonl").read_text().splitlines())
@@ -266,7 +270,7 @@ def test_an_unreachable_server_is_one_line_and_writes_nothing(
         port = sock.getsockname()[1]
     draft = tmp_path / "draft"
     url = f"http://127.0.0.1:{port}/v1"
-    assert _annotate(candidates, draft, "--backend", "openai", "--base-url", url) == 2
+    assert _annotate(candidates, draft, *NO_KEY, "--backend", "openai", "--base-url", url) == 2
     err = one_error_line(capsys.readouterr().err)
     assert "APIConnectionError" in err and url in err
     assert list(tmp_path.iterdir()) == []
@@ -303,7 +307,7 @@ def test_a_served_model_without_image_support_is_one_line(
 ) -> None:
     pytest.importorskip("openai")
     draft = tmp_path / "draft"
-    args = ("--backend", "openai", "--base-url", chat_server)
+    args = (*NO_KEY, "--backend", "openai", "--base-url", chat_server)
     assert _annotate(candidates, draft, *args, model="text-only") == 2
     err = one_error_line(capsys.readouterr().err)
     assert "'text-only': the server refused the request" in err and "vision-language model" in err

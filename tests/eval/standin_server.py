@@ -4,27 +4,71 @@ It answers ``POST /v1/chat/completions`` like a hosted API without vLLM's extens
 log-probabilities; ``/tokenize`` is a 404), and each request's fate is chosen by ``policy``
 (request number -> action): ``ok``, ``429``, ``500``, ``401`` (the body echoes the Authorization
 header, as a careless server might), ``slow`` (sleeps ``slow_seconds`` first), ``hang``
-(waits until :meth:`release`) or ``die`` (drops the connection and stops listening).
+(waits until :meth:`release`) or ``die`` (drops the connection and stops listening). Hostile
+answers: ``content_int``, ``content_list`` (the message content is not a string), ``no_choices``
+(``choices`` empty), ``number`` (the whole body is ``5``), ``escape`` (a 400 whose message holds
+terminal escape sequences and the Authorization header), ``huge`` (a 400 with a 5 MB message), ``bad_usage`` (token counts that are a string and negative), ``trickle`` (the answer one byte
+per 0.1 s over ``slow_seconds``).
+
+``scoring`` makes it a vLLM-like server with ``/tokenize`` and prompt log-probabilities over a toy
+tokenizer (one token per character, see :func:`toy_tokens`), honest (``vllm``) or with one fault:
+``chat_ignores_continue`` (``/tokenize`` honours ``continue_final_message``, chat completions do
+not: end-of-turn and generation-prompt tokens are in the prompt), ``positive`` / ``nan`` (one
+prompt log-probability is +25 / NaN), ``short`` (one log-probability fewer than the tokens),
+``nonprefix`` (``/tokenize`` of the context is not a prefix of that of context + continuation),
+``float_tokens`` (``/tokenize`` answers floats), ``string_logprob`` (a log-probability is the string
+``"-0.5"``), ``bool_ids`` (a prompt token id is ``true``). Action ``html``: a 200 that is not JSON.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+BOS, EOT, IMAGE = 1, 2, 3
+ROLES = {"system": 4, "user": 5, "assistant": 6}
+
+
+def toy_tokens(messages: list[dict[str, Any]], *, special: bool, continue_final: bool) -> list[int]:
+    """The toy chat template: [BOS] role content EOT per message (image = 4 IMAGE tokens, a
+    character = its code point + 100); the last assistant message left open under
+    ``continue_final``, else the generation prompt (the assistant role) appended."""
+    tokens = [BOS] if special else []
+    for message in messages:
+        tokens.append(ROLES[message["role"]])
+        content = message["content"]
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for part in parts:
+            tokens += [IMAGE] * 4 if part["type"] == "image_url" else [ord(c) + 100 for c in part["text"]]
+        tokens.append(EOT)
+    if continue_final and messages[-1]["role"] == "assistant":
+        return tokens[:-1]
+    return [*tokens, ROLES["assistant"]]
+
+
+def toy_logprob(token: int) -> float:
+    """The toy model's log-probability of a prompt token."""
+    return -0.01 * (token % 7 + 1)
+
 
 class StandInServer:
     """Run with ``with StandInServer(policy) as server: ... server.base_url ...``."""
 
     def __init__(
-        self, policy: Callable[[int], str] = lambda n: "ok", answer: str = "A", slow_seconds: float = 2.0
+        self,
+        policy: Callable[[int], str] = lambda n: "ok",
+        answer: str = "A",
+        slow_seconds: float = 2.0,
+        scoring: str | None = None,
     ):
         self.policy = policy
+        self.scoring = scoring
         self.answer = answer
         self.slow_seconds = slow_seconds
         self.log: list[dict[str, Any]] = []
@@ -64,7 +108,9 @@ class StandInServer:
 
     def _decide(self, path: str, auth: str, body: Any) -> str:
         with self._lock:
-            if not path.endswith("/chat/completions"):
+            if path.endswith("/tokenize") and self.scoring:
+                action = "tokenize"
+            elif not path.endswith("/chat/completions"):
                 action = "404"
             else:
                 action = self.policy(self._chat_count)
@@ -72,8 +118,37 @@ class StandInServer:
             self.log.append({"path": path, "auth": auth, "body": body, "action": action})
         return action
 
+    def _tokens(self, body: Any, continue_final: bool) -> list[int]:
+        special = bool(body.get("add_special_tokens"))
+        tokens = toy_tokens(body["messages"], special=special, continue_final=continue_final)
+        if self.scoring == "nonprefix" and continue_final:  # merges across the context's end
+            tokens.append(99)
+        return tokens
+
+    def _tokenize(self, body: Any) -> dict[str, Any]:
+        tokens = self._tokens(body, bool(body.get("continue_final_message")))
+        if self.scoring == "float_tokens":
+            return {"tokens": [t + 0.5 for t in tokens], "count": len(tokens)}
+        return {"tokens": tokens, "count": len(tokens), "max_model_len": 4096}
+
+    def _prompt_logprobs(self, body: Any) -> dict[str, Any]:
+        mode = self.scoring
+        ids = self._tokens(body, bool(body.get("continue_final_message")) and mode != "chat_ignores_continue")
+        logprobs: list[Any] = [None] + [{str(t): {"logprob": toy_logprob(t), "rank": 1}} for t in ids[1:]]
+        if mode in ("positive", "nan"):
+            logprobs[-1] = {str(ids[-1]): {"logprob": 25.0 if mode == "positive" else math.nan, "rank": 1}}
+        if mode == "short":
+            logprobs = logprobs[:-1]
+        if mode == "string_logprob":
+            logprobs[-1] = {str(ids[-1]): {"logprob": "-0.5", "rank": 1}}
+        if mode == "bool_ids":
+            ids[-1] = True
+        return {"prompt_token_ids": ids, "prompt_logprobs": logprobs}
+
     def _completion(self, body: Any) -> dict[str, Any]:
+        extra = self._prompt_logprobs(body) if self.scoring and "prompt_logprobs" in body else {}
         return {
+            **extra,
             "id": "chatcmpl-standin",
             "object": "chat.completion",
             "created": 0,
@@ -96,9 +171,27 @@ class StandInServer:
                 pass
 
             def _send(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
+                data = json.dumps(obj).encode()  # NaN goes out as the bare NaN that Python's json reads
+                self._send_raw(status, data, "application/json", headers)
+
+            def _trickle(self, data: bytes, seconds: float) -> None:
+                padded = b" " * int(seconds * 10) + data  # leading blanks are valid JSON
+                self.send_response(200)
                 self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(padded)))
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    for i in range(len(padded)):
+                        self.wfile.write(padded[i : i + 1])
+                        self.wfile.flush()
+                        if i < seconds * 10:
+                            time.sleep(0.1)
+
+            def _send_raw(
+                self, status: int, data: bytes, kind: str, headers: dict[str, str] | None = None
+            ) -> None:
+                self.send_response(status)
+                self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -123,8 +216,17 @@ class StandInServer:
                     time.sleep(server.slow_seconds)
                     action = "ok"
                 fast_retry = {"retry-after-ms": "1"}
-                if action == "ok":
+                hostile = _hostile(server._completion(body), action, auth)
+                if action == "trickle":  # one byte at a time: no single read ever times out
+                    self._trickle(json.dumps(server._completion(body)).encode(), server.slow_seconds)
+                elif action == "html":  # a proxy's error page, 200 and not JSON
+                    self._send_raw(200, b"<html>\x1b]0;owned\x07 bad gateway</html>", "text/html")
+                elif action == "tokenize":
+                    self._send(200, server._tokenize(body))
+                elif action == "ok":
                     self._send(200, server._completion(body))
+                elif hostile is not None:
+                    self._send(*hostile)
                 elif action == "429":
                     self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, fast_retry)
                 elif action == "500":
@@ -135,3 +237,31 @@ class StandInServer:
                     self._send(404, {"error": {"message": "not found", "type": "not_found"}})
 
         return Handler
+
+
+def _hostile(completion: dict[str, Any], action: str, auth: str) -> tuple[int, Any] | None:
+    """The status and body of a hostile answer, ``None`` for another action."""
+    message = completion["choices"][0]["message"]
+    if action == "content_int":
+        return 200, {
+            **completion,
+            "choices": [{**completion["choices"][0], "message": {**message, "content": 5}}],
+        }
+    if action == "content_list":
+        content = [{"type": "text", "text": "A"}]
+        return 200, {
+            **completion,
+            "choices": [{**completion["choices"][0], "message": {**message, "content": content}}],
+        }
+    if action == "bad_usage":
+        return 200, {**completion, "usage": {"prompt_tokens": "lots", "completion_tokens": -3}}
+    if action == "no_choices":
+        return 200, {**completion, "choices": []}
+    if action == "number":
+        return 200, 5
+    if action == "escape":
+        text = f"\x1b]0;owned\x07\x1b[2J\x1b[31mbad model\x1b[0m \x9b1;1H{auth}"
+        return 400, {"error": {"message": text, "type": "invalid_request"}}
+    if action == "huge":
+        return 400, {"error": {"message": "x" * 5_000_000 + auth, "type": "invalid_request"}}
+    return None

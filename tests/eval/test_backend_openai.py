@@ -6,6 +6,7 @@ The happy path against a real vLLM server is in ``test_vllm_equality.py`` (slow)
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -26,7 +27,7 @@ from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
 from mmspubench.eval.report import markdown_table
 from PIL import Image
 
-from tests.eval.standin_server import StandInServer
+from tests.eval.standin_server import StandInServer, toy_logprob
 
 SECRET = "sk-test-0123456789abcdef-do-not-leak"
 
@@ -224,3 +225,182 @@ def test_render_messages_layout() -> None:
         {"role": "assistant", "content": "The object is:"},
     ]
     assert [m["role"] for m in json.loads(render_messages(ChatPrompt("", "q", "")))] == ["user"]
+
+
+def _one_error(err: str) -> str:
+    """The one line of a failed run's stderr (datasets' progress lines may precede it): no
+    traceback, no asyncio task warnings, no terminal control characters."""
+    assert "Traceback" not in err and "Task exception" not in err and "\x1b" not in err, err[-3000:]
+    lines = [line for line in err.strip().splitlines() if "error" in line.lower()]
+    assert len(lines) == 1 and err.strip().endswith(lines[0]), err[-3000:]
+    assert lines[0].startswith("mmspubench eval: error: ")
+    return lines[0]
+
+
+def _no_samples(out: Path) -> bool:
+    return not (out / "samples.jsonl").exists() or not (out / "samples.jsonl").read_text().strip()
+
+
+def test_a_scoring_server_gives_the_continuation_sum(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with StandInServer(scoring="vllm") as server:
+        assert main(_eval(server, out, "--limit", "2")) == 0
+    conditions = [c for s in _samples(out) for c in s["conditions"]]
+    assert conditions and all(
+        c["cgl"] == pytest.approx(sum(toy_logprob(ord(ch) + 100) for ch in c["continuation"]))
+        for c in conditions
+    )  # exactly the continuation's characters: no end-of-turn token, no generation prompt
+    results = json.loads((out / "results.json").read_text())
+    assert results["backend"]["settings"]["prompt_logprobs"] is True
+
+
+@pytest.mark.parametrize(
+    ("scoring", "message"),
+    [
+        ("chat_ignores_continue", "ran 2 prompt tokens after the end of /tokenize's tokens"),
+        ("positive", "the log-probability 25.0 for prompt token"),
+        ("nan", "the log-probability nan for prompt token"),
+        ("short", "prompt token ids but 17 prompt log-probabilities"),
+        ("nonprefix", "tokens of the context are not a prefix"),
+        ("float_tokens", "/tokenize's 'tokens' is [5.5"),
+        ("string_logprob", "the log-probability '-0.5' for prompt token"),
+        ("bool_ids", "'prompt_token_ids' is [1, 5"),
+    ],
+)
+def test_a_faulty_scoring_server_is_one_line_naming_its_fault(
+    scoring: str,
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    out = tmp_path / "run"
+    with StandInServer(scoring=scoring) as server:
+        assert main(_eval(server, out, "--limit", "3")) == 2
+    gc.collect()  # a task whose exception nobody retrieved is reported when it is collected
+    line = _one_error(capsys.readouterr().err)
+    assert message in line and NO_PROMPT_LOGPROBS not in line, line
+    assert not [r for r in caplog.records if r.name == "asyncio"], caplog.text[-2000:]
+    assert _no_samples(out)
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        ("content_int", "message content is int 5; expected a string"),
+        ("content_list", "message content is list [{'type': 'text'"),
+        ("no_choices", "the chat completion has no choices (got [])"),
+        ("number", "the chat completion is 5; expected an object"),
+        ("html", "the chat completion is '<html> bad gateway</html>'"),
+    ],
+)
+def test_a_malformed_chat_answer_is_one_line(
+    action: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    with StandInServer(policy=lambda n: action) as server:
+        assert main(_eval(server, out, "--metrics", "accuracy")) == 2
+    line = _one_error(capsys.readouterr().err)
+    assert "the server's answer is not usable" in line and message in line, line
+    assert _no_samples(out)
+
+
+@pytest.mark.parametrize("action", ["escape", "huge"])
+def test_server_error_text_is_cleaned_and_bounded(
+    action: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StandInServer(policy=lambda n: action) as server:  # the message echoes the Authorization header
+        assert main(_eval(server, tmp_path / "run", "--metrics", "accuracy", "--max-retries", "0")) == 2
+    err = capsys.readouterr().err
+    line = _one_error(err)
+    assert SECRET not in err and "\x9b" not in err and "\x07" not in err
+    assert len(line) < 600 and "HTTP 400" in line
+    if action == "escape":
+        assert "bad model Bearer ***" in line
+
+
+def test_api_key_env_holding_the_key_itself_is_refused_unshown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StandInServer() as server:
+        argv = _eval(server, tmp_path / "run", "--metrics", "accuracy")
+        argv[argv.index("MMSPU_TEST_KEY")] = SECRET
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--api-key-env: expected the NAME of the environment variable" in _one_error(err)
+    assert SECRET not in err and not server.log and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(("value", "state"), [(None, "is not set"), ("", "is empty"), ("  ", "is empty")])
+def test_an_unset_or_empty_key_variable_is_refused(
+    value: str | None,
+    state: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if value is None:
+        monkeypatch.delenv("MMSPU_TEST_KEY")
+    else:
+        monkeypatch.setenv("MMSPU_TEST_KEY", value)
+    with StandInServer() as server:
+        assert main(_eval(server, tmp_path / "run", "--metrics", "accuracy")) == 2
+    line = _one_error(capsys.readouterr().err)
+    assert f"--api-key-env MMSPU_TEST_KEY: the variable {state}" in line and "--api-key-env none" in line
+    assert not server.log and not (tmp_path / "run").exists()  # refused before any request or file
+
+
+def test_api_key_env_none_is_a_server_without_a_key(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with StandInServer() as server:
+        argv = _eval(server, out, "--metrics", "accuracy")
+        argv[argv.index("MMSPU_TEST_KEY")] = "none"
+        assert main(argv) == 0
+    assert {r["auth"] for r in server.chat_requests()} == {"Bearer EMPTY"}
+    assert json.loads((out / "results.json").read_text())["backend"]["settings"]["api_key_env"] == "none"
+
+
+def test_a_url_password_is_not_written_or_shown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with StandInServer() as server:
+        url = server.base_url.replace("http://", "http://user:hunter2secret@")
+        argv = _eval(server, tmp_path / "run", "--metrics", "accuracy")
+        argv[argv.index(server.base_url)] = url
+        assert main(argv) == 0
+    settings = json.loads((tmp_path / "run" / "results.json").read_text())["backend"]["settings"]
+    assert settings["base_url"] == server.base_url.replace("http://", "http://user:***@")
+    assert "hunter2secret" not in capsys.readouterr().err
+
+
+def test_token_counts_a_server_got_wrong_are_not_counted(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with StandInServer(policy=lambda n: "bad_usage" if n % 2 else "ok") as server:
+        assert main(_eval(server, out, "--metrics", "accuracy")) == 0
+    usage = json.loads((out / "results.json").read_text())["backend"]["usage"]
+    assert usage == {"requests": 6, "prompt_tokens": 30, "completion_tokens": 3}
+
+
+def test_a_server_trickling_its_answer_is_stopped_by_a_deadline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StandInServer(policy=lambda n: "trickle", slow_seconds=30) as server:
+        started = time.monotonic()
+        argv = _eval(server, tmp_path / "run", "--metrics", "accuracy", "--request-timeout", "1")
+        assert main([*argv, "--max-retries", "0"]) == 2
+        elapsed = time.monotonic() - started
+    line = _one_error(capsys.readouterr().err)
+    assert "gave no complete answer within 3 s" in line and "resume" in line
+    assert elapsed < 20, elapsed  # each read came within the 1 s timeout: only the deadline stops it
+
+
+def test_a_model_name_with_escape_sequences_drives_no_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    with StandInServer() as server:
+        argv = _eval(server, out, "--metrics", "accuracy")
+        argv[argv.index("served-model")] = "org/evil\x1b]0;owned\x07\x1b[2Jmodel"
+        assert main(argv) == 0
+    assert main(["report", str(out / "results.json")]) == 0
+    printed = capsys.readouterr()
+    assert "| evilmodel |" in printed.out
+    assert not set(printed.out + printed.err) & {"\x1b", "\x07"}

@@ -138,7 +138,7 @@ def vllm_server(vllm_model: Path, tmp_path: Path) -> Iterator[str]:
 def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path: Path) -> None:
     out = tmp_path / "api"
     base = [sys.executable, "-m", "mmspubench.eval.cli", "eval", "--backend", "openai", "--base-url", vllm_server,
-            "--model", "tiny-llava", "--limit", LIMIT, "--no-progress"]  # fmt: skip
+            "--model", "tiny-llava", "--limit", LIMIT, "--no-progress", "--api-key-env", "none"]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     subprocess.run([*base, "--out", str(out / "generate")], env=env, check=True, timeout=600)
     cmd = [*base, "--out", str(out / "logprob"), "--answer-mode", "logprob", "--metrics", "accuracy"]
