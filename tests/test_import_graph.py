@@ -22,10 +22,10 @@ PARTS = {
 }
 """Package name under ``mmspubench`` -> source folder."""
 ALLOWED: dict[str, set[str]] = {
-    "dataset_builder": {"errors", "dataset_builder"},
-    "eval": {"errors", "dataset_builder", "eval"},
-    "space": {"errors", "dataset_builder", "eval", "space"},
-    "curate": {"errors", "dataset_builder", "eval", "space", "curate"},
+    "dataset_builder": {"errors", "markup", "dataset_builder"},
+    "eval": {"errors", "markup", "dataset_builder", "eval"},
+    "space": {"errors", "markup", "dataset_builder", "eval", "space"},
+    "curate": {"errors", "markup", "dataset_builder", "eval", "space", "curate"},
 }
 """What each part may import from the ``mmspubench`` namespace (its first component)."""
 ENTRY_POINTS = {"eval/cli.py": "the documented `python -m mmspubench.eval.cli` entry point delegates up"}
@@ -79,6 +79,10 @@ def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
 
 def test_errors_module_imports_nothing_of_the_package() -> None:
     assert _imports(ROOT / "mmspubench" / "errors.py") == []
+
+
+def test_markup_module_imports_nothing_of_the_package() -> None:
+    assert _imports(ROOT / "mmspubench" / "markup.py") == []
 
 
 def test_package_top_lists_the_api_and_stays_light() -> None:
