@@ -267,7 +267,11 @@ def validate_upload(
     with tempfile.TemporaryDirectory(prefix="mmspubench-submit-") as tmp:
         shutil.copyfile(results_file, Path(tmp) / "results.json")
         shutil.copyfile(samples_file, Path(tmp) / "samples.jsonl")
-        submission = validate_submission(Path(tmp) / "results.json", (model_repo or "").strip())
+        try:
+            submission = validate_submission(Path(tmp) / "results.json", (model_repo or "").strip())
+        except MMSpuBenchError as err:
+            # Name the uploaded files as the visitor knows them, not by the server's temporary folder.
+            raise MMSpuBenchError(str(err).replace(f"{tmp}{os.sep}", "")) from None
     verdict = (
         f"**Valid.** {submission.n} samples; every figure recomputed and equal. Dataset "
         f"`{submission.dataset_id}` at `{submission.dataset_revision[:12]}`. Open the pull request with:\n\n"

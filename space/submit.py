@@ -6,6 +6,8 @@ Nothing submitted is taken on faith. A run is accepted only when
   finite log-probabilities and every id appears once;
 - the run covers the whole published split (no ``--limit``) of the published dataset id, at the
   published revision (see ``published_revision``);
+- every sample agrees with the published item of its id: answer, types, class name, conditions,
+  prompts and continuations (``submit_dataset``);
 - every figure of results.json's ``accuracy`` and ``cgla`` sections is finite, in range, and equal
   to the figure recomputed from the samples with ``mmspubench.eval.results.recompute``.
 
@@ -30,6 +32,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
 from mmspubench.space.submit_checks import check_sample_consistency, check_split_ids, published_split
+from mmspubench.space.submit_dataset import check_against_dataset, check_prompt_templates, published_items
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResultEntry
@@ -266,6 +269,8 @@ def validate_submission(
     check_samples(samples, samples_where)
     check_sample_consistency(samples, config, samples_where)
     check_split_ids(samples, results.get("dataset") or {}, published_split(dataset_id, published), where)
+    check_prompt_templates(config, where)
+    check_against_dataset(samples, published_items(dataset_id, published), config, samples_where)
     n = (results.get("dataset") or {}).get("n")
     if n != len(samples):
         raise MMSpuBenchError(
