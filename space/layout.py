@@ -15,6 +15,7 @@ import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.space import cgla_view, handlers, leaderboard, live
 from mmspubench.space.handlers import SpaceConfig, SpaceState
+from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
 TITLE = "MM-SpuBench"
 LOG = logging.getLogger("mmspubench.space")
@@ -29,7 +30,9 @@ MAX_THREADS = 64
 """Worker threads of the page: room for every waiting model run (``live.MAX_PENDING_RUNS``) and
 the cheap events beside them."""
 LAUNCH_OPTIONS: dict[str, Any] = {
-    "max_file_size": live.MAX_UPLOAD_BYTES,
+    # One limit for every upload of the page: the largest file a form takes (a full run's
+    # samples.jsonl); each handler then holds its own files to their own limit (pictures 5 MB).
+    "max_file_size": max(live.MAX_UPLOAD_BYTES, MAX_SAMPLES_BYTES, MAX_RESULTS_BYTES),
     "show_error": False,
     "max_threads": MAX_THREADS,
 }
@@ -278,7 +281,9 @@ def _leaderboard_tab(state: SpaceState) -> None:
 def _submit_tab() -> None:
     gr.Markdown(
         "Check a run before submitting it: the same validation as `mmspubench submit` (every figure is "
-        "recomputed from samples.jsonl and must match), and the `.eval_results/mm-spubench.yaml` it would add."
+        "recomputed from samples.jsonl and must match, every sample is compared with the published item), "
+        "and the `.eval_results/mm-spubench.yaml` it would add. samples.jsonl up to "
+        f"{MAX_SAMPLES_BYTES // 2**20} MB (a full run fits), results.json up to {MAX_RESULTS_BYTES // 2**20} MB."
     )
     with gr.Row():
         results_file = gr.File(label="results.json", file_types=[".json"], elem_id="submit-results")

@@ -67,7 +67,7 @@ def test_guarded_turns_failures_into_one_line_messages() -> None:
 def test_space_command_launches_on_localhost(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import gradio as gr
     from mmspubench.cli import main
-    from mmspubench.space.live import MAX_UPLOAD_BYTES
+    from mmspubench.space.layout import LAUNCH_OPTIONS
 
     from .fixtures import results_json, write_run
 
@@ -80,7 +80,7 @@ def test_space_command_launches_on_localhost(monkeypatch, tmp_path: Path) -> Non
             "title": "MM-SpuBench",
             "server_name": "127.0.0.1",
             "server_port": 7999,
-            "max_file_size": MAX_UPLOAD_BYTES,
+            "max_file_size": LAUNCH_OPTIONS["max_file_size"],
             "show_error": False,
             "max_threads": 64,
         }
