@@ -34,6 +34,20 @@ def escape_markdown(text: str) -> str:
     return _CONTROL.sub("", str(text)).translate(_ENTITIES)
 
 
+def escape_html(text: str) -> str:
+    """``text`` shown literally as the content of an HTML element (``<``, ``>``, ``&`` escaped,
+    control characters dropped; quotes kept, so a message stays readable): never an attribute value."""
+    return _CONTROL.sub("", str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code_block(text: str, info: str = "text") -> str:
+    """``text`` as a fenced Markdown code block, shown verbatim: the fence is longer than any run of
+    backticks inside, so no content can close it (CommonMark), and nothing inside is markup."""
+    longest = max((len(run) for run in re.findall(r"`+", str(text))), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{_CONTROL.sub('', str(text))}\n{fence}"
+
+
 def escape_cell(text: str) -> str:
     """``escape_markdown`` for one Markdown table cell or one line: line breaks become spaces."""
     return escape_markdown(" ".join(str(text).splitlines()))

@@ -6,7 +6,7 @@ import html
 
 import pytest
 from markdown_it import MarkdownIt
-from mmspubench.markup import escape_cell, escape_markdown, hub_link, is_valid_hub_id
+from mmspubench.markup import code_block, escape_cell, escape_html, escape_markdown, hub_link, is_valid_hub_id
 
 HOSTILE = [
     "org/<img src=https://evil.example/x.png>",
@@ -76,3 +76,14 @@ def test_hub_link_links_only_valid_ids_it_builds() -> None:
 def test_hub_id_rules() -> None:
     assert is_valid_hub_id("Qwen/Qwen2.5-VL-3B-Instruct") and is_valid_hub_id("gpt2")
     assert not is_valid_hub_id("org/name.") and not is_valid_hub_id("org/a..b") and not is_valid_hub_id("")
+
+
+def test_code_block_cannot_be_closed_by_its_content() -> None:
+    text = "a\n```\n<img src=x> [l](https://evil.example)\n````\nb"
+    out = _render(code_block(text))
+    assert out.count("<pre>") == 1 and "<img" not in out and "<a " not in out
+    assert html.unescape(out.split('<code class="language-text">')[1].split("</code>")[0]).strip() == text
+
+
+def test_escape_html_keeps_a_message_readable() -> None:
+    assert escape_html("field 'x': <b>&</b>") == "field 'x': &lt;b&gt;&amp;&lt;/b&gt;"
