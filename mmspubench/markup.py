@@ -17,10 +17,16 @@ _HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
 HUB_URL = "https://huggingface.co"
 _KIND_PATH = {"model": "", "dataset": "datasets/", "space": "spaces/"}
 """URL prefix of each kind of Hub repository."""
-_ENTITIES = {ord(c): f"&#{ord(c)};" for c in string.punctuation}
-"""Every ASCII punctuation character as a numeric character reference: Markdown and HTML both show
-it as the character and neither reads it as markup (no tag, link, emphasis, table cell or
-autolinked URL can form), so one escaped text is safe in either."""
+_PLAIN = "/,;?'\"@%^-"
+"""Punctuation that starts no Markdown or HTML construct in element text: kept, so ids and
+sentences stay readable (``org/model-a``); a ``-`` opening a line (a list item, a rule) is
+escaped on its own."""
+_LINE_DASH = re.compile(r"^([ \t]*)-", re.MULTILINE)
+_ENTITIES = {ord(c): f"&#{ord(c)};" for c in string.punctuation if c not in _PLAIN}
+"""Every other ASCII punctuation character as a numeric character reference: Markdown and HTML
+both show it as the character and neither reads it as markup (no tag, link, image, emphasis,
+heading, list, table cell or autolinked URL can form), so one escaped text is safe in either
+(as element text; never put it into an HTML attribute)."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 """Control, zero-width and bidirectional-override characters: dropped (newline and tab are kept)."""
 
@@ -31,7 +37,7 @@ def escape_markdown(text: str) -> str:
     Punctuation becomes numeric character references and control characters are dropped; line
     breaks stay (use ``escape_cell`` for a table cell or a single line).
     """
-    return _CONTROL.sub("", str(text)).translate(_ENTITIES)
+    return _LINE_DASH.sub(r"\1&#45;", _CONTROL.sub("", str(text)).translate(_ENTITIES))
 
 
 def escape_html(text: str) -> str:

@@ -85,3 +85,23 @@ def test_space_command_launches_on_localhost(monkeypatch, tmp_path: Path) -> Non
             "max_threads": 64,
         }
     ]
+
+
+def test_api_parameters_carry_the_handlers_names(state) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    demo = build_app(state=state)
+    endpoints = demo.get_api_info()["named_endpoints"]
+    names = {api: [p["parameter_name"] for p in info["parameters"]] for api, info in endpoints.items()}
+    assert names["/validate_submission"] == ["results_file", "samples_file", "model_repo"]
+    assert names["/show_cgla"] == ["item_id", "source", "model_choice"]
+    assert names["/open_item"] == ["item_id"]
+    assert names["/run"][:3] == ["model_choice", "input_kind", "item_id"]
+    assert names["/leaderboard_board_search"] == ["query", "columns", "sort_by", "ascending"]
+    assert not [api for api, params in names.items() if any(p.startswith("param_") for p in params)], names
+
+
+def test_no_component_typesets_latex_from_data(state) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    import gradio as gr
+
+    demo = build_app(state=state)
+    shown = [b for b in demo.blocks.values() if isinstance(b, (gr.Markdown, gr.Dataframe))]
+    assert shown and all(b.latex_delimiters == [] for b in shown)
