@@ -42,6 +42,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, d
         env.setenv("HF_DATASETS_OFFLINE", "1")
         results = mmspubench.evaluate(out=out, progress=False)
     assert results is not None
+    shutil.copytree(out, out.parent / "main-job")  # as `mmspubench eval` with no options leaves it
     dataset = results["dataset"]
     published = {
         "MMSPUBENCH_PUBLISHED_DATASET": str(dataset["path"]),
@@ -213,3 +214,29 @@ def test_edited_templates_are_refused(run: Path) -> None:
     (run / "results.json").write_text(json.dumps(results))
     with pytest.raises(MMSpuBenchError, match=r"'config\.prompts\.cgla' differs"):
         handlers.validate_upload(str(run / "results.json"), str(run / "samples.jsonl"), "org/model")
+
+
+def test_the_main_jobs_run_is_refused_with_what_submit_needs(
+    real_run: tuple[Path, dict[str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main_job = real_run[0].parent / "main-job"
+    argv = ["submit", str(main_job / "results.json"), "--model-repo", "org/model", "--dry-run", str(tmp_path)]
+    assert main([*argv, "--dataset-revision", REVISION]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "evaluate with --dataset mmbench/MM-SpuBench" in err
+
+
+def test_submit_help_says_what_a_run_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["submit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for needed in (
+        "--dataset mmbench/MM-SpuBench",
+        "no --limit",
+        "published revision",
+        "runs/default) is refused",
+    ):
+        assert needed in text, needed
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "submit runs/default" not in capsys.readouterr().out  # the main job's run can never pass
