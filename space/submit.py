@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -220,6 +222,23 @@ def _check_identity(
         )
 
 
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
+"""A package version as pip writes one (PEP 440 and local labels), nothing a page could render."""
+
+
+def check_stamps(results: Mapping[str, Any], where: str) -> None:
+    """``created_at`` and ``package_version`` go into the entries the model page shows: an ISO time
+    and a version, or absent; never free text."""
+    created, version = results.get("created_at"), results.get("package_version")
+    if created is not None:
+        try:
+            datetime.fromisoformat(str(created))
+        except ValueError:
+            raise MMSpuBenchError(f"{where}: field 'created_at': {created!r} is not an ISO time") from None
+    if version is not None and (not isinstance(version, str) or not _VERSION.fullmatch(version)):
+        raise MMSpuBenchError(f"{where}: field 'package_version': {version!r} is not a package version")
+
+
 def _entries(
     results: Mapping[str, Any], config: RunConfig, dataset_id: str, revision: str
 ) -> tuple[EvalResultEntry, ...]:
@@ -273,6 +292,7 @@ def validate_submission(
     published = published_revision(dataset_id, revision)
     _check_identity(results, config, model_repo, dataset_id, published, where)
     check_ranges(results, where)
+    check_stamps(results, where)
     samples_where = f"{results_path.parent}/samples.jsonl"
     check_samples(samples, samples_where)
     check_sample_consistency(samples, config, samples_where)

@@ -176,6 +176,8 @@ def _edit(results_path: Path, edit: Any) -> None:
         (lambda r: r["dataset"].update(id="./local-folder"), "is not the published dataset"),
         (lambda r: r["dataset"].update(n=19), "samples.jsonl holds 20 records"),
         (lambda r: r["config"].update(limit=20), "only full runs"),
+        (lambda r: r.update(package_version="0.1 <img src=https://evil.example>"), "not a package version"),
+        (lambda r: r.update(created_at="[today](https://evil.example)"), "not an ISO time"),
     ],
 )
 def test_edited_results_are_refused(tmp_path: Path, edit: Any, message: str) -> None:

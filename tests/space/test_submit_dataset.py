@@ -240,3 +240,61 @@ def test_submit_help_says_what_a_run_needs(capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "submit runs/default" not in capsys.readouterr().out  # the main job's run can never pass
+
+
+def _swap_types(records: list[Record]) -> None:
+    record = next(r for r in records if len(r["types"]) == 2)
+    record["types"].reverse()
+
+
+def _spurious_first(records: list[Record]) -> None:
+    conditions = records[0]["conditions"]
+    records[0]["conditions"] = [c for c in conditions if c["kind"] == "spurious"] + [
+        c for c in conditions if c["kind"] == "core"
+    ]
+
+
+def _confusable_class(records: list[Record]) -> None:
+    record = records[0]
+    record["class_name"] = record["class_name"].replace("i", "\u0456")  # Cyrillic i, looks the same
+    for c in record["conditions"]:
+        c["continuation"] = f" {record['class_name']}"
+
+
+def _foreign_id(records: list[Record]) -> None:
+    records[-1]["id"] = "999999"
+
+
+ATTACKS: list[tuple[str, Callable[[list[Record]], None], str]] = [
+    ("duplicate-id", lambda rs: rs.__setitem__(-1, dict(rs[0])), "appears more than once"),
+    ("extra-item", lambda rs: rs.append({**rs[0], "id": "999999"}), "are not the published split's"),
+    ("foreign-id", _foreign_id, "are not the published split's"),
+    ("types-reordered", _swap_types, "field 'types'"),
+    ("conditions-reordered", _spurious_first, r"field 'conditions\[0\]'"),
+    ("confusable-class", _confusable_class, "field 'class_name'"),
+]
+
+
+@pytest.mark.parametrize(("name", "edit", "message"), ATTACKS, ids=[a[0] for a in ATTACKS])
+def test_other_forgeries_are_refused(
+    run: Path, name: str, edit: Callable[[list[Record]], None], message: str
+) -> None:
+    forge(run, edit)
+    with pytest.raises(MMSpuBenchError, match=message):
+        handlers.validate_upload(str(run / "results.json"), str(run / "samples.jsonl"), "org/model")
+
+
+def test_a_run_of_another_release_with_the_same_ids_is_refused(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The published split is another release than the one the run scored (same ids, other items)."""
+    from mmspubench.dataset_builder.builder import build_repo
+    from mmspubench.dataset_builder.synth import generate_items, write_release
+
+    write_release(tmp_path / "raw", generate_items(90, seed=1, image_size=32))
+    build_repo(tmp_path / "raw", tmp_path / "other", overwrite=True)
+    monkeypatch.setenv("MMSPUBENCH_PUBLISHED_DATASET", str(tmp_path / "other"))
+    with pytest.raises(
+        MMSpuBenchError, match=r"samples\.jsonl: record '000000': field '(answer|types|class_name)'"
+    ):
+        handlers.validate_upload(str(run / "results.json"), str(run / "samples.jsonl"), "org/model")
