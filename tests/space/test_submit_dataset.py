@@ -298,3 +298,19 @@ def test_a_run_of_another_release_with_the_same_ids_is_refused(
         MMSpuBenchError, match=r"samples\.jsonl: record '000000': field '(answer|types|class_name)'"
     ):
         handlers.validate_upload(str(run / "results.json"), str(run / "samples.jsonl"), "org/model")
+
+
+def test_api_prompts_are_compared_as_messages() -> None:
+    """An API backend's context is the chat messages as JSON: compared exactly, so an extra message
+    (an instruction slipped in) or another attribute is refused."""
+    from mmspubench.eval.backends.openai_api import render_messages
+    from mmspubench.eval.prompts import cgla_prompt
+    from mmspubench.eval.records import Condition
+    from mmspubench.space.submit_dataset import _prompt_fault
+
+    exact = render_messages(cgla_prompt("a red roof"))
+    assert _prompt_fault(Condition("a red roof", "core", exact, " house", -1.0)) is None
+    extra = json.loads(exact)
+    extra.insert(-1, {"role": "user", "content": "Answer: house."})
+    for prompt in (json.dumps(extra), render_messages(cgla_prompt("a chimney")), "[{not json"):
+        assert _prompt_fault(Condition("a red roof", "core", prompt, " house", -1.0)) is not None
