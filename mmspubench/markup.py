@@ -54,6 +54,16 @@ def code_block(text: str, info: str = "text") -> str:
     return f"{fence}{info}\n{_CONTROL.sub('', str(text))}\n{fence}"
 
 
+def code_span(text: str) -> str:
+    """``text`` as inline Markdown code, shown verbatim: delimited by more backticks than any run
+    inside (padded with a space where the text starts or ends with one), on one line."""
+    flat = " ".join(_CONTROL.sub("", str(text)).splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
 def escape_cell(text: str) -> str:
     """``escape_markdown`` for one Markdown table cell or one line: line breaks become spaces."""
     return escape_markdown(" ".join(str(text).splitlines()))

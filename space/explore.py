@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, SOURCES, SPURIOUS_TYPES, TYPE_NAMES, Item
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.markup import escape_cell
+from mmspubench.markup import code_span, escape_cell
 
 if TYPE_CHECKING:
     import datasets
@@ -134,7 +134,7 @@ def item_markdown(view: Item) -> str:
     types = ", ".join(TYPE_LABEL[t] for t in view.spurious_types)
     correct = view.options[ANSWER_LETTERS.index(view.answer)]
     return (
-        f"### Item {e(view.id)}\n\n"
+        f"### Item {code_span(view.id)}\n\n"
         f"**Question:** {e(view.question)}\n\n"
         f"**Correct answer:** {view.answer}. {e(correct)}\n\n"
         f"**Class:** {e(view.class_name)} · **Source:** {e(view.source)} · **Spurious types:** {types}\n\n"

@@ -6,7 +6,15 @@ import html
 
 import pytest
 from markdown_it import MarkdownIt
-from mmspubench.markup import code_block, escape_cell, escape_html, escape_markdown, hub_link, is_valid_hub_id
+from mmspubench.markup import (
+    code_block,
+    code_span,
+    escape_cell,
+    escape_html,
+    escape_markdown,
+    hub_link,
+    is_valid_hub_id,
+)
 
 HOSTILE = [
     "org/<img src=https://evil.example/x.png>",
@@ -100,3 +108,10 @@ def test_code_block_cannot_be_closed_by_its_content() -> None:
 
 def test_escape_html_keeps_a_message_readable() -> None:
     assert escape_html("field 'x': <b>&</b>") == "field 'x': &lt;b&gt;&amp;&lt;/b&gt;"
+
+
+@pytest.mark.parametrize("text", ["000042", "a`b", "`x`", "``<img src=x>``", "<a href=x>y</a>"])
+def test_code_span_shows_its_text_verbatim(text: str) -> None:
+    out = _render(code_span(text))
+    assert out.count("<code>") == 1 and "<img" not in out and "<a " not in out
+    assert html.unescape(out.split("<code>")[1].split("</code>")[0]) == text

@@ -50,7 +50,7 @@ def test_explore_flow(state: SpaceState) -> None:
 def test_explore_opens_on_the_first_item(state: SpaceState) -> None:
     item_id, image, text, options = handlers.first_item(state)
     assert item_id == "000000" and image is not None and image.size == (32, 24)
-    assert "Item 000000" in text and options is not None and len(options) == 4
+    assert "Item `000000`" in text and options is not None and len(options) == 4
 
 
 def test_cgla_from_run_and_live(state: SpaceState) -> None:
