@@ -314,3 +314,12 @@ def test_api_prompts_are_compared_as_messages() -> None:
     extra.insert(-1, {"role": "user", "content": "Answer: house."})
     for prompt in (json.dumps(extra), render_messages(cgla_prompt("a chimney")), "[{not json"):
         assert _prompt_fault(Condition("a red roof", "core", prompt, " house", -1.0)) is not None
+
+
+def test_published_split_unreachable_is_one_actionable_line(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MMSPUBENCH_PUBLISHED_DATASET")
+    with pytest.raises(MMSpuBenchError, match="set MMSPUBENCH_PUBLISHED_DATASET=FOLDER") as raised:
+        handlers.validate_upload(str(run / "results.json"), str(run / "samples.jsonl"), "org/model")
+    assert "\n" not in str(raised.value)
