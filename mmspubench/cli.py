@@ -26,7 +26,7 @@ EPILOG = """examples:
   mmspubench eval --out runs/default             # bundled model on the bundled synthetic release
   mmspubench report runs/*/results.json          # Table-2-style Markdown
   mmspubench push --repo-dir repo --repo-id org/MM-SpuBench --dry-run
-  mmspubench submit runs/default/results.json --model-repo org/model --dry-run out
+  mmspubench submit runs/m/results.json --model-repo org/model --dry-run out   # a full run of mmbench/MM-SpuBench
   mmspubench space --port 7860
   mmspubench curate select --data images/ --source-name ObjectNet --out cand   # then annotate, review, export
 """

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.markup import code_block, escape_cell
 
 CORE, SPURIOUS, WINNER = "core", "spurious", "winning spurious (sets CGLA_min)"
 BEST_CORE = "best core"
@@ -95,10 +96,11 @@ def cgla_markdown(sample: Mapping[str, Any]) -> str:
         if s["cgla_acc"]
         else "a spurious attribute is at least as good a condition (CGLA_acc = 0)"
     )
+    e = escape_cell  # every text of the record is a run's (or a visitor's): never markup
     return (
         f"**CGLA_min = {s['cgla_min']:.4f}**: {verdict}.\n\n"
-        f"Class name scored: `{s['class_name']}` · best core: *{s['best_core']}* "
-        f"(CGL {s['best_core_cgl']:.4f}) · winning spurious: **{s['winning_spurious']}** "
+        f"Class name scored: {e(str(s['class_name']))} · best core: *{e(s['best_core'])}* "
+        f"(CGL {s['best_core_cgl']:.4f}) · winning spurious: **{e(s['winning_spurious'])}** "
         f"(CGL {s['winning_spurious_cgl']:.4f})"
     )
 
@@ -110,8 +112,8 @@ def prompts_markdown(sample: Mapping[str, Any]) -> str:
         prompt = str(cond.get("prompt", ""))
         continuation = str(cond.get("continuation", ""))
         parts.append(
-            f"#### {cond['kind']}: {cond['attribute']} (CGL {float(cond['cgl']):.4f})\n\n"
-            f"Prompt:\n\n```text\n{prompt}\n```\n\nContinuation scored:\n\n```text\n{continuation}\n```\n"
+            f"#### {cond['kind']}: {escape_cell(str(cond['attribute']))} (CGL {float(cond['cgl']):.4f})\n\n"
+            f"Prompt:\n\n{code_block(prompt)}\n\nContinuation scored:\n\n{code_block(continuation)}\n"
         )
     return "\n".join(parts)
 

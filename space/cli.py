@@ -7,6 +7,9 @@ handlers, so ``mmspubench --help`` stays instant.
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +18,19 @@ SPACE_EPILOG = """examples:
   mmspubench space --dataset repo --results runs     # a built dataset folder and a folder of runs
 """
 SUBMIT_EPILOG = """examples:
+  mmspubench eval --model org/model --dataset mmbench/MM-SpuBench --out runs/m   # first: a full run
   mmspubench submit runs/m/results.json --model-repo org/model --dry-run out   # writes out/.eval_results/
   mmspubench submit runs/m/results.json --model-repo org/model                 # opens a pull request
 
+What a run needs to pass: a full run (no --limit) of the published dataset mmbench/MM-SpuBench,
+test split, at its published revision, with samples.jsonl beside results.json, of the model
+--model-repo names. The run `mmspubench eval` makes with no options (the bundled model on the
+bundled synthetic release, runs/default) is refused: it is a demonstration, not a result.
+Every figure is recomputed from samples.jsonl and every sample compared with the published item.
+
 The published dataset revision is --dataset-revision, else $MMSPUBENCH_PUBLISHED_REVISION, else
-the current commit of --dataset-id on the Hub.
+the current commit of --dataset-id on the Hub. The published split is read from the Hub at that
+revision, or from $MMSPUBENCH_PUBLISHED_DATASET (a local copy) when set.
 """
 
 
@@ -34,8 +45,29 @@ def _run_space(args: argparse.Namespace) -> int:
         unknown_keys=args.unknown_keys or env.unknown_keys,
     )
     demo = build_app(config)
-    demo.launch(server_name=args.host, server_port=args.port, **LAUNCH_OPTIONS)
+    demo.launch(server_name=args.host, server_port=args.port, prevent_thread_lock=True, **LAUNCH_OPTIONS)
+    how = _serve_until_stopped()
+    demo.close()
+    print(f"mmspubench space: stopped ({how})", file=sys.stderr)
     return 0
+
+
+def _serve_until_stopped() -> str:
+    """Wait while the server runs; return how it was stopped (``Ctrl-C`` or ``SIGTERM``).
+
+    Stopping a server is its normal end, not an interrupted job: exit 0 with one line, not the
+    guard's "partial output removed" (there is no output to remove).
+    """
+    stopped = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: stopped.set())
+    try:
+        while not stopped.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        return "Ctrl-C"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return "SIGTERM"
 
 
 def _run_submit(args: argparse.Namespace) -> int:

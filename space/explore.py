@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, SOURCES, SPURIOUS_TYPES, TYPE_NAMES, Item
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.markup import code_span, escape_cell
 
 if TYPE_CHECKING:
     import datasets
@@ -126,15 +127,17 @@ def options_table(item: Item) -> pd.DataFrame:
 
 
 def item_markdown(view: Item) -> str:
-    """Question, class, attributes and types of ``view`` as Markdown."""
-    core = "\n".join(f"- {a}" for a in view.core_attributes)
-    spurious = "\n".join(f"- {a}" for a in view.spurious_attributes)
+    """Question, class, attributes and types of ``view`` as Markdown; every dataset text escaped."""
+    e = escape_cell
+    core = "\n".join(f"- {e(a)}" for a in view.core_attributes)
+    spurious = "\n".join(f"- {e(a)}" for a in view.spurious_attributes)
     types = ", ".join(TYPE_LABEL[t] for t in view.spurious_types)
+    correct = view.options[ANSWER_LETTERS.index(view.answer)]
     return (
-        f"### Item `{view.id}`\n\n"
-        f"**Question:** {view.question}\n\n"
-        f"**Correct answer:** {view.answer}. {view.options[ANSWER_LETTERS.index(view.answer)]}\n\n"
-        f"**Class:** {view.class_name} · **Source:** {view.source} · **Spurious types:** {types}\n\n"
+        f"### Item {code_span(view.id)}\n\n"
+        f"**Question:** {e(view.question)}\n\n"
+        f"**Correct answer:** {view.answer}. {e(correct)}\n\n"
+        f"**Class:** {e(view.class_name)} · **Source:** {e(view.source)} · **Spurious types:** {types}\n\n"
         f"**Core attributes** (of the class)\n\n{core}\n\n"
         f"**Spurious attributes** (in the picture)\n\n{spurious}\n"
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -256,21 +257,41 @@ def leaderboard_plot(state: SpaceState) -> pd.DataFrame:
 # Submit -------------------------------------------------------------------------------------
 
 
+def _check_size(label: str, path: str, limit: int) -> None:
+    """An uploaded run file is a regular file of at most ``limit`` bytes; one line otherwise."""
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        raise MMSpuBenchError(f"upload {label}: cannot be read ({err.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise MMSpuBenchError(f"upload {label}: not a regular file")
+    if info.st_size > limit:
+        raise MMSpuBenchError(
+            f"upload {label}: {info.st_size} bytes; at most {limit} are accepted (a full run fits)"
+        )
+
+
 def validate_upload(
     results_file: str | None, samples_file: str | None, model_repo: str | None
 ) -> tuple[str, str]:
     """Run ``submit``'s validation on uploaded files; the verdict and the YAML the PR would add."""
-    from mmspubench.space.submit import validate_submission
+    from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES, validate_submission
 
     if not results_file or not samples_file:
         raise MMSpuBenchError("upload both results.json and samples.jsonl of the run")
     if not (model_repo or "").strip():
         raise MMSpuBenchError("type the model repo id (org/name) the results belong to")
+    _check_size("results.json", results_file, MAX_RESULTS_BYTES)
+    _check_size("samples.jsonl", samples_file, MAX_SAMPLES_BYTES)
     # submit reads samples.jsonl beside results.json: put both under their canonical names.
     with tempfile.TemporaryDirectory(prefix="mmspubench-submit-") as tmp:
         shutil.copyfile(results_file, Path(tmp) / "results.json")
         shutil.copyfile(samples_file, Path(tmp) / "samples.jsonl")
-        submission = validate_submission(Path(tmp) / "results.json", (model_repo or "").strip())
+        try:
+            submission = validate_submission(Path(tmp) / "results.json", (model_repo or "").strip())
+        except MMSpuBenchError as err:
+            # Name the uploaded files as the visitor knows them, not by the server's temporary folder.
+            raise MMSpuBenchError(str(err).replace(f"{tmp}{os.sep}", "")) from None
     verdict = (
         f"**Valid.** {submission.n} samples; every figure recomputed and equal. Dataset "
         f"`{submission.dataset_id}` at `{submission.dataset_revision[:12]}`. Open the pull request with:\n\n"

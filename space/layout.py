@@ -6,6 +6,7 @@ error reaches the visitor as a one-line ``gr.Error`` message, never a traceback.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -13,8 +14,10 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.markup import escape_cell, escape_html
 from mmspubench.space import cgla_view, handlers, leaderboard, live
 from mmspubench.space.handlers import SpaceConfig, SpaceState
+from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
 TITLE = "MM-SpuBench"
 LOG = logging.getLogger("mmspubench.space")
@@ -29,32 +32,58 @@ MAX_THREADS = 64
 """Worker threads of the page: room for every waiting model run (``live.MAX_PENDING_RUNS``) and
 the cheap events beside them."""
 LAUNCH_OPTIONS: dict[str, Any] = {
-    "max_file_size": live.MAX_UPLOAD_BYTES,
+    # One limit for every upload of the page: the largest file a form takes (a full run's
+    # samples.jsonl); each handler then holds its own files to their own limit (pictures 5 MB).
+    "max_file_size": max(live.MAX_UPLOAD_BYTES, MAX_SAMPLES_BYTES, MAX_RESULTS_BYTES),
     "show_error": False,
     "max_threads": MAX_THREADS,
 }
 """``launch`` options of every entry point: uploads over the limit are refused before any handler runs."""
 
 
+def _markdown(*args: Any, **kwargs: Any) -> gr.Markdown:
+    """``gr.Markdown`` without LaTeX: math is typeset from the rendered text, where escaped data
+    (a ``$$`` in a run's text) would be read again."""
+    return gr.Markdown(*args, latex_delimiters=[], **kwargs)
+
+
+def _dataframe(*args: Any, **kwargs: Any) -> gr.Dataframe:
+    """``gr.Dataframe`` without LaTeX in its Markdown cells (see ``_markdown``)."""
+    return gr.Dataframe(*args, latex_delimiters=[], **kwargs)
+
+
+def _named_like(call: Callable[..., Any], fn: Callable[..., Any], bound: int = 0) -> Callable[..., Any]:
+    """``call`` carrying ``fn``'s name and parameters (less the first ``bound``), so the page's API
+    (``gradio_client``, the "Use via API" page) names each input as the handler does, not ``param_0``."""
+    params = list(inspect.signature(fn).parameters.values())[bound:]
+    call.__name__ = fn.__name__
+    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [p.replace(annotation=inspect.Parameter.empty) for p in params]
+    )
+    return call
+
+
 def guarded(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
-    """``fn`` with ``bound`` first arguments, turning any failure into a readable ``gr.Error``."""
+    """``fn`` with ``bound`` first arguments, turning any failure into a readable ``gr.Error``.
+
+    Gradio shows an error's message as HTML: its text (which may quote a run, a dataset or a
+    visitor) is escaped.
+    """
 
     def call(*args: Any) -> Any:
         try:
             return fn(*bound, *args)
         except MMSpuBenchError as err:
-            raise gr.Error(str(err), print_exception=False) from None
+            raise gr.Error(escape_html(str(err)), print_exception=False) from None
         except gr.Error:
             raise
         except Exception as err:
             # Unexpected failures are logged for the maintainer; the visitor sees one line.
             LOG.exception("handler %s failed", fn.__name__)
-            raise gr.Error(
-                f"internal error in {fn.__name__} ({type(err).__name__}: {err})", print_exception=False
-            ) from None
+            message = f"internal error in {fn.__name__} ({type(err).__name__}: {err})"
+            raise gr.Error(escape_html(message), print_exception=False) from None
 
-    call.__name__ = fn.__name__
-    return call
+    return _named_like(call, fn, len(bound))
 
 
 def with_cgl_axis(fn: Callable[..., tuple[Any, ...]], position: int) -> Callable[..., tuple[Any, ...]]:
@@ -66,8 +95,7 @@ def with_cgl_axis(fn: Callable[..., tuple[Any, ...]], position: int) -> Callable
         out[position] = gr.BarPlot(frame, y_lim=cgla_view.cgl_axis_limits(frame))
         return tuple(out)
 
-    call.__name__ = fn.__name__
-    return call
+    return _named_like(call, fn)
 
 
 def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int) -> gr.Textbox:
@@ -79,7 +107,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         source_filter = gr.Dropdown(sources, value=sources[0], label="Source", elem_id="source-filter")
         class_filter = gr.Dropdown(classes, value=classes[0], label="Class", elem_id="class-filter")
         query = gr.Textbox(label="Search (id, class, question)", max_length=100, elem_id="explore-search")
-    items = gr.Dataframe(
+    items = _dataframe(
         handlers.filter_items(state, [types[0]], sources[0], classes[0], ""),
         label="Items (click a row to open it)",
         interactive=False,
@@ -95,11 +123,11 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
             first_image, label="Image", type="pil", interactive=False, height=320, elem_id="item-image"
         )
         with gr.Column():
-            description = gr.Markdown(first_text, elem_id="item-markdown")
-            options = gr.Dataframe(
+            description = _markdown(first_text, elem_id="item-markdown")
+            options = _dataframe(
                 first_options, label="Options (✓ = correct)", interactive=False, elem_id="item-options"
             )
-    gr.Markdown("### CGLA of this item")
+    _markdown("### CGLA of this item")
     with gr.Row():
         cgla_source = gr.Dropdown(
             handlers.cgla_sources(state),
@@ -121,11 +149,11 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         x_label_angle=-30,
         elem_id="explore-cgl-plot",
     )
-    cgla_text = gr.Markdown(elem_id="explore-cgla-text")
+    cgla_text = _markdown(elem_id="explore-cgla-text")
     record = gr.State(None)
     with gr.Accordion("Exact prompts", open=False):
         prompts_button = gr.Button("Show the exact prompts", elem_id="show-prompts")
-        prompts = gr.Markdown()
+        prompts = _markdown()
 
     filters: list[Any] = [type_filter, source_filter, class_filter, query]
     for component in filters:
@@ -159,7 +187,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
 
 
 def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, concurrency: int) -> None:
-    gr.Markdown(
+    _markdown(
         "Run a model on the item opened in the Explore tab, or on your own picture with your own question, "
         f"options and attributes (PNG/JPEG/WebP up to {live.MAX_UPLOAD_BYTES // 2**20} MB; texts up to "
         f"{live.MAX_TEXT_CHARS} characters; 1-5 attributes, one per line)."
@@ -189,7 +217,7 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
                 label="Spurious attributes (one per line)", lines=3, max_length=5 * live.MAX_TEXT_CHARS
             )
     run_button = gr.Button("Run model", variant="primary", elem_id="run-model")
-    answer_text = gr.Markdown(elem_id="run-answer")
+    answer_text = _markdown(elem_id="run-answer")
     with gr.Row():
         probs = gr.BarPlot(
             x="option",
@@ -211,11 +239,11 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
             x_label_angle=-30,
             elem_id="run-cgl-plot",
         )
-    cgla_text = gr.Markdown(elem_id="run-cgla-text")
+    cgla_text = _markdown(elem_id="run-cgla-text")
     record = gr.State(None)
     with gr.Accordion("Exact prompts", open=False):
         prompts_button = gr.Button("Show the exact prompts")
-        prompts = gr.Markdown()
+        prompts = _markdown()
     run_button.click(
         with_cgl_axis(guarded(handlers.run_model, state), 2),
         [model_choice, input_kind, item_id, upload, question, *opts, answer, class_name, core, spurious],
@@ -246,11 +274,14 @@ def _leaderboard_tab(state: SpaceState) -> None:
         elem_id="board-columns",
     )
     initial = handlers.leaderboard_table(state, "", None, "Average", False)
-    datatypes: list[Any] = ["markdown" if c == "Model" else "number" for c in initial.columns]
-    table = gr.Dataframe(
-        initial, datatype=datatypes, interactive=False, label="Runs (accuracy in %)", elem_id="board-table"
+    table = _dataframe(
+        initial,
+        datatype=leaderboard.column_datatypes(list(initial.columns)),
+        interactive=False,
+        label="Runs (accuracy in %)",
+        elem_id="board-table",
     )
-    gr.Markdown("Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy.")
+    _markdown("Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy.")
     plot = gr.LinePlot(
         handlers.leaderboard_plot(state),
         x="type",
@@ -267,8 +298,9 @@ def _leaderboard_tab(state: SpaceState) -> None:
     def show(*values: Any) -> gr.Dataframe:
         # The Model cell is a Markdown link; the datatypes follow the columns the visitor kept.
         frame = view(*values)
-        return gr.Dataframe(frame, datatype=["markdown" if c == "Model" else "number" for c in frame.columns])
+        return _dataframe(frame, datatype=leaderboard.column_datatypes(list(frame.columns)))
 
+    show = _named_like(show, handlers.leaderboard_table, 1)
     for component in controls:
         component.change(show, controls, table, api_name=f"leaderboard_{component.elem_id}".replace("-", "_"))
     refresh = gr.Button("Refresh plot", size="sm")
@@ -276,16 +308,18 @@ def _leaderboard_tab(state: SpaceState) -> None:
 
 
 def _submit_tab() -> None:
-    gr.Markdown(
+    _markdown(
         "Check a run before submitting it: the same validation as `mmspubench submit` (every figure is "
-        "recomputed from samples.jsonl and must match), and the `.eval_results/mm-spubench.yaml` it would add."
+        "recomputed from samples.jsonl and must match, every sample is compared with the published item), "
+        "and the `.eval_results/mm-spubench.yaml` it would add. samples.jsonl up to "
+        f"{MAX_SAMPLES_BYTES // 2**20} MB (a full run fits), results.json up to {MAX_RESULTS_BYTES // 2**20} MB."
     )
     with gr.Row():
         results_file = gr.File(label="results.json", file_types=[".json"], elem_id="submit-results")
         samples_file = gr.File(label="samples.jsonl", file_types=[".jsonl"], elem_id="submit-samples")
     model_repo = gr.Textbox(label="Model repo (org/name)", max_length=96, elem_id="submit-repo")
     button = gr.Button("Validate", elem_id="submit-validate")
-    verdict = gr.Markdown()
+    verdict = _markdown()
     yaml_text = gr.Code(language="yaml", label=".eval_results/mm-spubench.yaml", interactive=False)
     button.click(
         guarded(handlers.validate_upload),
@@ -300,7 +334,7 @@ def build_app(config: SpaceConfig | None = None, state: SpaceState | None = None
     config = config or SpaceConfig()
     state = state or handlers.load_state(config)
     with gr.Blocks(title=TITLE) as demo:
-        gr.Markdown(INTRO + f"\nDataset: **{state.dataset_label}** ({len(state.dataset)} items).")
+        _markdown(INTRO + f"\nDataset: **{escape_cell(state.dataset_label)}** ({len(state.dataset)} items).")
         model_choice = gr.Dropdown(
             list(state.models.allowed), value=live.BUNDLED_CHOICE, label="Model", elem_id="model-choice"
         )

@@ -7,6 +7,7 @@ plain functions of the table, so the page and the tests use the same code.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from mmspubench.dataset_builder.hub import display_name, is_hub_id
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.results import read_results
+from mmspubench.markup import escape_cell, hub_link
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
 """Per-type accuracy columns, in the order of the paper's Table 2."""
@@ -25,8 +27,9 @@ ID_COLUMNS: tuple[str, ...] = ("Model",)
 SCORE_COLUMNS: tuple[str, ...] = (*TYPE_COLUMNS, "Average", "Overall", "CGLA_acc")
 INFO_COLUMNS: tuple[str, ...] = ("n", "Mode", "Scorer", "Date", "Dataset revision", "Run")
 ALL_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, *INFO_COLUMNS)
+TEXT_COLUMNS: tuple[str, ...] = ("Mode", "Scorer", "Date", "Dataset revision", "Run")
+"""Columns shown as plain text (``Model`` is Markdown, escaped; the others are numbers)."""
 DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "n", "Scorer", "Date")
-HUB_URL = "https://huggingface.co"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +50,23 @@ def _number(value: Any) -> float:
 
 
 def model_link(model_id: str) -> str:
-    """Markdown link to the model page for a Hub id (``org/name``); a local model by its folder name
-    only (an absolute path says nothing to a visitor and tells them about the machine)."""
+    """Markdown link to the model page for a valid Hub id (``org/name``); anything else as escaped
+    text, a local model by its folder name only (an absolute path says nothing to a visitor and
+    tells them about the machine). A run's model id is never markup."""
     if not is_hub_id(model_id) or "/" not in model_id:
-        return display_name(model_id)
-    return f"[{model_id}]({HUB_URL}/{model_id})"
+        return escape_cell(display_name(model_id))
+    return hub_link(model_id, kind="model")
+
+
+def plain_model(cell: str) -> str:
+    """The text a visitor reads in a ``Model`` cell (for search and plot legends)."""
+    label = cell[1:].split("](")[0] if cell.startswith("[") else cell
+    return html.unescape(label)
+
+
+def column_datatypes(columns: Sequence[str]) -> list[str]:
+    """Gradio datatypes of the shown columns: Markdown for ``Model``, text or number for the rest."""
+    return ["markdown" if c == "Model" else "str" if c in TEXT_COLUMNS else "number" for c in columns]
 
 
 def scorer_cell(model: Mapping[str, Any]) -> str:
@@ -168,7 +183,7 @@ def view_frame(
     rows = frame
     if query.strip():
         needle = query.strip().lower()
-        text = (frame["Model"].astype(str) + " " + frame["Run"].astype(str)).str.lower()
+        text = (frame["Model"].map(plain_model) + " " + frame["Run"].astype(str)).str.lower()
         rows = frame[text.str.contains(needle, regex=False)]
     rows = sort_frame(rows, sort_by, ascending)
     return rows[chosen].round(2)
@@ -178,9 +193,9 @@ def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Long format for the comparison plot: ``model``, ``type``, ``accuracy`` (one row per run and type)."""
     records = []
     for _, row in frame.iterrows():
-        # Strip the Markdown link so the legend shows the plain id; the run name keeps two runs of
-        # one model apart.
-        model = str(row["Model"]).split("](")[0].lstrip("[")
+        # The plain id in the legend (a plot draws text, never markup); the run name keeps two runs
+        # of one model apart.
+        model = plain_model(str(row["Model"]))
         label = f"{model} ({row['Run']})" if (frame["Model"] == row["Model"]).sum() > 1 else model
         for abbrev in TYPE_COLUMNS:
             if not math.isnan(row[abbrev]):

@@ -26,6 +26,7 @@ from mmspubench.dataset_builder.schema import (
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
+from mmspubench.markup import escape_cell
 from mmspubench.space.upload_sniff import check_upload
 
 if TYPE_CHECKING:
@@ -224,7 +225,7 @@ class ModelCache:
         frame = option_probabilities(item, sample)
         chosen = frame.loc[frame["chosen"] == "chosen", "option"].iloc[0]
         verdict = "correct" if sample.correct else f"wrong (correct: {item.answer})"
-        answer_markdown = f"**Answer: {chosen}** ({verdict}) · model: `{choice}`"
+        answer_markdown = f"**Answer: {escape_cell(chosen)}** ({verdict}) · model: {escape_cell(choice)}"
         return LiveResult(sample=sample, probabilities=frame, answer_markdown=answer_markdown)
 
 

@@ -6,6 +6,8 @@ Nothing submitted is taken on faith. A run is accepted only when
   finite log-probabilities and every id appears once;
 - the run covers the whole published split (no ``--limit``) of the published dataset id, at the
   published revision (see ``published_revision``);
+- every sample agrees with the published item of its id: answer, types, class name, conditions,
+  prompts and continuations (``submit_dataset``);
 - every figure of results.json's ``accuracy`` and ``cgla`` sections is finite, in range, and equal
   to the figure recomputed from the samples with ``mmspubench.eval.results.recompute``.
 
@@ -18,8 +20,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +34,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
 from mmspubench.space.submit_checks import check_sample_consistency, check_split_ids, published_split
+from mmspubench.space.submit_dataset import check_against_dataset, check_prompt_templates, published_items
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResultEntry
@@ -44,6 +49,14 @@ TOLERANCE = 1e-9
 """Largest difference, relative to max(1, |value|), between a submitted and a recomputed figure."""
 PERCENT_KEYS = ("overall", "by_type", "ci95", "acc")
 """Keys of the ``accuracy``/``cgla`` sections whose numbers are percentages in [0, 100]."""
+MAX_SAMPLES_BYTES = 40 * 2**20
+"""Largest samples.jsonl the Space's Submit tab takes (the upload limit of the whole page follows
+it). Sized from the largest valid run: a realistic worst-case line (5 core and 5 spurious
+conditions with 80-character attributes, the bound of ``curate annotate``, each prompt under a
+long chat template; a 40-character class name, a 256-character raw output and four option scores)
+is 7.6 kB as ``sample_line`` writes it; x 2,400 items x 2 for margin = 34.8 MiB, rounded up."""
+MAX_RESULTS_BYTES = 2**20
+"""Largest results.json the Submit tab takes (a real one is about 5 kB)."""
 TASK_FIGURES: dict[str, tuple[str, str]] = {
     "mcq_accuracy": ("accuracy", "overall"),
     "cgla_accuracy": ("cgla", "acc"),
@@ -209,6 +222,23 @@ def _check_identity(
         )
 
 
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
+"""A package version as pip writes one (PEP 440 and local labels), nothing a page could render."""
+
+
+def check_stamps(results: Mapping[str, Any], where: str) -> None:
+    """``created_at`` and ``package_version`` go into the entries the model page shows: an ISO time
+    and a version, or absent; never free text."""
+    created, version = results.get("created_at"), results.get("package_version")
+    if created is not None:
+        try:
+            datetime.fromisoformat(str(created))
+        except ValueError:
+            raise MMSpuBenchError(f"{where}: field 'created_at': {created!r} is not an ISO time") from None
+    if version is not None and (not isinstance(version, str) or not _VERSION.fullmatch(version)):
+        raise MMSpuBenchError(f"{where}: field 'package_version': {version!r} is not a package version")
+
+
 def _entries(
     results: Mapping[str, Any], config: RunConfig, dataset_id: str, revision: str
 ) -> tuple[EvalResultEntry, ...]:
@@ -265,10 +295,13 @@ def validate_submission(
     published = published_revision(dataset_id, revision)
     _check_identity(results, config, model_repo, dataset_id, published, where)
     check_ranges(results, where)
+    check_stamps(results, where)
     samples_where = f"{results_path.parent}/samples.jsonl"
     check_samples(samples, samples_where)
     check_sample_consistency(samples, config, samples_where)
     check_split_ids(samples, results.get("dataset") or {}, published_split(dataset_id, published), where)
+    check_prompt_templates(config, where)
+    check_against_dataset(samples, published_items(dataset_id, published), config, samples_where)
     n = (results.get("dataset") or {}).get("n")
     if n != len(samples):
         raise MMSpuBenchError(

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import threading
 from pathlib import Path
 
+import pytest
 from mmspubench.cli import build_parser
 from mmspubench.space.layout import TITLE, build_app
 
@@ -64,24 +68,80 @@ def test_guarded_turns_failures_into_one_line_messages() -> None:
     assert guarded(lambda a, b: a + b, 2)(3) == 5
 
 
-def test_space_command_launches_on_localhost(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _launch_recorder(monkeypatch, calls: list[dict[str, object]]) -> None:  # type: ignore[no-untyped-def]
+    import time
+
     import gradio as gr
+
+    def launch(self, **kw):  # type: ignore[no-untyped-def]
+        calls.append({"title": self.title, **kw})
+        if not kw.get("prevent_thread_lock"):
+            time.sleep(5)  # a blocking launch serves until a signal arrives
+
+    monkeypatch.setattr(gr.Blocks, "launch", launch)
+    monkeypatch.setattr(gr.Blocks, "close", lambda self, *a, **k: None)
+
+
+@pytest.mark.parametrize(("signum", "how"), [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C")])
+def test_space_command_launches_on_localhost_and_stops_cleanly(  # type: ignore[no-untyped-def]
+    monkeypatch, tmp_path: Path, capsys, signum: int, how: str
+) -> None:
     from mmspubench.cli import main
-    from mmspubench.space.live import MAX_UPLOAD_BYTES
+    from mmspubench.space.layout import LAUNCH_OPTIONS
 
     from .fixtures import results_json, write_run
 
     write_run(tmp_path, "r", results_json("org/m", {"BG": 10.0}, 10.0, 5.0, 90))
     calls: list[dict[str, object]] = []
-    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kw: calls.append({"title": self.title, **kw}))
+    _launch_recorder(monkeypatch, calls)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signum))
+    monkeypatch.setattr("mmspubench.space.layout.build_app", _started(timer))
     assert main(["space", "--results", str(tmp_path), "--port", "7999"]) == 0
     assert calls == [
         {
             "title": "MM-SpuBench",
             "server_name": "127.0.0.1",
             "server_port": 7999,
-            "max_file_size": MAX_UPLOAD_BYTES,
+            "prevent_thread_lock": True,
+            "max_file_size": LAUNCH_OPTIONS["max_file_size"],
             "show_error": False,
             "max_threads": 64,
         }
     ]
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == f"mmspubench space: stopped ({how})"
+    assert "partial output removed" not in err and "interrupted" not in err
+
+
+def _started(timer: threading.Timer):  # type: ignore[no-untyped-def]
+    """``build_app`` that starts ``timer`` (the signal) once the app is built."""
+    from mmspubench.space import layout
+
+    real = layout.build_app
+
+    def build(*args, **kwargs):  # type: ignore[no-untyped-def]
+        demo = real(*args, **kwargs)
+        timer.start()
+        return demo
+
+    return build
+
+
+def test_api_parameters_carry_the_handlers_names(state) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    demo = build_app(state=state)
+    endpoints = demo.get_api_info()["named_endpoints"]
+    names = {api: [p["parameter_name"] for p in info["parameters"]] for api, info in endpoints.items()}
+    assert names["/validate_submission"] == ["results_file", "samples_file", "model_repo"]
+    assert names["/show_cgla"] == ["item_id", "source", "model_choice"]
+    assert names["/open_item"] == ["item_id"]
+    assert names["/run"][:3] == ["model_choice", "input_kind", "item_id"]
+    assert names["/leaderboard_board_search"] == ["query", "columns", "sort_by", "ascending"]
+    assert not [api for api, params in names.items() if any(p.startswith("param_") for p in params)], names
+
+
+def test_no_component_typesets_latex_from_data(state) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    import gradio as gr
+
+    demo = build_app(state=state)
+    shown = [b for b in demo.blocks.values() if isinstance(b, (gr.Markdown, gr.Dataframe))]
+    assert shown and all(b.latex_delimiters == [] for b in shown)

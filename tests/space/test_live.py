@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import html
 import math
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def test_run_hand_computed(tmp_path: Path) -> None:
     assert list(result.probabilities["probability"]) == pytest.approx(expected)
     assert list(result.probabilities["chosen"]) == ["other", "chosen", "other", "other"]
     assert result.sample.prediction == "B" and result.sample.correct is True
-    assert "**Answer: B. cat** (correct)" in result.answer_markdown
+    assert "**Answer: B. cat** (correct)" in html.unescape(result.answer_markdown)
     # best core -4.0 minus best spurious -4.5
     assert result.sample.cgla_min == pytest.approx(0.5) and result.sample.cgla_acc is True
 

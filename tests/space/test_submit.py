@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -9,11 +11,11 @@ import pytest
 import yaml
 from huggingface_hub import parse_eval_result_entries
 from mmspubench.cli import main
-from mmspubench.dataset_builder.schema import TYPE_NAMES
+from mmspubench.dataset_builder.schema import FEATURES, SOURCES, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.prompts import prompt_spec
+from mmspubench.eval.prompts import cgla_prompt, prompt_spec
 from mmspubench.eval.records import Condition, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
 from mmspubench.space import submit
@@ -26,9 +28,42 @@ PUBLISHED_IDS = [f"{i:06d}" for i in range(20)]
 
 
 def set_published_split(monkeypatch: pytest.MonkeyPatch, ids: list[str] = PUBLISHED_IDS) -> None:
-    """The published split's size and id digest, as the Space sets them (no Hub in tests)."""
+    """The published split's size and id digest, and a local copy of its items, as the Space sets
+    them (no Hub in tests)."""
     digest = hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
     monkeypatch.setenv("MMSPUBENCH_PUBLISHED_SPLIT", f"{len(ids)}:{digest}")
+    monkeypatch.setenv("MMSPUBENCH_PUBLISHED_DATASET", str(_published_folder(Path(os.environ["HF_HOME"]))))
+
+
+CORE, SPURIOUS, OPTIONS = ("core 0", "core 1"), ("spu 0", "spu 1"), ["opt a", "opt b", "opt c", "opt d"]
+"""Attributes and options of every published item of these tests."""
+
+
+@functools.cache
+def _published_folder(home: Path) -> Path:
+    """A built dataset folder holding the 20 items ``_sample`` records (written once per session)."""
+    import datasets
+    from PIL import Image
+
+    folder = home / "published-mm-spubench"
+    rows = [_sample(i) for i in range(20)]
+    columns = {
+        "id": [s.id for s in rows],
+        "image": [Image.new("RGB", (8, 8)) for _ in rows],
+        "question": ["q?" for _ in rows],
+        "options": [OPTIONS for _ in rows],
+        "answer": [s.answer for s in rows],
+        "class_name": [s.class_name for s in rows],
+        "core_attributes": [list(CORE) for _ in rows],
+        "spurious_attributes": [list(SPURIOUS) for _ in rows],
+        "spurious_types": [list(s.types) for s in rows],
+        "source": [SOURCES[0] for _ in rows],
+    }
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    datasets.Dataset.from_dict(columns, features=FEATURES).to_parquet(
+        str(folder / "data" / "test-00000-of-00001.parquet")
+    )
+    return folder
 
 
 @pytest.fixture(autouse=True)
@@ -36,12 +71,20 @@ def published_split(monkeypatch: pytest.MonkeyPatch) -> None:
     set_published_split(monkeypatch)
 
 
+def _rendered(attribute: str) -> str:
+    """g(attribute) through a minimal chat template."""
+    prompt = cgla_prompt(attribute)
+    return f"<s>{prompt.system}</s><u><image>{prompt.user_text}</u><a>{prompt.assistant_prefix}"
+
+
 def _sample(i: int) -> SampleResult:
     types = (TYPE_NAMES[i % 9],) if i % 4 else (TYPE_NAMES[i % 9], TYPE_NAMES[(i + 3) % 9])
     core = (-2.0 - 0.1 * i, -3.0)
     spurious = (-2.5 + 0.05 * i, -4.0)
-    conditions = tuple(Condition(f"core {j}", "core", "p", " cls", c) for j, c in enumerate(core)) + tuple(
-        Condition(f"spu {j}", "spurious", "p", " cls", s) for j, s in enumerate(spurious)
+    conditions = tuple(
+        Condition(a, "core", _rendered(a), " cls", c) for a, c in zip(CORE, core, strict=True)
+    ) + tuple(
+        Condition(a, "spurious", _rendered(a), " cls", s) for a, s in zip(SPURIOUS, spurious, strict=True)
     )
     value = metrics.cgla_min(core, spurious, "best")
     prediction = "AB"[i % 2] if i % 5 else None
@@ -132,6 +175,8 @@ def _edit(results_path: Path, edit: Any) -> None:
         (lambda r: r["dataset"].update(id="./local-folder"), "is not the published dataset"),
         (lambda r: r["dataset"].update(n=19), "samples.jsonl holds 20 records"),
         (lambda r: r["config"].update(limit=20), "only full runs"),
+        (lambda r: r.update(package_version="0.1 <img src=https://evil.example>"), "not a package version"),
+        (lambda r: r.update(created_at="[today](https://evil.example)"), "not an ISO time"),
     ],
 )
 def test_edited_results_are_refused(tmp_path: Path, edit: Any, message: str) -> None:

@@ -1,0 +1,236 @@
+"""Every submitted sample checked against the published split itself, not only against itself.
+
+``submit_checks`` proves a run consistent: its figures follow from its samples, its samples from
+their own fields. A run relabelled against the dataset (each ``answer`` set to the ``prediction``,
+condition kinds swapped, ``types`` changed, results.json recomputed) is consistent too. So each
+sample is compared with the published item of the same id: answer letter, types, class name, the
+conditions' attributes and kinds in the order the evaluator writes them (core then spurious, in
+dataset order), and each condition's prompt and continuation as the recorded templates render
+them (the part of a prompt the chat template adds cannot be re-rendered without the model: the
+rendered user text must appear in it and it must end with the assistant prefix). In ``generate``
+mode the prediction must be what the answer parser reads from ``raw_output``.
+
+The published split is read from ``$MMSPUBENCH_PUBLISHED_DATASET`` (a local copy of the published
+revision: a built folder or raw release; set on the Space or offline), else from the Hub at the
+published revision.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
+from mmspubench.errors import MMSpuBenchError, record_error
+from mmspubench.eval import prompts
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.records import Condition, SampleResult
+
+if TYPE_CHECKING:
+    import datasets
+
+DATASET_ENV = "MMSPUBENCH_PUBLISHED_DATASET"
+"""Local folder holding the published revision of the dataset (else it is read from the Hub)."""
+_COLUMNS = (
+    "id",
+    "answer",
+    "class_name",
+    "options",
+    "core_attributes",
+    "spurious_attributes",
+    "spurious_types",
+)
+"""The columns the checks read (never the images)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedItem:
+    """What a sample of a published item must agree with."""
+
+    id: str
+    """Item id."""
+    answer: str
+    """Correct option letter."""
+    types: tuple[str, ...]
+    """Canonical spurious-type names, in dataset order."""
+    class_name: str
+    """Ground-truth class name."""
+    options: tuple[str, ...]
+    """The four option texts (what the answer parser matches a generated answer against)."""
+    conditions: tuple[tuple[str, str], ...]
+    """``(attribute, kind)`` of every CGLA condition: core then spurious attributes, in dataset order."""
+
+
+def _name(value: Any, names: Sequence[str], where: str, row_id: str, field: str) -> str:
+    """A ClassLabel value (an index, or already a name) as its name."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+        return names[value]
+    if isinstance(value, str) and value in names:
+        return value
+    raise record_error(where, row_id, field, f"bad value {value!r}; expected one of {list(names)}")
+
+
+def _item(row: Mapping[str, Any], where: str) -> PublishedItem:
+    row_id = str(row["id"])
+    core = tuple(str(a) for a in row["core_attributes"])
+    spurious = tuple(str(a) for a in row["spurious_attributes"])
+    return PublishedItem(
+        id=row_id,
+        answer=_name(row["answer"], ANSWER_LETTERS, where, row_id, "answer"),
+        types=tuple(_name(t, TYPE_NAMES, where, row_id, "spurious_types") for t in row["spurious_types"]),
+        class_name=str(row["class_name"]),
+        options=tuple(str(o) for o in row["options"]),
+        conditions=tuple((a, "core") for a in core) + tuple((a, "spurious") for a in spurious),
+    )
+
+
+def _load_hub_revision(dataset_id: str, revision: str) -> datasets.Dataset:
+    import datasets
+    from mmspubench.dataset_builder.load import check_features, network_errors
+
+    hint = f"set {DATASET_ENV}=FOLDER to a local copy of the published revision"
+    try:
+        ds = datasets.load_dataset(dataset_id, split="test", revision=revision)
+    except (datasets.exceptions.DatasetNotFoundError, ValueError, *network_errors()) as err:
+        raise MMSpuBenchError(
+            f"cannot read the published split {dataset_id!r}@{revision[:12]} to check the samples "
+            f"against ({type(err).__name__}); {hint}"
+        ) from None
+    assert isinstance(ds, datasets.Dataset)  # split is given, so never a DatasetDict
+    check_features(ds, f"{dataset_id}@{revision[:12]}")
+    return ds
+
+
+@functools.lru_cache(maxsize=4)
+def _published(dataset_id: str, revision: str, folder: str) -> Mapping[str, PublishedItem]:
+    from mmspubench.dataset_builder.load import load_benchmark
+
+    where = folder or f"{dataset_id}@{revision[:12]}"
+    ds = load_benchmark(folder, split="test") if folder else _load_hub_revision(dataset_id, revision)
+    items: dict[str, PublishedItem] = {}
+    for row in ds.select_columns(list(_COLUMNS)).to_list():
+        item = _item(row, where)
+        if item.id in items:
+            raise record_error(where, item.id, "id", "appears more than once in the published split")
+        items[item.id] = item
+    return MappingProxyType(items)
+
+
+def published_items(dataset_id: str, revision: str) -> Mapping[str, PublishedItem]:
+    """The published split's items by id: ``$MMSPUBENCH_PUBLISHED_DATASET``, else the Hub at ``revision``."""
+    return _published(dataset_id, revision, os.environ.get(DATASET_ENV, "").strip())
+
+
+def check_prompt_templates(config: RunConfig, where: str) -> None:
+    """The recorded templates are this package's templates of the version they name."""
+    recorded = config.prompts if isinstance(config.prompts, Mapping) else {}
+    version = recorded.get("version")
+    if version != prompts.PROMPT_VERSION:
+        raise MMSpuBenchError(
+            f"{where}: field 'config.prompts.version': {version!r}; this package checks prompt version "
+            f"{prompts.PROMPT_VERSION!r} only"
+        )
+    expected = prompts.prompt_spec()
+    for section in sorted(set(expected) | set(recorded)):
+        if recorded.get(section) != expected.get(section):
+            raise MMSpuBenchError(
+                f"{where}: field 'config.prompts.{section}' differs from the version-{version} templates"
+            )
+
+
+def _prompt_fault(condition: Condition) -> str | None:
+    """Why ``condition.prompt`` is not g(attribute) rendered from the templates, or ``None``."""
+    from mmspubench.eval.backends.openai_api import render_messages
+
+    prompt = prompts.cgla_prompt(condition.attribute)
+    text = condition.prompt
+    if text.startswith("[{"):  # an API backend's context: the chat messages as JSON, compared exactly
+        try:
+            same = json.loads(text) == json.loads(render_messages(prompt))
+        except ValueError:
+            same = False
+        return None if same else "is not the CGLA messages of its attribute"
+    prefix = prompt.assistant_prefix
+    if not text.endswith(prefix) or prompt.user_text not in text[: len(text) - len(prefix)]:
+        return f"does not hold the CGLA text of attribute {condition.attribute!r} followed by {prefix!r}"
+    return None
+
+
+def _check_conditions(sample: SampleResult, item: PublishedItem, where: str) -> None:
+    got = [(c.attribute, c.kind) for c in sample.conditions]
+    if len(got) != len(item.conditions):
+        raise record_error(
+            where,
+            sample.id,
+            "conditions",
+            f"{len(got)} conditions; the published item has {len(item.conditions)} attributes",
+        )
+    continuation = prompts.cgla_continuation(item.class_name)
+    for i, (condition, expected) in enumerate(zip(sample.conditions, item.conditions, strict=True)):
+        field = f"conditions[{i}]"
+        if (condition.attribute, condition.kind) != expected:
+            raise record_error(
+                where,
+                sample.id,
+                field,
+                f"({condition.attribute!r}, {condition.kind!r}) but the published item's is {expected!r}",
+            )
+        if condition.continuation != continuation:
+            raise record_error(
+                where,
+                sample.id,
+                f"{field}.continuation",
+                f"{condition.continuation!r}; expected {continuation!r}",
+            )
+        fault = _prompt_fault(condition)
+        if fault:
+            raise record_error(where, sample.id, f"{field}.prompt", fault)
+
+
+def _check_prediction(sample: SampleResult, item: PublishedItem, config: RunConfig, where: str) -> None:
+    from mmspubench.eval.parse import parse_answer
+
+    if "accuracy" not in config.metrics or config.answer_mode != "generate":
+        return
+    if sample.raw_output is None:
+        raise record_error(where, sample.id, "raw_output", "missing in a generate-mode run")
+    parsed = parse_answer(sample.raw_output, item.options)
+    if sample.prediction != parsed:
+        raise record_error(
+            where,
+            sample.id,
+            "prediction",
+            f"{sample.prediction!r} but its raw_output reads as {parsed!r} against the published options",
+        )
+
+
+def _check_item(sample: SampleResult, item: PublishedItem, config: RunConfig, where: str) -> None:
+    fields = (
+        ("answer", sample.answer, item.answer),
+        ("types", list(sample.types), list(item.types)),
+        ("class_name", sample.class_name, item.class_name),
+    )
+    for field, got, expected in fields:
+        if got != expected:
+            raise record_error(where, sample.id, field, f"{got!r} but the published item has {expected!r}")
+    _check_prediction(sample, item, config, where)
+    if "cgla" in config.metrics:
+        _check_conditions(sample, item, where)
+
+
+def check_against_dataset(
+    samples: Sequence[SampleResult], items: Mapping[str, PublishedItem], config: RunConfig, where: str
+) -> None:
+    """Every sample is a record of a published item and agrees with it; raise on the first that does not."""
+    for sample in samples:
+        item = items.get(sample.id)
+        if item is None:
+            raise record_error(where, sample.id, "id", "not an item of the published split")
+        _check_item(sample, item, config, where)
+    if len(samples) != len(items):
+        raise MMSpuBenchError(f"{where}: {len(samples)} samples; the published split has {len(items)} items")

@@ -1,0 +1,126 @@
+"""The Space takes a full run's samples.jsonl (the CLI does), and still holds pictures to 5 MB."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import prompts
+from mmspubench.eval.records import Condition, SampleResult
+from mmspubench.eval.results import sample_line
+from mmspubench.space import handlers, live
+from mmspubench.space.layout import LAUNCH_OPTIONS
+from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
+
+from .test_submit import REVISION, make_run, set_published_split
+
+FULL_RUN_ITEMS = 2400
+"""Items of the largest published split a run covers."""
+LONG_TEMPLATE = (
+    "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
+    "Today Date: 26 Jul 2024\n\n{system}<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n<|image|>"
+    "{user}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n{prefix}"
+)
+"""One of the longer chat templates of the families the harness runs (Llama 3.2 Vision's)."""
+
+
+def worst_case_line() -> int:
+    """Bytes of a realistic worst-case samples.jsonl line, as the evaluator writes it."""
+
+    def rendered(attribute: str) -> str:
+        p = prompts.cgla_prompt(attribute)
+        return LONG_TEMPLATE.format(system=p.system, user=p.user_text, prefix=p.assistant_prefix)
+
+    attributes = [f"{'a' * 78}{i:02d}" for i in range(10)]  # curate annotate bounds attributes at 80
+    class_name = "c" * 40
+    conditions = tuple(
+        Condition(a, "core" if i < 5 else "spurious", rendered(a), f" {class_name}", -12.345678901234567)
+        for i, a in enumerate(attributes)
+    )
+    sample = SampleResult(
+        id="002399",
+        types=("co_occurring_objects", "perspective_angle"),
+        answer="A",
+        prediction="B",
+        correct=False,
+        raw_output="r" * 256,
+        option_scores=(-1.2345678901234567,) * 4,
+        class_name=class_name,
+        conditions=conditions,
+        cgla_min=-1.2345678901234567,
+        cgla_acc=False,
+    )
+    return len(sample_line(sample, "0123456789abcdef"))
+
+
+def test_the_limit_holds_the_largest_valid_run_twice() -> None:
+    assert worst_case_line() * FULL_RUN_ITEMS * 2 <= MAX_SAMPLES_BYTES
+    assert LAUNCH_OPTIONS["max_file_size"] >= MAX_SAMPLES_BYTES > MAX_RESULTS_BYTES
+    assert live.MAX_UPLOAD_BYTES == 5 * 2**20  # pictures keep their own, smaller limit
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_the_page_takes_a_samples_file_over_5_mb(tmp_path: Path) -> None:
+    import gradio as gr
+
+    with gr.Blocks() as demo:
+        gr.File()
+    demo.launch(
+        server_name="127.0.0.1",
+        server_port=_free_port(),
+        prevent_thread_lock=True,
+        quiet=True,
+        **LAUNCH_OPTIONS,
+    )
+    try:
+        url = f"{str(demo.local_url).rstrip('/')}/gradio_api/upload"
+        big = b'{"id": "x"}\n' * (6 * 2**20 // 12)
+        answer = httpx.post(url, files={"files": ("samples.jsonl", big)}, timeout=60)
+        assert answer.status_code == 200, answer.text
+        too_big = b"x" * (int(LAUNCH_OPTIONS["max_file_size"]) + 1)
+        assert httpx.post(url, files={"files": ("s.jsonl", too_big)}, timeout=60).status_code == 413
+    finally:
+        demo.close()
+
+
+def test_the_submit_handler_validates_a_run_over_5_mb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
+    set_published_split(monkeypatch)
+    results = make_run(tmp_path / "run")
+    samples = results.parent / "samples.jsonl"
+    records = [json.loads(line) for line in samples.read_text().splitlines()]
+    for record in records:  # a (very) long chat template before each prompt: still a valid run
+        for condition in record["conditions"]:
+            condition["prompt"] = "<t>" * 24_000 + condition["prompt"]
+    samples.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert samples.stat().st_size > 5 * 2**20
+    verdict, _ = handlers.validate_upload(str(results), str(samples), "org/model")
+    assert verdict.startswith("**Valid.** 20 samples")
+
+
+def test_the_submit_handler_refuses_files_over_its_limits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = make_run(tmp_path / "run")
+    samples = results.parent / "samples.jsonl"
+    from mmspubench.space import submit
+
+    monkeypatch.setattr(submit, "MAX_SAMPLES_BYTES", 100)
+    with pytest.raises(MMSpuBenchError, match=r"^upload samples\.jsonl: \d+ bytes; at most 100 are accepted"):
+        handlers.validate_upload(str(results), str(samples), "org/model")
+    monkeypatch.setattr(submit, "MAX_RESULTS_BYTES", 100)
+    with pytest.raises(MMSpuBenchError, match=r"^upload results\.json: \d+ bytes; at most 100"):
+        handlers.validate_upload(str(results), str(samples), "org/model")
+    with pytest.raises(MMSpuBenchError, match="not a regular file"):
+        handlers.validate_upload(str(tmp_path), str(samples), "org/model")
