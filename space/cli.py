@@ -24,6 +24,9 @@ the current commit of --dataset-id on the Hub.
 
 
 def _run_space(args: argparse.Namespace) -> int:
+    from mmspubench.eval.extras import require
+
+    require("mmspubench space", ["gradio", "pandas", "torch", "transformers"], extra="space")
     from mmspubench.space.layout import LAUNCH_OPTIONS, SpaceConfig, build_app
 
     env = SpaceConfig.from_env()
