@@ -350,10 +350,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if isinstance(f.default, bool):
             if f.default:  # on by default: the flag turns it off
                 parser.add_argument(
-                    f"--no-{f.name.replace('_', '-')}", dest=f.name, action="store_false", help=meta["help"]
+                    f"--no-{f.name.replace('_', '-')}",
+                    dest=f.name,
+                    action="store_false",
+                    help=help_with_default(f),
                 )
             else:
-                parser.add_argument(flag(f.name), action="store_true", help=meta["help"])
+                parser.add_argument(flag(f.name), action="store_true", help=help_with_default(f))
             continue
         kwargs: dict[str, Any] = {"help": help_with_default(f), "default": _cli_default(f)}
         if meta["parse"] is not None:

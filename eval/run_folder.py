@@ -5,6 +5,8 @@
 - :func:`removed_if_unstarted` removes what a run wrote when it fails before its first item
   finished (``run.json``, timing files, the folder it created), so a bad model or option never
   leaves a run behind that a rerun would have to match.
+- :func:`exclusive` holds a lock per process rank for the whole run, so a second ``eval`` into the
+  same folder at the same time is refused instead of interleaving its samples with the first's.
 - :func:`unchanged_results` is the results.json of a finished run that a rerun leaves as it was.
 """
 
@@ -34,6 +36,40 @@ def check_out_dir(out: Path) -> None:
         raise MMSpuBenchError(f"{out}: --out lies under {ancestor}, which is a file; expected a folder")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise MMSpuBenchError(f"{out}: cannot write into {ancestor} (permission denied); pick another --out")
+
+
+@contextmanager
+def exclusive(out_dir: Path, rank: int) -> Iterator[None]:
+    """Hold ``out_dir/.lock.rank<rank>`` while the run writes; refuse if another run holds it.
+
+    The processes of one multi-process launch have different ranks and share the folder; two runs
+    launched separately both have rank 0. The lock file is removed when the run ends.
+    """
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): no protection against a concurrent run
+        yield
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f".lock.rank{rank}"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise MMSpuBenchError(
+                f"{out_dir}: another eval is writing into this run folder right now; wait for it to "
+                "end or use another --out folder"
+            ) from None
+        if path.exists() and os.stat(path).st_ino == os.fstat(fd).st_ino:
+            break  # not a file the previous holder removed after we opened it
+        os.close(fd)
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        os.close(fd)
 
 
 def _started(out_dir: Path) -> bool:

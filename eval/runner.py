@@ -293,7 +293,7 @@ def run_eval(
     """
     shard = shard if shard is not None else distributed.Shard()
     run_folder.check_out_dir(out_dir)
-    with run_folder.removed_if_unstarted(out_dir, shard.is_main):
+    with run_folder.removed_if_unstarted(out_dir, shard.is_main), run_folder.exclusive(out_dir, shard.rank):
         return _run_eval(load, dataset, dataset_info, config, out_dir, shard, progress, notify)
 
 
