@@ -24,7 +24,8 @@ DASH = "—"
 ACCURACY_ONLY = "acc. only"
 """CGLA_acc cell of an accuracy-only run (e.g. an API that returns no prompt log-probabilities)."""
 PARTIAL = "partial"
-"""Marker in the ``n`` cell of a run over only part of its split (``--limit``)."""
+"""Marker in the ``n`` cell of a run over only part of its split (``--limit``): ``16 of 90 (partial)``;
+its figures are not comparable with a full run's."""
 
 
 def _pct(value: Any) -> str:
@@ -147,11 +148,6 @@ def _notes(runs: Sequence[Mapping[str, Any]], with_scorer: bool) -> list[str]:
             notes.append(
                 f"\\* {_model_name(run)}: the fast scorer was asked for, the plain one ran ({reason})"
             )
-    if any(PARTIAL in _n(run) for run in runs):
-        notes.append(
-            f"{PARTIAL}: the run covered only the first n items of its split (--limit); its figures "
-            "are not comparable with those of a full run"
-        )
     return notes
 
 
