@@ -11,6 +11,7 @@ of every fast-to-plain fallback (``model.scorer_fallback_reason``).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,24 +29,33 @@ PARTIAL = "partial"
 its figures are not comparable with a full run's."""
 
 
+def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``obj[key]`` when it is an object, else empty (a hand-edited file shows dashes, not a crash)."""
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def _pct(value: Any) -> str:
-    return DASH if value is None else f"{float(value):.2f}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return DASH
+    return f"{float(value):.2f}"
 
 
 def _cell(text: str) -> str:
-    """A table cell: one line, ``|`` escaped (names come from result files)."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """A table cell: one line, no control characters, ``|`` escaped (names come from result files)."""
+    printable = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
+    return " ".join(printable.split()).replace("|", "\\|")
 
 
 def _model_name(results: Mapping[str, Any]) -> str:
-    model = results.get("model") or {}
+    model = _section(results, "model")
     # A local folder reads better by its last component; Hub ids keep their org/name form.
     return _cell(display_name(str(model.get("id") or model.get("path") or "?")))
 
 
 def _dataset_name(results: Mapping[str, Any]) -> str:
     """``name@version`` (Hub id or folder, then revision or content hash), the split unless ``test``."""
-    dataset = results.get("dataset") or {}
+    dataset = _section(results, "dataset")
     name = display_name(str(dataset.get("id") or dataset.get("path") or "?"))
     version = dataset.get("revision") or dataset.get("content_hash")
     split = dataset.get("split")
@@ -59,10 +69,10 @@ def _dataset_name(results: Mapping[str, Any]) -> str:
 
 def _n(results: Mapping[str, Any]) -> str:
     """Items evaluated; ``k of N (partial)`` when the run covered only part of its split."""
-    dataset = results.get("dataset") or {}
+    dataset = _section(results, "dataset")
     n, split_n = dataset.get("n"), dataset.get("split_n")
     if n is None:
-        n = (results.get("accuracy") or {}).get("n") or (results.get("cgla") or {}).get("n")
+        n = _section(results, "accuracy").get("n") or _section(results, "cgla").get("n")
     if n is None:
         return DASH
     if isinstance(split_n, int) and isinstance(n, int) and n < split_n:
@@ -71,11 +81,11 @@ def _n(results: Mapping[str, Any]) -> str:
 
 
 def _by_type(abbrev: str) -> Callable[[Mapping[str, Any]], str]:
-    return lambda results: _pct(((results.get("accuracy") or {}).get("by_type") or {}).get(abbrev))
+    return lambda results: _pct(_section(_section(results, "accuracy"), "by_type").get(abbrev))
 
 
 def _cgla(results: Mapping[str, Any]) -> str:
-    cgla = results.get("cgla") or {}
+    cgla = _section(results, "cgla")
     return ACCURACY_ONLY if results.get("accuracy_only") and not cgla else _pct(cgla.get("acc"))
 
 
@@ -96,8 +106,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("Dataset", _dataset_name, align_right=False),
     Column("n", _n),
     *(Column(t.abbrev, _by_type(t.abbrev)) for t in SPURIOUS_TYPES),
-    Column("Average", lambda r: _pct((r.get("accuracy") or {}).get("average"))),
-    Column("Overall", lambda r: _pct((r.get("accuracy") or {}).get("overall"))),
+    Column("Average", lambda r: _pct(_section(r, "accuracy").get("average"))),
+    Column("Overall", lambda r: _pct(_section(r, "accuracy").get("overall"))),
     Column("CGLA_acc", _cgla),
 )
 """The columns every table has, in order; :data:`OPTIONAL_COLUMNS` are added when the runs need them."""
@@ -105,7 +115,7 @@ HEADER = [c.header for c in COLUMNS]
 
 
 def _scorer(results: Mapping[str, Any]) -> tuple[str, str | None]:
-    model = results.get("model") or {}
+    model = _section(results, "model")
     reason = model.get("scorer_fallback_reason")
     return str(model.get("scorer_used") or DASH), None if reason is None else str(reason)
 
@@ -116,11 +126,11 @@ def _scorer_cell(results: Mapping[str, Any]) -> str:
 
 
 def _any_scorer(runs: Sequence[Mapping[str, Any]]) -> bool:
-    return any((run.get("model") or {}).get("scorer_used") for run in runs)
+    return any(_section(run, "model").get("scorer_used") for run in runs)
 
 
 def _answer_mode(results: Mapping[str, Any]) -> str:
-    return _cell(str((results.get("config") or {}).get("answer_mode") or DASH))
+    return _cell(str(_section(results, "config").get("answer_mode") or DASH))
 
 
 def _answer_modes_differ(runs: Sequence[Mapping[str, Any]]) -> bool:

@@ -112,3 +112,22 @@ def test_report_rejects_a_file_that_is_not_a_result(
         from mmspubench.eval.report import load_for_report
 
         load_for_report([tmp_path / "missing.json"])
+
+
+def test_a_hand_edited_results_file_shows_dashes_not_a_crash() -> None:
+    odd = {
+        "benchmark": "MM-SpuBench",
+        "model": ["not", "an", "object"],
+        "dataset": "mmbench",
+        "accuracy": {"by_type": [1, 2], "average": "56", "overall": True},
+        "cgla": {"acc": None},
+        "config": 3,
+    }
+    row = markdown_table([odd]).splitlines()[2]
+    assert row.startswith("| ? | ? | — | — |") and row.count("—") == 13
+
+
+def test_control_characters_in_names_do_not_reach_the_table() -> None:
+    run = {**RUN_A, "model": {"id": "org/x\x1b]0;owned\x07\nnext|row"}}
+    row = markdown_table([run]).splitlines()[2]
+    assert "\x1b" not in row and "\x07" not in row and "\n" not in row and "next\\|row" in row
