@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.results import MANIFEST_NAME, RESULTS_NAME, read_results
+from mmspubench.eval.results import MANIFEST_NAME, RESULTS_NAME, SAMPLES_NAME, read_results
 
 _SAME_FIGURES = ("schema_version", "benchmark", "dataset", "accuracy", "cgla", "accuracy_only")
 """results.json sections a rerun of a finished run must reproduce exactly to leave the file as it is."""
@@ -72,9 +72,14 @@ def exclusive(out_dir: Path, rank: int) -> Iterator[None]:
         os.close(fd)
 
 
+def _samples_files(out_dir: Path) -> list[Path]:
+    """The run's samples files: the merged one and the per-rank ones (nothing else of the folder)."""
+    return [p for p in [out_dir / SAMPLES_NAME, *out_dir.glob("samples.rank*.jsonl")] if p.is_file()]
+
+
 def _started(out_dir: Path) -> bool:
     """Whether any samples file of the folder holds a line (an item finished)."""
-    return any(p.stat().st_size > 0 for p in out_dir.glob("samples*.jsonl") if p.is_file())
+    return any(p.stat().st_size > 0 for p in _samples_files(out_dir))
 
 
 @contextmanager
@@ -88,7 +93,7 @@ def removed_if_unstarted(out_dir: Path, is_main: bool) -> Iterator[None]:
         if is_main and not had_manifest and out_dir.is_dir() and not _started(out_dir):
             for path in [out_dir / MANIFEST_NAME, *out_dir.glob("timing.rank*.json")]:
                 path.unlink(missing_ok=True)
-            for path in out_dir.glob("samples*.jsonl"):
+            for path in _samples_files(out_dir):
                 path.unlink(missing_ok=True)
             if fresh and not any(out_dir.iterdir()):
                 out_dir.rmdir()

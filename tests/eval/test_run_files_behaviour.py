@@ -164,3 +164,13 @@ def test_ctrl_c_while_the_model_loads_leaves_no_run(
     assert main(["eval", "--limit", "2", "--out", str(out), "--no-progress"]) == 130
     assert capsys.readouterr().err.strip() == "mmspubench eval: interrupted"
     assert not out.exists()
+
+
+def test_an_early_failure_in_a_folder_of_other_files_removes_only_its_own(tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep")
+    (out / "samples-old.jsonl").write_text("")
+    with pytest.raises(RuntimeError):
+        _run(out, model=_FailsAtOnce())
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "samples-old.jsonl"]
