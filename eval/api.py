@@ -47,9 +47,15 @@ def evaluate(
     values = {k: str(v) for k, v in given.items() if v is not None}
     run = with_options(config, {**values, **options})
     if run.out is not None:
-        return run_config(run, notify=logger.info)[0]
-    with tempfile.TemporaryDirectory(prefix="mmspubench-run-") as tmp:
-        return run_config(dataclasses.replace(run, out=str(Path(tmp) / "run")), notify=logger.info)[0]
+        results = run_config(run, notify=logger.info)[0]
+    else:
+        with tempfile.TemporaryDirectory(prefix="mmspubench-run-") as tmp:
+            results = run_config(dataclasses.replace(run, out=str(Path(tmp) / "run")), notify=logger.info)[0]
+    if run.model is None and results is not None:
+        from mmspubench.eval.bundled import bundled_model_note
+
+        logger.info(bundled_model_note())
+    return results
 
 
 def default_out(model: str, now: datetime | None = None) -> Path:
@@ -71,14 +77,20 @@ def resolve_model(config: RunConfig) -> str:
 def run_config(config: RunConfig, *, notify: Callable[[str], None]) -> tuple[dict[str, Any] | None, Path]:
     """Run (or resume) ``config`` into ``config.out``; the command and :func:`evaluate` both end here.
 
-    ``notify`` receives the notes for the user (the bundled-model note). Returns results.json's
-    object (``None`` on non-main processes) and the run folder.
+    ``notify`` receives the notes for the user (e.g. that a finished run was left unchanged).
+    Returns results.json's object (``None`` on non-main processes) and the run folder. Every option,
+    the run folder, the engine's packages and (transformers) the device are checked before any
+    data or model is loaded.
     """
     from mmspubench.eval import distributed
+    from mmspubench.eval.progress_bars import libraries_quiet
+    from mmspubench.eval.run_folder import check_out_dir
 
     config.validate()
     if config.out is None:
         raise MMSpuBenchError("no run folder: pass --out DIR (out=...)")
+    check_out_dir(Path(config.out))
+    _check_engine(config)
     shard = distributed.current_shard()
     if config.backend == "vllm" and shard.world > 1:
         raise MMSpuBenchError(
@@ -86,9 +98,22 @@ def run_config(config: RunConfig, *, notify: Callable[[str], None]) -> tuple[dic
             "--tensor-parallel-size or --engine-args instead of several launched processes"
         )
     try:
-        return _run(config, shard, notify), Path(config.out)
+        with libraries_quiet(config.progress):
+            return _run(config, shard, notify), Path(config.out)
     finally:
         distributed.finish(shard)
+
+
+def _check_engine(config: RunConfig) -> None:
+    """The transformers engine: its packages are installed and the device exists (one line if not)."""
+    if config.backend != "transformers":
+        return
+    from mmspubench.eval.extras import require
+
+    require("--backend transformers (the default engine)", ["torch", "transformers"])
+    from mmspubench.eval.loading import torch_device_and_dtype
+
+    torch_device_and_dtype(config.device, config.dtype)
 
 
 def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[str, Any] | None:
@@ -105,10 +130,6 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
     ds, dataset_info = load_pinned(
         config.dataset, config.split, revision=config.dataset_revision, unknown_keys=config.unknown_keys
     )
-    if config.model is None and shard.is_main:
-        from mmspubench.eval.bundled import bundled_model_note
-
-        notify(bundled_model_note())
     batch_size = config.batch_size or DEFAULT_BATCH_SIZE[config.backend]
     config = dataclasses.replace(
         config, model=resolve_model(config), prompts=prompts.prompt_spec(), batch_size=batch_size
@@ -134,7 +155,14 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
 
     try:
         return run_eval(
-            load, ds, dataset_info, config, Path(config.out), shard=shard, progress=config.progress
+            load,
+            ds,
+            dataset_info,
+            config,
+            Path(config.out),
+            shard=shard,
+            progress=config.progress,
+            notify=notify,
         )
     finally:
         for vlm in loaded:  # engines with processes of their own (vLLM) stop them here, not at exit

@@ -47,7 +47,9 @@ def _add_report(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "report",
         help="Markdown table (Table 2 layout + CGLA_acc) from results.json files",
-        description="Print one Markdown row per run: accuracy per spurious type, Average (overall), CGLA_acc.",
+        description="Print one Markdown row per run: model, dataset, n (items evaluated; a partial "
+        "run is marked), accuracy per spurious type, Average (the mean of the per-type accuracies, "
+        "as in the paper's Table 2), Overall (share of all items, each counted once), CGLA_acc.",
         epilog="example:\n  mmspubench report runs/*/results.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -81,9 +83,10 @@ def _summary(results: dict[str, Any], out: Path) -> str:
         )
     cgla = results.get("cgla")
     if cgla:
+        low, high = cgla["ci95"]["acc"]
         parts.append(
-            f"CGLA_acc {cgla['acc']:.2f}% (mean CGLA_min {cgla['mean_cgla_min']:.3f}; "
-            f"core reduction {cgla['core_reduction']})"
+            f"CGLA_acc {cgla['acc']:.2f}% (95% CI {low:.2f}-{high:.2f}; n={cgla['n']}; "
+            f"mean CGLA_min {cgla['mean_cgla_min']:.3f}; core reduction {cgla['core_reduction']})"
         )
     model = results.get("model") or {}
     if model.get("scorer_used"):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.config_checks import check_fields
 
 Metric = Literal["accuracy", "cgla"]
 AnswerMode = Literal["generate", "logprob"]
@@ -33,6 +34,12 @@ UnknownKeyPolicy = Literal["error", "ignore"]
 UNKNOWN_KEY_POLICIES: tuple[str, ...] = get_args(UnknownKeyPolicy)
 BackendName = Literal["transformers", "vllm", "openai"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
+MAX_SEED = 2**32 - 1
+"""Largest ``--seed`` (numpy's legacy seed range, so a seed means the same to every reader)."""
+MAX_BATCH_SIZE = 65536
+"""Largest ``--batch-size`` (a chunk holds its items' images in memory at once)."""
+MAX_NEW_TOKENS = 4096
+"""Largest ``--max-new-tokens`` (the answer is one letter; the parser reads the start)."""
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
@@ -57,6 +64,9 @@ def option(
     cli: bool = True,
     added_later: bool = False,
     default_factory: Callable[[], Any] | None = None,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    expect: str | None = None,
 ) -> Any:
     """A :class:`RunConfig` field with what the parser, the check and results.json need.
 
@@ -67,6 +77,8 @@ def option(
     (speed-only options such as the device are not). ``cli``: has a command-line flag.
     ``added_later``: a recorded option that results files written before it existed lack; reading
     such a file gives the default (the options of the first release are required).
+    ``minimum``/``maximum``: the range of a number, ``expect`` its wording in the error line
+    (checked with every field's type by :mod:`mmspubench.eval.config_checks`).
     """
     meta = {
         "help": help,
@@ -78,6 +90,9 @@ def option(
         "identity": identity and recorded,
         "cli": cli,
         "added_later": added_later,
+        "minimum": minimum,
+        "maximum": maximum,
+        "expect": expect,
     }
     if default_factory is not None:
         return field(default_factory=default_factory, metadata=meta)
@@ -118,7 +133,13 @@ class RunConfig:
         None, "run folder (default: runs/<model>-<UTC time>); rerun with it to resume", recorded=False
     )
     """Run folder; ``None``: ``runs/<model>-<UTC time>`` on the command line, no files from the API."""
-    limit: int | None = option(None, "evaluate only the first N items", arg_type=int)
+    limit: int | None = option(
+        None,
+        "evaluate only the first N items (default: all)",
+        arg_type=int,
+        minimum=1,
+        expect="a positive number of items",
+    )
     """Evaluate only the first ``limit`` items (dataset order); ``None`` for all."""
     answer_mode: AnswerMode = option(
         "generate",
@@ -138,6 +159,9 @@ class RunConfig:
         "items per chunk: per generate call and per score call (default: 8; vllm 256, openai 64)",
         arg_type=int,
         identity=False,
+        minimum=1,
+        maximum=MAX_BATCH_SIZE,
+        expect=f"an integer from 1 to {MAX_BATCH_SIZE}",
     )
     """Items per runner chunk (``generate`` call, ``score`` call; the transformers adapter's sequences
     per forward); ``None``: the backend's default (:data:`mmspubench.eval.backends.DEFAULT_BATCH_SIZE`),
@@ -154,13 +178,29 @@ class RunConfig:
         choices=CORE_REDUCTIONS,
     )
     """How the CGLs of several core attributes become one: ``best`` (max), ``mean`` or ``first``."""
-    seed: int = option(0, "seed of the bootstrap intervals (default: 0)", arg_type=int)
+    seed: int = option(
+        0,
+        "seed of the bootstrap intervals (default: 0)",
+        arg_type=int,
+        minimum=0,
+        maximum=MAX_SEED,
+        expect=f"an integer from 0 to {MAX_SEED}",
+    )
     """Seed of the bootstrap confidence intervals."""
-    max_new_tokens: int = option(16, "answer length in generate mode", arg_type=int)
+    max_new_tokens: int = option(
+        16,
+        "answer length in generate mode (default: 16)",
+        arg_type=int,
+        minimum=1,
+        maximum=MAX_NEW_TOKENS,
+        expect=f"positive, at most {MAX_NEW_TOKENS}",
+    )
     """Generation length in ``generate`` mode."""
-    trust_remote_code: bool = option(False, "allow a model's own code to run", recorded=False)
+    trust_remote_code: bool = option(False, "allow a model's own code to run (default: off)", recorded=False)
     """Let a model's own code run (``AutoModel...(trust_remote_code=True)``)."""
-    progress: bool = option(True, "no progress bar", recorded=False)
+    progress: bool = option(
+        True, "hide the progress bars, the weights' loading bar too (default: shown)", recorded=False
+    )
     """Show a progress bar (``--no-progress`` turns it off)."""
     backend: BackendName = option(
         "transformers",
@@ -173,7 +213,13 @@ class RunConfig:
     """Engine that runs the model (``mmspubench.eval.backends``); results.json ``backend`` records
     its version and settings."""
     tensor_parallel_size: int | None = option(
-        None, "vllm: GPUs one model is split across (default: 1)", arg_type=int, recorded=False
+        None,
+        "vllm: GPUs one model is split across (default: 1)",
+        arg_type=int,
+        recorded=False,
+        minimum=1,
+        maximum=1024,
+        expect="an integer from 1 to 1024",
     )
     """vLLM: ``tensor_parallel_size`` of ``vllm.LLM``."""
     engine_args: str | None = option(
@@ -194,7 +240,13 @@ class RunConfig:
     )
     """openai: name of the environment variable with the key (the key itself is never written)."""
     max_concurrency: int = option(
-        8, "openai: requests in flight at once (default: 8)", arg_type=int, recorded=False
+        8,
+        "openai: requests in flight at once (default: 8)",
+        arg_type=int,
+        recorded=False,
+        minimum=1,
+        maximum=1024,
+        expect="an integer from 1 to 1024",
     )
     """openai: requests in flight at once."""
     max_retries: int = option(
@@ -202,6 +254,9 @@ class RunConfig:
         "openai: retries after a 429, 5xx, timeout or lost connection (default: 5)",
         arg_type=int,
         recorded=False,
+        minimum=0,
+        maximum=100,
+        expect="an integer from 0 to 100",
     )
     """openai: retries of a failed request (exponential backoff)."""
     request_timeout: float = option(
@@ -209,6 +264,9 @@ class RunConfig:
         "openai: seconds per request before it is retried (default: 120)",
         arg_type=float,
         recorded=False,
+        minimum=0.001,
+        maximum=86400,
+        expect="a number of seconds from 0.001 to 86400",
     )
     """openai: timeout of one request in seconds."""
     prompts: Mapping[str, Any] = option(
@@ -220,7 +278,12 @@ class RunConfig:
     """Prompt templates with their version (``mmspubench.eval.prompts.prompt_spec()``)."""
 
     def validate(self) -> RunConfig:
-        """The one check of every option that needs no model or data; returns ``self``."""
+        """The one check of every option that needs no model or data; returns ``self``.
+
+        Every field's type and range (:func:`~mmspubench.eval.config_checks.check_fields`), the
+        choices, then the engine options' consistency.
+        """
+        check_fields(self)
         for f in dataclasses.fields(self):
             choices = f.metadata.get("choices")
             value = getattr(self, f.name)
@@ -232,12 +295,6 @@ class RunConfig:
                 raise MMSpuBenchError(
                     f"{flag(f.name)} {value!r}: unknown; expected one of {', '.join(choices)}"
                 )
-        if self.limit is not None and self.limit <= 0:
-            raise MMSpuBenchError(f"--limit must be a positive number of items, got {self.limit}")
-        if self.batch_size is not None and self.batch_size < 1:
-            raise MMSpuBenchError(f"--batch-size {self.batch_size}: expected a positive integer")
-        if self.max_new_tokens <= 0:
-            raise MMSpuBenchError(f"--max-new-tokens must be positive, got {self.max_new_tokens}")
         from mmspubench.eval.backends import check_options, options_of
 
         check_options(options_of(self), self.model, self.metrics)
@@ -310,12 +367,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if isinstance(f.default, bool):
             if f.default:  # on by default: the flag turns it off
                 parser.add_argument(
-                    f"--no-{f.name.replace('_', '-')}", dest=f.name, action="store_false", help=meta["help"]
+                    f"--no-{f.name.replace('_', '-')}",
+                    dest=f.name,
+                    action="store_false",
+                    help=help_with_default(f),
                 )
             else:
-                parser.add_argument(flag(f.name), action="store_true", help=meta["help"])
+                parser.add_argument(flag(f.name), action="store_true", help=help_with_default(f))
             continue
-        kwargs: dict[str, Any] = {"help": meta["help"], "default": _cli_default(f)}
+        kwargs: dict[str, Any] = {"help": help_with_default(f), "default": _cli_default(f)}
         if meta["parse"] is not None:
             kwargs["default"] = ",".join(f.default) if isinstance(f.default, tuple) else f.default
         elif meta["choices"] is not None and meta["cli_choices"]:
@@ -323,6 +383,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if meta["arg_type"] is not None:
             kwargs["type"] = meta["arg_type"]
         parser.add_argument(flag(f.name), **kwargs)
+
+
+def help_with_default(f: dataclasses.Field[Any]) -> str:
+    """A field's help text, ending with its default when the text does not state it already."""
+    text = str(f.metadata["help"])
+    if "default" in text:
+        return text
+    default = _cli_default(f)
+    shown = ",".join(default) if isinstance(default, tuple) else "none" if default is None else default
+    return f"{text} (default: {shown})"
 
 
 def _cli_default(f: dataclasses.Field[Any]) -> Any:

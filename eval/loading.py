@@ -12,7 +12,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import has_path_syntax, hub_offline
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import prefix_lm
+from mmspubench.eval import model_checks, prefix_lm
 from mmspubench.eval.adapter import TransformersVLM
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.families import missing_package
@@ -131,7 +131,8 @@ def _load_processor(name: str, folder: Path, hooks: FamilyHooks, trust_remote_co
     return processor
 
 
-def _torch_device_and_dtype(device: str, dtype: str) -> tuple[Any, Any]:
+def torch_device_and_dtype(device: str, dtype: str) -> tuple[Any, Any]:
+    """The torch device and dtype of the options; one line when the device does not exist here."""
     import torch
 
     try:
@@ -145,6 +146,33 @@ def _torch_device_and_dtype(device: str, dtype: str) -> tuple[Any, Any]:
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise MMSpuBenchError(f"--device {device!r}: MPS is not available on this machine; expected cpu")
     return dev, getattr(torch, dtype)
+
+
+def _load_weights(
+    name: str, folder: Path, hooks: FamilyHooks, torch_dtype: Any, trust_remote_code: bool
+) -> Any:
+    """The network, or one line for weights that are missing, damaged or do not fit the config."""
+    from safetensors import SafetensorError
+    from transformers import AutoModelForImageTextToText
+
+    with model_checks.held_load_report() as show_report:
+        try:
+            net = AutoModelForImageTextToText.from_pretrained(
+                folder, dtype=torch_dtype, trust_remote_code=trust_remote_code
+            )
+        except (ImportError, RecursionError) as err:
+            raise _missing_package_error(name, hooks.name, "model code", err) from None
+        except (OSError, ValueError) as err:
+            raise MMSpuBenchError(
+                f"model {name!r}: its weights could not be loaded ({_first_line(err)})"
+            ) from None
+        except (RuntimeError, SafetensorError) as err:  # damaged weights, shapes that do not fit
+            known = model_checks.weights_error(name, err)
+            if known is None:
+                raise
+            raise known from None
+        show_report()
+    return net
 
 
 def load_model(
@@ -161,11 +189,11 @@ def load_model(
     Raises :class:`MMSpuBenchError` for an unknown id or folder, a model without image input or
     chat template, or a bad ``device``/``dtype``/``batch_size``/``scorer``.
     """
-    from transformers import AutoConfig, AutoModelForImageTextToText
+    from transformers import AutoConfig
 
     # The one check of these options (RunConfig.validate), for callers that come without a config.
     RunConfig(dtype=dtype, scorer=scorer, batch_size=batch_size).validate()
-    torch_device, torch_dtype = _torch_device_and_dtype(device, dtype)
+    torch_device, torch_dtype = torch_device_and_dtype(device, dtype)
     name = str(model)
     folder, revision = resolve_model(model, trust_remote_code)
     try:
@@ -178,16 +206,10 @@ def load_model(
     _check_image_model(name, config, trust_remote_code)
     hooks = hooks_for(config.model_type)
     processor = _load_processor(name, folder, hooks, trust_remote_code)
-    try:
-        net = AutoModelForImageTextToText.from_pretrained(
-            folder, dtype=torch_dtype, trust_remote_code=trust_remote_code
-        )
-    except (ImportError, RecursionError) as err:
-        raise _missing_package_error(name, hooks.name, "model code", err) from None
-    except (OSError, ValueError) as err:
-        raise MMSpuBenchError(
-            f"model {name!r}: its weights could not be loaded ({_first_line(err)})"
-        ) from None
+    model_checks.check_template(name, processor, hooks)
+    model_checks.check_pad_token(name, processor)
+    net = _load_weights(name, folder, hooks, torch_dtype, trust_remote_code)
+    model_checks.check_vocabulary(name, net, processor)
     net = net.to(torch_device).eval()
     info = ModelInfo(
         id=name,

@@ -1,8 +1,9 @@
 """``mmspubench report``: results.json files -> a Markdown table in the layout of the paper's Table 2.
 
-One row per run: the model, the accuracy per spurious type (BG ... Sha.), ``Average`` (the mean of
-the per-type accuracies, as in the paper's Table 2), ``Overall`` (share of all items, each item
-counted once) and ``CGLA_acc``. Percentages with two decimals; ``—`` where a figure was not
+One row per run: the model, the dataset (name and version), ``n`` (items evaluated, marked
+``partial`` when a ``--limit`` run covered only part of its split), the accuracy per spurious type
+(BG ... Sha.), ``Average`` (the mean of the per-type accuracies, as in the paper's Table 2),
+``Overall`` (share of all items, each item counted once) and ``CGLA_acc``. Percentages with two decimals; ``—`` where a figure was not
 computed (a type without items, a metric not run). When the runs record their continuation scorer
 (``model.scorer_used``), a ``Scorer`` column shows it, and a note under the table gives the reason
 of every fast-to-plain fallback (``model.scorer_fallback_reason``).
@@ -10,7 +11,8 @@ of every fast-to-plain fallback (``model.scorer_fallback_reason``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +23,27 @@ from mmspubench.eval.results import RESULTS_NAME, read_results
 DASH = "—"
 ACCURACY_ONLY = "acc. only"
 """CGLA_acc cell of an accuracy-only run (e.g. an API that returns no prompt log-probabilities)."""
-HEADER = ["Model", *(t.abbrev for t in SPURIOUS_TYPES), "Average", "Overall", "CGLA_acc"]
+PARTIAL = "partial"
+"""Marker in the ``n`` cell of a run over only part of its split (``--limit``): ``16 of 90 (partial)``;
+its figures are not comparable with a full run's."""
+
+
+def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``obj[key]`` when it is an object, else empty (a hand-edited file shows dashes, not a crash)."""
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
 
 
 def _pct(value: Any) -> str:
-    return DASH if value is None else f"{float(value):.2f}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return DASH
+    return f"{float(value):.2f}"
+
+
+def _cell(text: str) -> str:
+    """A table cell: one line, every non-printable character escaped, ``|`` escaped (names come from
+    result files)."""
+    return printable(text).replace("|", "\\|")
 
 
 def printable(text: str) -> str:
@@ -35,47 +53,130 @@ def printable(text: str) -> str:
 
 
 def _model_name(results: Mapping[str, Any]) -> str:
-    model = results.get("model") or {}
+    model = _section(results, "model")
     # A local folder reads better by its last component; Hub ids keep their org/name form.
-    return printable(display_name(str(model.get("id") or model.get("path") or "?"))).replace("|", "\\|")
+    return _cell(display_name(str(model.get("id") or model.get("path") or "?")))
 
 
-def table_row(results: Mapping[str, Any]) -> list[str]:
-    """The cells of one run's row."""
-    accuracy = results.get("accuracy") or {}
-    by_type = accuracy.get("by_type") or {}
-    cgla = results.get("cgla") or {}
-    return [
-        _model_name(results),
-        *(_pct(by_type.get(t.abbrev)) for t in SPURIOUS_TYPES),
-        _pct(accuracy.get("average")),
-        _pct(accuracy.get("overall")),
-        ACCURACY_ONLY if results.get("accuracy_only") and not cgla else _pct(cgla.get("acc")),
-    ]
+def _dataset_name(results: Mapping[str, Any]) -> str:
+    """``name@version`` (Hub id or folder, then revision or content hash), the split unless ``test``."""
+    dataset = _section(results, "dataset")
+    name = display_name(str(dataset.get("id") or dataset.get("path") or "?"))
+    version = dataset.get("revision") or dataset.get("content_hash")
+    split = dataset.get("split")
+    text = (
+        name
+        + (f"@{str(version)[:7]}" if version else "")
+        + (f" ({split})" if split not in (None, "test") else "")
+    )
+    return _cell(text)
+
+
+def _n(results: Mapping[str, Any]) -> str:
+    """Items evaluated; ``k of N (partial)`` when the run covered only part of its split."""
+    dataset = _section(results, "dataset")
+    n, split_n = dataset.get("n"), dataset.get("split_n")
+    if n is None:
+        n = _section(results, "accuracy").get("n") or _section(results, "cgla").get("n")
+    if n is None:
+        return DASH
+    if isinstance(split_n, int) and isinstance(n, int) and n < split_n:
+        return f"{n} of {split_n} ({PARTIAL})"
+    return str(n)
+
+
+def _by_type(abbrev: str) -> Callable[[Mapping[str, Any]], str]:
+    return lambda results: _pct(_section(_section(results, "accuracy"), "by_type").get(abbrev))
+
+
+def _cgla(results: Mapping[str, Any]) -> str:
+    cgla = _section(results, "cgla")
+    return ACCURACY_ONLY if results.get("accuracy_only") and not cgla else _pct(cgla.get("acc"))
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of the table: its header and how a run's results.json becomes its cell."""
+
+    header: str
+    """Header text."""
+    cell: Callable[[Mapping[str, Any]], str]
+    """The cell of one run."""
+    align_right: bool = True
+    """Numbers align right; names left."""
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("Model", _model_name, align_right=False),
+    Column("Dataset", _dataset_name, align_right=False),
+    Column("n", _n),
+    *(Column(t.abbrev, _by_type(t.abbrev)) for t in SPURIOUS_TYPES),
+    Column("Average", lambda r: _pct(_section(r, "accuracy").get("average"))),
+    Column("Overall", lambda r: _pct(_section(r, "accuracy").get("overall"))),
+    Column("CGLA_acc", _cgla),
+)
+"""The columns every table has, in order; :data:`OPTIONAL_COLUMNS` are added when the runs need them."""
+HEADER = [c.header for c in COLUMNS]
 
 
 def _scorer(results: Mapping[str, Any]) -> tuple[str, str | None]:
-    model = results.get("model") or {}
+    model = _section(results, "model")
     reason = model.get("scorer_fallback_reason")
     return printable(str(model.get("scorer_used") or DASH)), None if reason is None else printable(
         str(reason)
     )
 
 
-def markdown_table(runs: Sequence[Mapping[str, Any]]) -> str:
-    """The Markdown table for several runs, one row each, in the given order."""
-    with_scorer = any((run.get("model") or {}).get("scorer_used") for run in runs)
-    header = [*HEADER, "Scorer"] if with_scorer else HEADER
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+def _scorer_cell(results: Mapping[str, Any]) -> str:
+    used, reason = _scorer(results)
+    return _cell(used) + ("*" if reason else "")
+
+
+def _any_scorer(runs: Sequence[Mapping[str, Any]]) -> bool:
+    return any(_section(run, "model").get("scorer_used") for run in runs)
+
+
+def _answer_mode(results: Mapping[str, Any]) -> str:
+    return _cell(str(_section(results, "config").get("answer_mode") or DASH))
+
+
+def _answer_modes_differ(runs: Sequence[Mapping[str, Any]]) -> bool:
+    return len({_answer_mode(run) for run in runs}) > 1
+
+
+OPTIONAL_COLUMNS: tuple[tuple[Column, Callable[[Sequence[Mapping[str, Any]]], bool]], ...] = (
+    (Column("Answer mode", _answer_mode, align_right=False), _answer_modes_differ),
+    (Column("Scorer", _scorer_cell, align_right=False), _any_scorer),
+)
+"""Columns shown only when the runs need them: (column, whether these runs need it). A prompt
+variant column is one more entry, shown when the runs' variants differ."""
+
+
+def table_row(results: Mapping[str, Any]) -> list[str]:
+    """The cells of one run's row (the columns every table has)."""
+    return [c.cell(results) for c in COLUMNS]
+
+
+def _notes(runs: Sequence[Mapping[str, Any]], with_scorer: bool) -> list[str]:
     notes = []
     for run in runs:
-        cells = table_row(run)
-        if with_scorer:
-            used, reason = _scorer(run)
-            cells.append(used + ("*" if reason else ""))
-            if reason:
-                notes.append(f"\\* {cells[0]}: the fast scorer was asked for, the plain one ran ({reason})")
-        lines.append("| " + " | ".join(cells) + " |")
+        reason = _scorer(run)[1]
+        if with_scorer and reason:
+            notes.append(
+                f"\\* {_model_name(run)}: the fast scorer was asked for, the plain one ran ({reason})"
+            )
+    return notes
+
+
+def markdown_table(runs: Sequence[Mapping[str, Any]]) -> str:
+    """The Markdown table for several runs, one row each, in the given order."""
+    columns = [*COLUMNS, *(c for c, needed in OPTIONAL_COLUMNS if needed(runs))]
+    lines = [
+        "| " + " | ".join(c.header for c in columns) + " |",
+        "|" + "|".join("---:" if c.align_right else "---" for c in columns) + "|",
+    ]
+    lines += ["| " + " | ".join(c.cell(run) for c in columns) + " |" for run in runs]
+    notes = _notes(runs, any(c.header == "Scorer" for c in columns))
     return "\n".join(lines + (["", *notes] if notes else []))
 
 

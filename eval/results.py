@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -54,10 +54,12 @@ def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> None:
     """Write ``chunks`` to a temporary file beside ``path``, fsync, then rename over it.
 
     A failure (also one raised while ``chunks`` is produced) leaves ``path`` as it was and no
-    temporary file behind.
+    temporary file behind. The file gets the mode the umask gives a new file (0644 under 022), as
+    any file the user writes, not ``mkstemp``'s private 0600.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
@@ -106,26 +108,34 @@ def read_finished_samples(path: Path) -> list[SampleResult]:
 
 
 class SampleWriter:
-    """Appends samples to a JSONL file, one flushed and fsynced line each."""
+    """Appends samples to a JSONL file, one flushed and fsynced line each.
+
+    The file is created by the first sample, so a run that fails before any item finished leaves
+    no empty samples file behind.
+    """
 
     def __init__(self, path: Path, stamp: str | None = None) -> None:
         self._stamp = stamp
+        self._path = path
         _, complete = read_samples(path)
         if path.exists() and path.stat().st_size != complete:
             # Drop the partial line of a killed run before appending after it.
             with path.open("r+b") as handle:
                 handle.truncate(complete)
-        self._handle: IO[bytes] = path.open("ab")
+        self._handle: IO[bytes] | None = None
 
     def write(self, sample: SampleResult) -> None:
         """Append one sample and make it durable."""
+        if self._handle is None:
+            self._handle = self._path.open("ab")
         self._handle.write(sample_line(sample, self._stamp))
         self._handle.flush()
         os.fsync(self._handle.fileno())
 
     def close(self) -> None:
-        """Close the file."""
-        self._handle.close()
+        """Close the file (if a sample was written)."""
+        if self._handle is not None:
+            self._handle.close()
 
     def __enter__(self) -> SampleWriter:
         return self

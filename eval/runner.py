@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.dataset_builder.split_ids import split_identity
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import backends, data, distributed, metrics, prompts, results
+from mmspubench.eval import backends, data, distributed, metrics, prompts, results, run_folder
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
@@ -281,17 +281,33 @@ def run_eval(
     *,
     shard: distributed.Shard | None = None,
     progress: bool = True,
+    notify: Callable[[str], None] | None = None,
 ) -> dict[str, Any] | None:
     """Evaluate (or resume) a run into ``out_dir``; returns results.json's object on the main process.
 
     ``load`` builds the model, so that loading is timed and happens only after the folder was
     checked. With several processes (``shard.world > 1``) each writes its own shard file and the
-    main process merges them; the other processes return ``None``.
+    main process merges them; the other processes return ``None``. A failure before the first item
+    finished leaves no run behind (:func:`~mmspubench.eval.run_folder.removed_if_unstarted`); a
+    rerun of a finished run leaves its results.json as it was and says so through ``notify``.
     """
     shard = shard if shard is not None else distributed.Shard()
+    run_folder.check_out_dir(out_dir)
+    with run_folder.removed_if_unstarted(out_dir, shard.is_main), run_folder.exclusive(out_dir, shard.rank):
+        return _run_eval(load, dataset, dataset_info, config, out_dir, shard, progress, notify)
+
+
+def _run_eval(
+    load: Callable[[], VisionLanguageModel],
+    dataset: datasets.Dataset,
+    dataset_info: dict[str, Any],
+    config: RunConfig,
+    out_dir: Path,
+    shard: distributed.Shard,
+    progress: bool,
+    notify: Callable[[str], None] | None,
+) -> dict[str, Any] | None:
     start = time.perf_counter()
-    if out_dir.exists() and not out_dir.is_dir():
-        raise MMSpuBenchError(f"{out_dir}: --out is a file; expected a run folder (new or to resume)")
     data.check_columns(dataset, config.dataset)
     ids = data.item_ids(dataset, config.limit)
     if not ids:
@@ -325,7 +341,15 @@ def run_eval(
     distributed.barrier(shard)  # every shard is complete on disk
     if not shard.is_main:
         return None
-    return _finish(plan, config, _model_section(model), dataset_info, start, backends.describe(model))
+    out, unchanged = _finish(
+        plan, config, _model_section(model), dataset_info, start, backends.describe(model)
+    )
+    if unchanged and notify is not None:
+        notify(
+            f"{out_dir}: this run was already finished (results.json of {out.get('created_at')}); "
+            "left unchanged"
+        )
+    return out
 
 
 def _finish(
@@ -335,12 +359,22 @@ def _finish(
     dataset_info: dict[str, Any],
     start: float,
     backend: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Main process: merge the samples files, write results.json, remove the shard files."""
+) -> tuple[dict[str, Any], bool]:
+    """Main process: merge the samples files, write results.json, remove the shard files.
+
+    Returns the results and whether they were left as they were: a rerun that scored nothing and
+    reproduces the folder's results.json exactly keeps it (its timing and ``created_at`` too).
+    """
     merged = distributed.merge(plan.out_dir, plan.ids, plan.stamp)
     timing = distributed.merged_timing(plan.out_dir, plan.shard.world)
     timing["total_seconds"] = time.perf_counter() - start
     out = results.build_results(config, model_section, dataset_info, merged, plan.ids, timing, backend)
-    results.write_json_atomic(plan.out_dir / results.RESULTS_NAME, out)
+    kept = (
+        None
+        if timing.get("items_scored")
+        else run_folder.unchanged_results(plan.out_dir, out, config.identity())
+    )
+    if kept is None:
+        results.write_json_atomic(plan.out_dir / results.RESULTS_NAME, out)
     distributed.cleanup(plan.out_dir)
-    return out
+    return (out, False) if kept is None else (kept, True)

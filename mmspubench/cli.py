@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from mmspubench import __version__
 from mmspubench.curate import cli as curate_cli
 from mmspubench.dataset_builder import cli as builder_cli
 from mmspubench.eval import commands as eval_cli
+from mmspubench.eval.extras import missing_extra_error
 from mmspubench.guard import run_guarded
 from mmspubench.space import cli as space_cli
 
@@ -49,10 +51,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def naming_extras(func: Callable[[Any], int]) -> Callable[[Any], int]:
+    """``func`` with a missing optional package (``ModuleNotFoundError``) reported as the extra to install."""
+
+    def run(args: Any) -> int:
+        try:
+            return func(args)
+        except ModuleNotFoundError as err:
+            error = missing_extra_error("this command", err)
+            if error is None:
+                raise
+            raise error from None
+
+    return run
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     args = build_parser().parse_args(argv)
-    return run_guarded(args.command, args.func, args)
+    return run_guarded(args.command, naming_extras(args.func), args)
 
 
 if __name__ == "__main__":

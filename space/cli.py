@@ -35,6 +35,9 @@ revision, or from $MMSPUBENCH_PUBLISHED_DATASET (a local copy) when set.
 
 
 def _run_space(args: argparse.Namespace) -> int:
+    from mmspubench.eval.extras import require
+
+    require("mmspubench space", ["gradio", "pandas", "torch", "transformers"], extra="space")
     from mmspubench.space.layout import LAUNCH_OPTIONS, SpaceConfig, build_app
 
     env = SpaceConfig.from_env()

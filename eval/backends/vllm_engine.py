@@ -206,6 +206,7 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
     from mmspubench.eval.config import DTYPES
     from mmspubench.eval.hooks import hooks_for
     from mmspubench.eval.loading import _first_line, _load_processor, resolve_model
+    from mmspubench.eval.model_checks import check_template
     from transformers import AutoConfig
 
     if dtype not in DTYPES:
@@ -227,6 +228,7 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
     config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
     hooks = hooks_for(config.model_type)
     processor = _load_processor(model, folder, hooks, trust_remote_code)
+    check_template(model, processor, hooks)  # before the engine starts, not in the first chunk
     args: dict[str, Any] = {
         "tensor_parallel_size": options.tensor_parallel_size or 1,
         "limit_mm_per_prompt": {"image": 1},

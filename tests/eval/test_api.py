@@ -59,7 +59,7 @@ def test_evaluate_without_out_returns_results_and_leaves_no_folder(
         ({"dtype": "float64"}, "--dtype 'float64': unknown"),
         ({"metrics": "accuracy,speed"}, "--metrics"),
         ({"limit": 0}, "--limit must be a positive"),
-        ({"batch_size": 0}, "--batch-size 0"),
+        ({"batch_size": 0}, "--batch-size must be an integer from 1"),
     ],
 )
 def test_evaluate_checks_options_before_anything_runs(options: dict[str, object], message: str) -> None:
@@ -76,7 +76,8 @@ def test_parser_is_generated_from_the_config_fields() -> None:
     for f in dataclasses.fields(config.RunConfig):
         if f.metadata["cli"]:
             assert f.name in flags, f.name
-            assert flags[f.name].help == f.metadata["help"]
+            assert flags[f.name].help == config.help_with_default(f)
+            assert "default" in str(flags[f.name].help) and f.metadata["help"] in str(flags[f.name].help)
     assert tuple(flags["answer_mode"].choices or ()) == config.ANSWER_MODES
     parsed = config.from_args(parser.parse_args(["--metrics", "cgla", "--no-progress", "--limit", "3"]))
     assert (parsed.metrics, parsed.progress, parsed.limit) == (("cgla",), False, 3)

@@ -13,12 +13,18 @@ ABBREVS = ["BG", "TN", "CO", "RS", "Col.", "Ori.", "LS", "PA", "Sha."]
 
 
 def _results(
-    model_id: str, by_type: list[float | None], average: float, overall: float, cgla: float | None
+    model_id: str,
+    by_type: list[float | None],
+    average: float,
+    overall: float,
+    cgla: float | None,
+    dataset: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "benchmark": "MM-SpuBench",
         "model": {"id": model_id, "path": model_id},
+        "dataset": dataset or {},
         "accuracy": {
             "average": average,
             "overall": overall,
@@ -28,18 +34,25 @@ def _results(
     }
 
 
+HUB = {"id": "mmbench/MM-SpuBench", "revision": "0123456789ab", "split": "test", "n": 2400, "split_n": 2400}
+LOCAL = {"path": "/data/synth", "content_hash": "d0c52f7c6399", "split": "test", "n": 16, "split_n": 90}
 RUN_A = _results(
-    "org/model-a", [60.123, 55.35, 63.46, 50.28, 53.25, 62.86, 60.38, 48.15, 54.794], 56.444, 56.0, 41.5
+    "org/model-a", [60.123, 55.35, 63.46, 50.28, 53.25, 62.86, 60.38, 48.15, 54.794], 56.444, 56.0, 41.5, HUB
 )
 RUN_B = _results(
-    "/home/x/models/tiny|b", [25.0, None, 0.0, 100.0, 33.333, 50.0, 12.5, 75.0, 20.0], 39.479, 31.25, None
+    "/home/x/models/tiny|b",
+    [25.0, None, 0.0, 100.0, 33.333, 50.0, 12.5, 75.0, 20.0],
+    39.479,
+    31.25,
+    None,
+    LOCAL,
 )
 
 EXPECTED = """\
-| Model | BG | TN | CO | RS | Col. | Ori. | LS | PA | Sha. | Average | Overall | CGLA_acc |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-| org/model-a | 60.12 | 55.35 | 63.46 | 50.28 | 53.25 | 62.86 | 60.38 | 48.15 | 54.79 | 56.44 | 56.00 | 41.50 |
-| tiny\\|b | 25.00 | — | 0.00 | 100.00 | 33.33 | 50.00 | 12.50 | 75.00 | 20.00 | 39.48 | 31.25 | — |"""
+| Model | Dataset | n | BG | TN | CO | RS | Col. | Ori. | LS | PA | Sha. | Average | Overall | CGLA_acc |
+|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| org/model-a | mmbench/MM-SpuBench@0123456 | 2400 | 60.12 | 55.35 | 63.46 | 50.28 | 53.25 | 62.86 | 60.38 | 48.15 | 54.79 | 56.44 | 56.00 | 41.50 |
+| tiny\\|b | synth@d0c52f7 | 16 of 90 (partial) | 25.00 | — | 0.00 | 100.00 | 33.33 | 50.00 | 12.50 | 75.00 | 20.00 | 39.48 | 31.25 | — |"""
 
 
 def test_markdown_table_of_two_runs() -> None:
@@ -56,6 +69,28 @@ def test_scorer_column_and_fallback_note() -> None:
     assert lines[0].endswith("| CGLA_acc | Scorer |")
     assert lines[2].endswith("| 41.50 | plain* |") and lines[3].endswith("| — | fast |")
     assert lines[4:] == ["", "\\* org/model-a: the fast scorer was asked for, the plain one ran (why)"]
+
+
+def test_rows_of_the_same_model_are_told_apart_by_dataset_n_and_answer_mode() -> None:
+    full = {**RUN_A, "config": {"answer_mode": "generate"}}
+    partial = {**RUN_A, "dataset": {**HUB, "n": 50}, "config": {"answer_mode": "generate"}}
+    logprob = {**RUN_A, "config": {"answer_mode": "logprob"}}
+    other = {**RUN_A, "dataset": {**HUB, "revision": "fedcba987654", "split": "validation"}, "config": {}}
+    lines = markdown_table([full, partial, logprob, other]).splitlines()
+    assert "| Answer mode |" in lines[0]
+    rows = lines[2:6]
+    assert len(set(rows)) == 4
+    assert "| 50 of 2400 (partial) |" in rows[1] and "| logprob |" in rows[2]
+    assert "mmbench/MM-SpuBench@fedcba9 (validation)" in rows[3]
+    # One answer mode for all runs: no column for it.
+    assert "Answer mode" not in markdown_table([full, partial]).splitlines()[0]
+
+
+def test_report_help_says_what_average_is(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Average (the mean of the per-type accuracies" in text and "Average (overall)" not in text
 
 
 def test_report_command_reads_files_and_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,3 +131,22 @@ def test_report_escapes_control_characters_from_a_results_json(
     assert not any(ch in out for ch in "\x1b\x07\x00\u202e")
     assert "m\\x1b]0;owned\\x07\\x1b[2J\\u202e" in out and "why\\nnot\\x00" in out
     assert len(out.strip().splitlines()) == 5  # header, rule, one row, blank, one note
+
+
+def test_a_hand_edited_results_file_shows_dashes_not_a_crash() -> None:
+    odd = {
+        "benchmark": "MM-SpuBench",
+        "model": ["not", "an", "object"],
+        "dataset": "mmbench",
+        "accuracy": {"by_type": [1, 2], "average": "56", "overall": True},
+        "cgla": {"acc": None},
+        "config": 3,
+    }
+    row = markdown_table([odd]).splitlines()[2]
+    assert row.startswith("| ? | ? | — | — |") and row.count("—") == 13
+
+
+def test_control_characters_in_names_do_not_reach_the_table() -> None:
+    run = {**RUN_A, "model": {"id": "org/x\x1b]0;owned\x07\nnext|row"}}
+    row = markdown_table([run]).splitlines()[2]
+    assert "\x1b" not in row and "\x07" not in row and "\n" not in row and "next\\|row" in row

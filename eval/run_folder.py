@@ -1,0 +1,126 @@
+"""Checks and clean-up of a run folder (``--out``) around a run.
+
+- :func:`check_out_dir` refuses, before any data or model is loaded, an ``--out`` that is a file,
+  lies under a file, or cannot be created.
+- :func:`removed_if_unstarted` removes what a run wrote when it fails before its first item
+  finished (``run.json``, timing files, the folder it created), so a bad model or option never
+  leaves a run behind that a rerun would have to match.
+- :func:`exclusive` holds a lock per process rank for the whole run, so a second ``eval`` into the
+  same folder at the same time is refused instead of interleaving its samples with the first's.
+- :func:`unchanged_results` is the results.json of a finished run that a rerun leaves as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.results import MANIFEST_NAME, RESULTS_NAME, SAMPLES_NAME, read_results
+
+_SAME_FIGURES = ("schema_version", "benchmark", "dataset", "accuracy", "cgla", "accuracy_only")
+"""results.json sections a rerun of a finished run must reproduce exactly to leave the file as it is."""
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an ``--out`` that is a file, lies under a file, or whose nearest folder is read-only."""
+    if out.exists() and not out.is_dir():
+        raise MMSpuBenchError(f"{out}: --out is a file; expected a run folder (new or to resume)")
+    ancestor = out
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise MMSpuBenchError(f"{out}: --out lies under {ancestor}, which is a file; expected a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise MMSpuBenchError(f"{out}: cannot write into {ancestor} (permission denied); pick another --out")
+
+
+@contextmanager
+def exclusive(out_dir: Path, rank: int) -> Iterator[None]:
+    """Hold ``out_dir/.lock.rank<rank>`` while the run writes; refuse if another run holds it.
+
+    The processes of one multi-process launch have different ranks and share the folder; two runs
+    launched separately both have rank 0. The lock file is removed when the run ends.
+    """
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): no protection against a concurrent run
+        yield
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f".lock.rank{rank}"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise MMSpuBenchError(
+                f"{out_dir}: another eval is writing into this run folder right now; wait for it to "
+                "end or use another --out folder"
+            ) from None
+        if path.exists() and os.stat(path).st_ino == os.fstat(fd).st_ino:
+            break  # not a file the previous holder removed after we opened it
+        os.close(fd)
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def _samples_files(out_dir: Path) -> list[Path]:
+    """The run's samples files: the merged one and the per-rank ones (nothing else of the folder)."""
+    return [p for p in [out_dir / SAMPLES_NAME, *out_dir.glob("samples.rank*.jsonl")] if p.is_file()]
+
+
+def _started(out_dir: Path) -> bool:
+    """Whether any samples file of the folder holds a line (an item finished)."""
+    return any(p.stat().st_size > 0 for p in _samples_files(out_dir))
+
+
+@contextmanager
+def removed_if_unstarted(out_dir: Path, is_main: bool) -> Iterator[None]:
+    """On a failure before any item finished, remove what this run created in ``out_dir``."""
+    fresh = not out_dir.exists()
+    had_manifest = (out_dir / MANIFEST_NAME).exists()
+    try:
+        yield
+    except BaseException:
+        if is_main and not had_manifest and out_dir.is_dir() and not _started(out_dir):
+            for path in [out_dir / MANIFEST_NAME, *out_dir.glob("timing.rank*.json")]:
+                path.unlink(missing_ok=True)
+            for path in _samples_files(out_dir):
+                path.unlink(missing_ok=True)
+            if fresh and not any(out_dir.iterdir()):
+                out_dir.rmdir()
+        raise
+
+
+def unchanged_results(
+    out_dir: Path, new: Mapping[str, Any], identity: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The folder's results.json when it already holds exactly ``new``'s figures, else ``None``.
+
+    ``identity``: the config fields that must match too (speed-only options may differ).
+    """
+    path = out_dir / RESULTS_NAME
+    if not path.is_file():
+        return None
+    try:
+        old = read_results(path)
+    except MMSpuBenchError:
+        return None
+    if any(old.get(key) != new.get(key) for key in _SAME_FIGURES):
+        return None
+    config = old.get("config") if isinstance(old.get("config"), dict) else {}
+    if any(config.get(key) != value for key, value in identity.items()):
+        return None
+    model, new_model = old.get("model") or {}, new.get("model") or {}
+    keys = ("id", "path", "revision", "dtype", "adapter")
+    if not isinstance(model, dict) or any(model.get(k) != new_model.get(k) for k in keys):
+        return None
+    return old
