@@ -91,7 +91,8 @@ def _groups(doc: dict[str, Any]) -> list[GroupComparison]:
     ]
 
 
-def _p(value: float) -> str:
+def format_p(value: float) -> str:
+    """A p-value as printed: three significant digits, scientific below 0.001."""
     return f"{value:.3g}" if value >= 0.001 else f"{value:.1e}"
 
 
@@ -104,7 +105,7 @@ def _rate_cells(r: PairedRate | None) -> list[str]:
         f"{r.difference:+.2f} [{r.ci95[0]:+.2f}, {r.ci95[1]:+.2f}]",
         str(r.only_a),
         str(r.only_b),
-        _p(r.p_value),
+        format_p(r.p_value),
     ]
 
 
