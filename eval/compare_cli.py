@@ -63,6 +63,8 @@ def comparison(
 
     if resamples < 1:
         raise MMSpuBenchError(f"--resamples must be positive, got {resamples}")
+    if seed < 0:
+        raise MMSpuBenchError(f"--seed must be a non-negative integer, got {seed}")
     a, b = compare_runs.load_run(run_a), compare_runs.load_run(run_b)
     groups = compare.compare_pairs(compare_runs.pairs(a, b), seed, resamples)
     dataset = a.results.get("dataset") or {}
@@ -152,18 +154,21 @@ def markdown(doc: dict[str, Any]) -> str:
 def run_compare_command(args: argparse.Namespace) -> int:
     """``mmspubench compare``: check, compute, then write (plot, JSON) and print."""
     from mmspubench.eval import plots
-    from mmspubench.eval.results import write_bytes_atomic, write_json_atomic
+    from mmspubench.eval.results import write_bytes_atomic
 
     plot_format = None if args.plot is None else plots.check_plot_path(args.plot)
     if plot_format is not None:
         plots.require_matplotlib()
     doc = comparison(args.run_a, args.run_b, args.seed, args.resamples)
-    if args.plot is not None and plot_format is not None:
-        write_bytes_atomic(Path(args.plot), [plots.compare_figure(doc, plot_format)])
+    # Every output is rendered before the first file is written.
+    figure = None if plot_format is None else plots.compare_figure(doc, plot_format)
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if figure is not None:
+        write_bytes_atomic(Path(args.plot), [figure])
     if args.json == "-":
-        print(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False))
+        print(text, end="")
         return 0
     if args.json is not None:
-        write_json_atomic(Path(args.json), doc)
+        write_bytes_atomic(Path(args.json), [text.encode("utf-8")])
     print(markdown(doc))
     return 0

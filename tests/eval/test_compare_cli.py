@@ -141,6 +141,7 @@ def test_bad_options_are_refused_before_anything_is_written(
         ".png or .svg",
     )
     _refused(capsys, ["compare", str(a), str(b), "--json", str(out), "--resamples", "0"], "--resamples")
+    _refused(capsys, ["compare", str(a), str(b), "--json", str(out), "--seed", "-1"], "--seed")
     assert not out.exists()
 
 
