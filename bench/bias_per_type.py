@@ -101,6 +101,21 @@ def split_summary(a: Path, b: Path, planted: Sequence[str], seed: int) -> dict[s
             ys = [bool(getattr(p.b, get)) for p in chosen]
             rate = compare.paired_rate(xs, ys, seed, metrics.BOOTSTRAP_RESAMPLES) if chosen else None
             row[key] = None if rate is None else _rate(rate)
+        mins = [(p.a.cgla_min, p.b.cgla_min) for p in chosen]
+        row["cgla_min"] = None
+        if mins and all(x is not None and y is not None for x, y in mins):
+            mean = compare.paired_mean(
+                [float(x or 0.0) for x, _ in mins],
+                [float(y or 0.0) for _, y in mins],
+                seed,
+                metrics.BOOTSTRAP_RESAMPLES,
+            )
+            row["cgla_min"] = {
+                "a": mean.a,
+                "b": mean.b,
+                "difference": mean.difference,
+                "ci95": list(mean.ci95),
+            }
         out[name] = row
     return out
 
@@ -121,8 +136,9 @@ def split_table(summaries: dict[str, dict[str, Any]], planted: Sequence[str]) ->
     """Markdown: per cue, B - A (cued - balanced) on planted-type items vs the others."""
     names = "/".join(TYPE_ABBREV[t] for t in planted)
     lines = [
-        "| cue | items | n | accuracy balanced -> cued (B - A [95% CI], p) | CGLA_acc balanced -> cued (B - A [95% CI], p) |",
-        "|---|---|---:|---|---|",
+        "| cue | items | n | accuracy % balanced -> cued (B - A [95% CI], p) "
+        "| CGLA_acc % balanced -> cued (B - A [95% CI], p) | mean CGLA_min (B - A [95% CI]) |",
+        "|---|---|---:|---|---|---|",
     ]
     for cue, summary in summaries.items():
         for name in ("planted", "other"):
@@ -136,8 +152,14 @@ def split_table(summaries: dict[str, dict[str, Any]], planted: Sequence[str]) ->
                     else f"{r['a']:.1f} -> {r['b']:.1f} ({r['difference']:+.1f} "
                     f"[{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}], p={compare_cli.format_p(r['p_value'])})"
                 )
+            m = row["cgla_min"]
+            cells.append(
+                "—"
+                if m is None
+                else f"{m['a']:.3f} -> {m['b']:.3f} ({m['difference']:+.3f} [{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}])"
+            )
             label = f"with {names}" if name == "planted" else f"without {names}"
-            lines.append(f"| {cue} | {label} | {row['n']} | {cells[0]} | {cells[1]} |")
+            lines.append(f"| {cue} | {label} | {row['n']} | {' | '.join(cells)} |")
     return "\n".join(lines)
 
 

@@ -51,6 +51,9 @@ def check_outputs(out: Path, printed: str) -> None:
                 assert got["a"] == pytest.approx(100 * sum(x[i][field] for i in ids) / len(ids))
                 assert got["b"] == pytest.approx(100 * sum(y[i][field] for i in ids) / len(ids))
                 assert got["only_b"] == sum(y[i][field] and not x[i][field] for i in ids)
+            if ids:
+                diff = sum(y[i]["cgla_min"] - x[i]["cgla_min"] for i in ids) / len(ids)
+                assert row["cgla_min"]["difference"] == pytest.approx(diff)
 
 
 def test_per_type_control_on_given_models(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
