@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "compare",
         help="paired comparison of two runs on the same items (bootstrap CI, McNemar)",
         description="Per spurious type and overall: accuracy of each run, the difference B - A with a "
-        "paired bootstrap 95%% interval, the exact McNemar p-value and the items right in one run "
+        "paired bootstrap 95% interval, the exact McNemar p-value and the items right in one run "
         "only; the same for CGLA_acc, and the mean paired difference of CGLA_min.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
