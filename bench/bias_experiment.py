@@ -277,7 +277,23 @@ def write_cards(models: dict[str, Path], table: str, command: str) -> None:
         (Path(folder) / "README.md").write_text(model_card(name, training, table, command), encoding="utf-8")
 
 
+def per_type_main(argv: Sequence[str]) -> int:
+    """``--per-type TYPE,...``: the per-type control of ``bench/bias_per_type.py`` (same options)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bias_per_type", Path(__file__).with_name("bias_per_type.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return int(module.main(argv))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(argv if argv is not None else sys.argv[1:])
+    if any(a == "--per-type" or a.startswith("--per-type=") for a in given):
+        return per_type_main(given)
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         epilog="example: python bench/bias_experiment.py --out runs/bias-experiment",

@@ -88,6 +88,9 @@ class SynthConfig:
     """Probability that the planted values are the true class's home values."""
     cue: str | None = None
     """Fixed planting policy instead of a correlation: ``aligned``, ``broken`` or ``random``."""
+    correlated_types: tuple[str, ...] | None = None
+    """Train mode only: plant the correlated cue on these types alone, values of the other types
+    drawn uniformly (``None``: every type correlated). A per-type positive control."""
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -104,6 +107,8 @@ class SynthConfig:
             raise MMSpuBenchError(f"synth: correlation {self.correlation!r}: expected a number in [0, 1]")
         if self.cue is not None and self.cue not in CUES:
             raise MMSpuBenchError(f"synth: cue {self.cue!r}: expected one of {', '.join(CUES)}")
+        if self.correlated_types is not None:
+            _check_correlated_types(self)
 
     @property
     def policy(self) -> tuple[str, float]:
@@ -113,6 +118,17 @@ class SynthConfig:
         if self.correlation is not None:
             return "correlated", self.correlation
         return ("broken", 0.0) if self.mode == "benchmark" else ("correlated", DEFAULT_TRAIN_CORRELATION)
+
+
+def _check_correlated_types(config: SynthConfig) -> None:
+    types = config.correlated_types or ()
+    if config.mode != "train" or config.cue is not None:
+        raise MMSpuBenchError("synth: correlated types need --mode train and a correlation, not a cue")
+    unknown = [t for t in types if t not in TYPE_NAMES]
+    if unknown or not types or len(set(types)) != len(types):
+        raise MMSpuBenchError(
+            f"synth: correlated types {list(types)!r}: expected distinct names among {', '.join(TYPE_NAMES)}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +182,8 @@ def _plant(
     true: SynthClass, types: tuple[str, ...], config: SynthConfig, rng: np.random.Generator
 ) -> tuple[tuple[str, ...], str | None]:
     """Planted value keys (one per type) and the decoy class, if the cue was broken."""
+    if config.correlated_types is not None:
+        return _plant_on_types(true, types, config.correlated_types, config.policy[1], rng)
     cue, correlation = config.policy
     if cue == "correlated":
         cue = "aligned" if rng.random() < correlation else "broken"
@@ -180,6 +198,33 @@ def _plant(
     decoys = [c for c in CLASSES if all(c.home_key(t) != true.home_key(t) for t in types)]
     decoy = decoys[int(rng.integers(len(decoys)))]
     return tuple(decoy.home_key(t) for t in types), decoy.name
+
+
+def _random_key(spurious_type: str, rng: np.random.Generator) -> str:
+    values = SPURIOUS_VALUES[spurious_type]
+    return values[int(rng.integers(len(values)))].key
+
+
+def _plant_on_types(
+    true: SynthClass,
+    types: tuple[str, ...],
+    correlated: tuple[str, ...],
+    correlation: float,
+    rng: np.random.Generator,
+) -> tuple[tuple[str, ...], str | None]:
+    """Like ``_plant`` with a correlation, but only the ``correlated`` types carry the cue."""
+    cued = [t for t in types if t in correlated]
+    decoy = None
+    if cued and rng.random() >= correlation:
+        decoys = [c for c in CLASSES if all(c.home_key(t) != true.home_key(t) for t in cued)]
+        decoy = decoys[int(rng.integers(len(decoys)))]
+    keys = []
+    for t in types:
+        if t not in cued:
+            keys.append(_random_key(t, rng))
+        else:
+            keys.append((true if decoy is None else decoy).home_key(t))
+    return tuple(keys), None if decoy is None else decoy.name
 
 
 def _misleading(
@@ -252,11 +297,15 @@ def generate_items(
     mode: str = "benchmark",
     correlation: float | None = None,
     cue: str | None = None,
+    correlated_types: Iterable[str] | None = None,
 ) -> Iterator[SynthItem]:
     """Items ``0..n-1``, generated lazily; arguments are validated before the first item."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise MMSpuBenchError(f"synth: n {n!r}: expected a non-negative integer")
-    config = SynthConfig(seed=seed, image_size=image_size, mode=mode, correlation=correlation, cue=cue)
+    chosen = None if correlated_types is None else tuple(correlated_types)
+    config = SynthConfig(
+        seed=seed, image_size=image_size, mode=mode, correlation=correlation, cue=cue, correlated_types=chosen
+    )
     return (make_item(index, config) for index in range(n))
 
 

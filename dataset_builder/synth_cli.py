@@ -10,6 +10,7 @@ EPILOG = """examples:
   mmspubench synth --out raw                                   # 90-item benchmark-style release
   mmspubench synth --out train --n 5000 --mode train --correlation 0.95 --image-size 64
   mmspubench synth --out broken --n 500 --mode train --cue broken --seed 7
+  mmspubench synth --out bg-only --n 4000 --mode train --correlation 0.95 --correlated-types background
 """
 
 
@@ -21,6 +22,20 @@ def _probability(text: str) -> float:
     if not 0.0 <= number <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
     return number
+
+
+def _types(text: str) -> tuple[str, ...]:
+    from mmspubench.dataset_builder.schema import ABBREV_TYPE, TYPE_NAMES
+
+    by_key = {**{name.lower(): name for name in TYPE_NAMES}, **{a.lower(): n for a, n in ABBREV_TYPE.items()}}
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    bad = [name for name in names if name.lower() not in by_key]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated spurious types (names or abbreviations: {', '.join(TYPE_NAMES)}), got {text!r}"
+        )
+    chosen = {by_key[name.lower()] for name in names}
+    return tuple(name for name in TYPE_NAMES if name in chosen)
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -76,6 +91,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="aligned: always the true class's home values; broken: always a misleading "
         "class's; random: uniform, uncorrelated with the class",
     )
+    parser.add_argument(
+        "--correlated-types",
+        type=_types,
+        default=None,
+        metavar="TYPE,...",
+        help="train mode: plant the correlated cue only on these types (e.g. background or BG); "
+        "the other types' values are drawn uniformly",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     parser.set_defaults(func=run_synth)
 
@@ -97,6 +120,7 @@ def run_synth(args: argparse.Namespace) -> int:
             mode=args.mode,
             correlation=args.correlation,
             cue=args.cue,
+            correlated_types=args.correlated_types,
         ):
             counts.update(item.spurious_types)
             yield item

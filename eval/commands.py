@@ -54,13 +54,19 @@ def _add_report(sub: argparse._SubParsersAction[Any]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("results", nargs="+", metavar="RESULTS_JSON", help="results.json files or run folders")
+    p.add_argument(
+        "--plot", metavar="FILE", default=None, help="also draw grouped bars per type (.png or .svg)"
+    )
     p.set_defaults(func=run_report_command)
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add this part's subcommands to the ``mmspubench`` parser."""
+    from mmspubench.eval import compare_cli
+
     _add_eval(sub)
     _add_report(sub)
+    compare_cli.register(sub)
 
 
 def run_report_command(args: argparse.Namespace) -> int:
@@ -68,7 +74,12 @@ def run_report_command(args: argparse.Namespace) -> int:
     from mmspubench.eval.report import load_for_report, markdown_table
     from mmspubench.redact import strip_controls
 
-    print(strip_controls(markdown_table(load_for_report(args.results))))  # a run's texts drive no terminal
+    table = markdown_table(load_for_report(args.results))
+    if args.plot is not None:
+        from mmspubench.eval.plots import write_report_plot
+
+        write_report_plot(args.results, args.plot)
+    print(strip_controls(table))  # a run's texts drive no terminal
     return 0
 
 

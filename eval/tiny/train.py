@@ -78,6 +78,8 @@ class TrainConfig:
     chance, for both models in every condition), while the option's text is learned."""
     arch: Architecture = field(default_factory=Architecture)
     """Model sizes."""
+    correlated_types: tuple[str, ...] | None = None
+    """Types that carry the correlated cue (synth ``correlated_types``); ``None``: every type."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,8 +231,16 @@ def lr_factor(step: int, warmup: int, total: int) -> float:
 # ---------------------------------------------------------------- the training run
 
 
-def load_items(n: int, *, seed: int, image_size: int, correlation: float | None) -> list[Any]:
-    """``n`` items of the synthetic generator's training mode (``correlation=None``: balanced)."""
+def load_items(
+    n: int,
+    *,
+    seed: int,
+    image_size: int,
+    correlation: float | None,
+    correlated_types: Sequence[str] | None = None,
+) -> list[Any]:
+    """``n`` items of the synthetic generator's training mode (``correlation=None``: balanced);
+    ``correlated_types``: only those types carry the correlated cue."""
     from mmspubench.dataset_builder import synth
 
     # Balanced data plants uniformly drawn values ("random" cue): the spurious value says nothing
@@ -238,7 +248,14 @@ def load_items(n: int, *, seed: int, image_size: int, correlation: float | None)
     if correlation is None:
         return list(synth.generate_items(n, seed=seed, image_size=image_size, mode="train", cue="random"))
     return list(
-        synth.generate_items(n, seed=seed, image_size=image_size, mode="train", correlation=correlation)
+        synth.generate_items(
+            n,
+            seed=seed,
+            image_size=image_size,
+            mode="train",
+            correlation=correlation,
+            correlated_types=correlated_types,
+        )
     )
 
 
@@ -326,6 +343,7 @@ def train(
             seed=config.seed,
             image_size=config.arch.image_size,
             correlation=config.correlation,
+            correlated_types=config.correlated_types,
         )
 
     chosen: Sequence[Item] = items

@@ -1,0 +1,226 @@
+"""Paired comparison of two runs on the same items: differences, paired bootstrap and McNemar.
+
+Both runs answered the same items, so every figure is paired: an item is resampled with both of
+its outcomes (the paired bootstrap), and the test of "same accuracy" only looks at the items the
+two runs disagree on (the exact McNemar test). Figures are computed overall and per spurious type
+(paper abbreviations; an item with two types counts in both), for accuracy, for CGLA_acc and for
+the mean CGLA_min when both runs have them.
+
+Conventions (those of :mod:`mmspubench.eval.metrics`): accuracies are percentages, differences
+are B - A in percentage points, intervals are percentile bootstrap 95% intervals seeded by
+``seed``; a type without items has ``n = 0`` and no figures, never a silent 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from math import comb
+from typing import Any
+
+import numpy as np
+from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV
+from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES, CI_LEVEL
+from mmspubench.eval.records import SampleResult
+
+OVERALL = "Overall"
+"""Name of the group holding every item."""
+GROUPS: tuple[str, ...] = (OVERALL, *(t.abbrev for t in SPURIOUS_TYPES))
+"""Groups in output order: all items, then the nine types."""
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts (binomial test, p = 1/2).
+
+    ``only_a``: items right in A and wrong in B; ``only_b``: the reverse. With no discordant item
+    the runs cannot be told apart: p = 1.
+    """
+    if only_a < 0 or only_b < 0:
+        raise ValueError(f"discordant counts must be non-negative, got {only_a}, {only_b}")
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, i) for i in range(min(only_a, only_b) + 1))
+    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
+
+
+def paired_bootstrap_ci(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    seed: int,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> tuple[float, float]:
+    """Percentile 95% interval of ``mean(b) - mean(a)``, items resampled with both values together."""
+    if len(a) != len(b):
+        raise ValueError(f"paired values need equal lengths, got {len(a)} and {len(b)}")
+    if len(a) == 0:
+        raise ValueError("bootstrap interval of zero items is undefined")
+    if resamples < 1:
+        raise ValueError(f"resamples must be positive, got {resamples}")
+    diff = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    draws = np.random.default_rng(seed).integers(0, len(diff), size=(resamples, len(diff)))
+    alpha = (1.0 - CI_LEVEL) / 2.0
+    low, high = np.quantile(diff[draws].mean(axis=1), [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True, slots=True)
+class PairedRate:
+    """A yes/no outcome (answer right, CGLA_acc) of both runs on one group of items."""
+
+    n: int
+    """Items in the group."""
+    a: float
+    """Run A's rate, in percent."""
+    b: float
+    """Run B's rate, in percent."""
+    difference: float
+    """``b - a``, in percentage points."""
+    ci95: tuple[float, float]
+    """Paired bootstrap 95% interval of ``difference``."""
+    only_a: int
+    """Items where A has the outcome and B does not (e.g. right in A only)."""
+    only_b: int
+    """Items where B has the outcome and A does not."""
+    p_value: float
+    """Two-sided exact McNemar p-value on ``only_a`` and ``only_b``."""
+
+
+@dataclass(frozen=True, slots=True)
+class PairedMean:
+    """A real-valued outcome (CGLA_min) of both runs on one group of items."""
+
+    n: int
+    """Items in the group."""
+    a: float
+    """Run A's mean."""
+    b: float
+    """Run B's mean."""
+    difference: float
+    """Mean paired difference ``b - a``."""
+    ci95: tuple[float, float]
+    """Paired bootstrap 95% interval of ``difference``."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupComparison:
+    """Both runs on one group: every item, or the items of one spurious type."""
+
+    group: str
+    """``Overall`` or a type abbreviation (``BG``, ``TN``, ...)."""
+    n: int
+    """Items in the group (0: a type the dataset has no item of; no figures then)."""
+    accuracy: PairedRate | None
+    """Answer accuracy; ``None`` when a run did not compute accuracy or the group is empty."""
+    cgla_acc: PairedRate | None
+    """CGLA_acc; ``None`` when a run did not compute CGLA or the group is empty."""
+    cgla_min: PairedMean | None
+    """Mean CGLA_min; ``None`` as ``cgla_acc``."""
+
+
+def paired_rate(a: Sequence[bool], b: Sequence[bool], seed: int, resamples: int) -> PairedRate:
+    """Rates of both runs, their paired difference with its interval, and McNemar's test."""
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if len(x) == 0:
+        raise ValueError("a rate of zero items is undefined")
+    only_a = int(np.sum((x == 1.0) & (y == 0.0)))
+    only_b = int(np.sum((x == 0.0) & (y == 1.0)))
+    low, high = paired_bootstrap_ci(100.0 * x, 100.0 * y, seed, resamples)
+    rate_a, rate_b = 100.0 * float(x.mean()), 100.0 * float(y.mean())
+    return PairedRate(
+        n=len(x),
+        a=rate_a,
+        b=rate_b,
+        difference=100.0 * float((y - x).mean()),
+        ci95=(low, high),
+        only_a=only_a,
+        only_b=only_b,
+        p_value=mcnemar_exact(only_a, only_b),
+    )
+
+
+def paired_mean(a: Sequence[float], b: Sequence[float], seed: int, resamples: int) -> PairedMean:
+    """Means of both runs and their mean paired difference with its interval."""
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if len(x) == 0:
+        raise ValueError("a mean of zero items is undefined")
+    return PairedMean(
+        n=len(x),
+        a=float(x.mean()),
+        b=float(y.mean()),
+        difference=float((y - x).mean()),
+        ci95=paired_bootstrap_ci(x, y, seed, resamples),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One item as both runs recorded it."""
+
+    types: tuple[str, ...]
+    """Canonical spurious-type names of the item."""
+    a: SampleResult
+    """Run A's record."""
+    b: SampleResult
+    """Run B's record."""
+
+
+def _group_of(pairs: Sequence[Pair], group: str) -> list[Pair]:
+    if group == OVERALL:
+        return list(pairs)
+    return [p for p in pairs if any(TYPE_ABBREV.get(t) == group for t in p.types)]
+
+
+def _rate(
+    pairs: Sequence[Pair], get: Callable[[SampleResult], bool | None], seed: int, resamples: int
+) -> PairedRate | None:
+    values = [(get(p.a), get(p.b)) for p in pairs]
+    if not values or any(x is None or y is None for x, y in values):
+        return None
+    return paired_rate([bool(x) for x, _ in values], [bool(y) for _, y in values], seed, resamples)
+
+
+def compare_group(pairs: Sequence[Pair], group: str, seed: int, resamples: int) -> GroupComparison:
+    """Both runs on the items of ``group`` (``Overall`` or a type abbreviation)."""
+    chosen = _group_of(pairs, group)
+    mins = [(p.a.cgla_min, p.b.cgla_min) for p in chosen]
+    has_cgla = bool(mins) and all(x is not None and y is not None for x, y in mins)
+    return GroupComparison(
+        group=group,
+        n=len(chosen),
+        accuracy=_rate(chosen, lambda s: s.correct, seed, resamples),
+        cgla_acc=_rate(chosen, lambda s: s.cgla_acc, seed, resamples) if has_cgla else None,
+        cgla_min=paired_mean(
+            [float(x) for x, _ in mins if x is not None],
+            [float(y) for _, y in mins if y is not None],
+            seed,
+            resamples,
+        )
+        if has_cgla
+        else None,
+    )
+
+
+def compare_pairs(
+    pairs: Sequence[Pair], seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[GroupComparison, ...]:
+    """Every group in :data:`GROUPS` order; pairs must be in a fixed order (the runs' item ids sorted)."""
+    if not pairs:
+        raise ValueError("a comparison of zero items is undefined")
+    for pair in pairs:
+        unknown = [t for t in pair.types if t not in TYPE_ABBREV]
+        if unknown:
+            raise ValueError(f"unknown spurious type {unknown[0]!r}; expected one of {sorted(TYPE_ABBREV)}")
+    return tuple(compare_group(pairs, group, seed, resamples) for group in GROUPS)
+
+
+def group_to_json(group: GroupComparison) -> dict[str, Any]:
+    """JSON-ready dict of one group (intervals as two-element lists)."""
+    out = asdict(group)
+    for key in ("accuracy", "cgla_acc", "cgla_min"):
+        if out[key] is not None:
+            out[key]["ci95"] = list(out[key]["ci95"])
+    return out

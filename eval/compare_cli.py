@@ -1,0 +1,174 @@
+"""``mmspubench compare RUN_A RUN_B``: paired differences of two runs on the same items.
+
+Markdown on stdout (an accuracy table and, when both runs have CGLA, a CGLA table), the same
+figures as JSON with ``--json FILE`` (``-``: JSON on stdout instead of the Markdown), and a figure
+of the differences with ``--plot FILE.png|svg``. Everything is computed and checked before any
+file is written; each file is written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import compare
+from mmspubench.eval.compare import GroupComparison, PairedMean, PairedRate
+from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
+
+DASH = "—"
+EPILOG = """examples:
+  mmspubench eval --answer-mode generate --out runs/gen
+  mmspubench eval --answer-mode logprob --out runs/lp
+  mmspubench compare runs/gen runs/lp                       # Markdown tables on stdout
+  mmspubench compare runs/gen runs/lp --json cmp.json --plot cmp.png
+"""
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add ``compare`` to the ``mmspubench`` parser."""
+    p = sub.add_parser(
+        "compare",
+        help="paired comparison of two runs on the same items (bootstrap CI, McNemar)",
+        description="Per spurious type and overall: accuracy of each run, the difference B - A with a "
+        "paired bootstrap 95% interval, the exact McNemar p-value and the items right in one run "
+        "only; the same for CGLA_acc, and the mean paired difference of CGLA_min.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run_a", metavar="RUN_A", help="run folder (results.json + samples.jsonl)")
+    p.add_argument("run_b", metavar="RUN_B", help="run folder on the same items")
+    p.add_argument(
+        "--json", metavar="FILE", default=None, help="also write the figures as JSON ('-': stdout)"
+    )
+    p.add_argument("--plot", metavar="FILE", default=None, help="draw the differences (.png or .svg)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the paired bootstrap (default 0)")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=BOOTSTRAP_RESAMPLES,
+        help=f"bootstrap resamples (default {BOOTSTRAP_RESAMPLES})",
+    )
+    p.set_defaults(func=run_compare_command)
+
+
+def comparison(
+    run_a: str | Path, run_b: str | Path, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+) -> dict[str, Any]:
+    """The comparison document (what ``--json`` writes) of two run folders."""
+    from mmspubench.eval import compare_runs
+
+    if resamples < 1:
+        raise MMSpuBenchError(f"--resamples must be positive, got {resamples}")
+    if seed < 0:
+        raise MMSpuBenchError(f"--seed must be a non-negative integer, got {seed}")
+    a, b = compare_runs.load_run(run_a), compare_runs.load_run(run_b)
+    groups = compare.compare_pairs(compare_runs.pairs(a, b), seed, resamples)
+    dataset = a.results.get("dataset") or {}
+    return {
+        "a": compare_runs.describe(a),
+        "b": compare_runs.describe(b),
+        "config_differences": compare_runs.config_differences(a, b),
+        "dataset": {k: dataset.get(k) for k in ("kind", "id", "path", "revision", "content_hash", "split")},
+        "n": groups[0].n,
+        "seed": seed,
+        "resamples": resamples,
+        "groups": [compare.group_to_json(g) for g in groups],
+    }
+
+
+def _groups(doc: dict[str, Any]) -> list[GroupComparison]:
+    def rate(obj: dict[str, Any] | None) -> PairedRate | None:
+        return None if obj is None else PairedRate(**{**obj, "ci95": tuple(obj["ci95"])})
+
+    def mean(obj: dict[str, Any] | None) -> PairedMean | None:
+        return None if obj is None else PairedMean(**{**obj, "ci95": tuple(obj["ci95"])})
+
+    return [
+        GroupComparison(g["group"], g["n"], rate(g["accuracy"]), rate(g["cgla_acc"]), mean(g["cgla_min"]))
+        for g in doc["groups"]
+    ]
+
+
+def format_p(value: float) -> str:
+    """A p-value as printed: three significant digits, scientific below 0.001."""
+    return f"{value:.3g}" if value >= 0.001 else f"{value:.1e}"
+
+
+def _rate_cells(r: PairedRate | None) -> list[str]:
+    if r is None:
+        return [DASH] * 6
+    return [
+        f"{r.a:.2f}",
+        f"{r.b:.2f}",
+        f"{r.difference:+.2f} [{r.ci95[0]:+.2f}, {r.ci95[1]:+.2f}]",
+        str(r.only_a),
+        str(r.only_b),
+        format_p(r.p_value),
+    ]
+
+
+def _mean_cells(m: PairedMean | None) -> list[str]:
+    if m is None:
+        return [DASH] * 3
+    return [f"{m.a:.3f}", f"{m.b:.3f}", f"{m.difference:+.3f} [{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]"]
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def _title(doc: dict[str, Any]) -> list[str]:
+    def name(side: str) -> str:
+        run = doc[side]
+        return f"{run['model']} (variant {run['variant']}, {run['answer_mode']}; {run['folder']})"
+
+    diffs = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in doc["config_differences"].items())
+    return [
+        f"A: {name('a')}",
+        f"B: {name('b')}",
+        f"{doc['n']} paired items; differences are B - A; paired bootstrap 95% CI "
+        f"({doc['resamples']} resamples, seed {doc['seed']}); p: exact McNemar, two-sided"
+        + (f"; options that differ: {diffs}" if diffs else ""),
+    ]
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """The Markdown of a comparison document: accuracy table, then CGLA table when present."""
+    groups = _groups(doc)
+    lines = [*_title(doc), "", "Accuracy (%)", ""]
+    head = ["Type", "n", "A", "B", "B - A [95% CI]", "right in A only", "right in B only", "McNemar p"]
+    lines += _table(head, [[g.group, str(g.n), *_rate_cells(g.accuracy)] for g in groups])
+    if any(g.cgla_acc is not None for g in groups):
+        head = ["Type", "n", "CGLA_acc A", "CGLA_acc B", "B - A [95% CI]", "A only", "B only", "McNemar p"]
+        head += ["CGLA_min A", "CGLA_min B", "mean B - A [95% CI]"]
+        rows = [[g.group, str(g.n), *_rate_cells(g.cgla_acc), *_mean_cells(g.cgla_min)] for g in groups]
+        lines += ["", "CGLA (CGLA_acc in %, CGLA_min in nats)", "", *_table(head, rows)]
+    return "\n".join(lines)
+
+
+def run_compare_command(args: argparse.Namespace) -> int:
+    """``mmspubench compare``: check, compute, then write (plot, JSON) and print."""
+    from mmspubench.eval import plots
+    from mmspubench.eval.results import write_bytes_atomic
+
+    plot_format = None if args.plot is None else plots.check_plot_path(args.plot)
+    if plot_format is not None:
+        plots.require_matplotlib()
+    doc = comparison(args.run_a, args.run_b, args.seed, args.resamples)
+    # Every output is rendered before the first file is written.
+    figure = None if plot_format is None else plots.compare_figure(doc, plot_format)
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if figure is not None:
+        write_bytes_atomic(Path(args.plot), [figure])
+    if args.json == "-":
+        print(text, end="")
+        return 0
+    if args.json is not None:
+        write_bytes_atomic(Path(args.json), [text.encode("utf-8")])
+    print(markdown(doc))
+    return 0

@@ -1,0 +1,136 @@
+"""Two finished run folders -> the paired items :mod:`mmspubench.eval.compare` works on.
+
+A comparison is only meaningful on the same items: both runs must name the same dataset (its
+content hash, or Hub id and revision), the same split, and their ``samples.jsonl`` files must hold
+exactly the same item ids, each with the same answer and types. Anything else is refused with one
+line naming the two folders and what differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mmspubench.dataset_builder.hub import display_name
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.compare import Pair
+from mmspubench.eval.records import SampleResult
+from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
+
+DATASET_KEYS = ("kind", "id", "revision", "content_hash", "split", "split_n", "ids_sha256")
+"""results.json ``dataset`` fields that must agree (``path`` too when no content hash pins the data)."""
+DEFAULT_VARIANT = "standard"
+"""Prompt variant of a run whose results.json records none (runs made before variants existed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A finished run folder read for a comparison."""
+
+    folder: Path
+    """The run folder."""
+    results: dict[str, Any]
+    """Parsed results.json."""
+    samples: dict[str, SampleResult]
+    """Parsed samples.jsonl by item id."""
+
+
+def run_folder(path: str | Path) -> Path:
+    """A run folder from a folder or its results.json."""
+    path = Path(path)
+    return path.parent if path.name == RESULTS_NAME and path.is_file() else path
+
+
+def _by_id(samples: Sequence[SampleResult], where: Path) -> dict[str, SampleResult]:
+    out: dict[str, SampleResult] = {}
+    for sample in samples:
+        if sample.id in out and out[sample.id] != sample:
+            raise MMSpuBenchError(f"{where}: record {sample.id!r} appears twice with different contents")
+        out[sample.id] = sample
+    return out
+
+
+def load_run(path: str | Path) -> Run:
+    """Read results.json and samples.jsonl of a finished run folder (or of a results.json's folder)."""
+    folder = run_folder(path)
+    if not folder.is_dir():
+        raise MMSpuBenchError(f"{folder}: no such run folder")
+    results = read_results(folder / RESULTS_NAME)
+    samples = _by_id(read_finished_samples(folder / SAMPLES_NAME), folder / SAMPLES_NAME)
+    n = (results.get("dataset") or {}).get("n")
+    if n is not None and n != len(samples):
+        raise MMSpuBenchError(
+            f"{folder / SAMPLES_NAME}: holds {len(samples)} item(s) but {RESULTS_NAME} field 'dataset.n' says {n}"
+        )
+    return Run(folder=folder, results=results, samples=samples)
+
+
+def variant(results: Mapping[str, Any]) -> str:
+    """The run's prompt variant (``config.prompt_variant``), ``standard`` when none is recorded."""
+    config = results.get("config") or {}
+    return str(config.get("prompt_variant") or config.get("variant") or DEFAULT_VARIANT)
+
+
+def _dataset_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    keys = list(DATASET_KEYS)
+    if not (a.get("content_hash") and b.get("content_hash")):
+        keys.append("path")
+    return [f"dataset.{k}: {a.get(k)!r} vs {b.get(k)!r}" for k in keys if a.get(k) != b.get(k)]
+
+
+def _item_differences(a: Run, b: Run) -> list[str]:
+    only_a = sorted(set(a.samples) - set(b.samples))
+    only_b = sorted(set(b.samples) - set(a.samples))
+    out = []
+    if only_a:
+        out.append(f"{len(only_a)} item(s) only in A, e.g. {only_a[:3]}")
+    if only_b:
+        out.append(f"{len(only_b)} item(s) only in B, e.g. {only_b[:3]}")
+    for item in sorted(set(a.samples) & set(b.samples)):
+        x, y = a.samples[item], b.samples[item]
+        for name in ("answer", "types"):
+            if getattr(x, name) != getattr(y, name):
+                out.append(f"record {item!r}: field {name!r}: {getattr(x, name)!r} vs {getattr(y, name)!r}")
+    return out
+
+
+def check_same_items(a: Run, b: Run) -> None:
+    """Refuse (one line) unless both runs scored the same items of the same dataset split."""
+    diffs = _dataset_differences(a.results.get("dataset") or {}, b.results.get("dataset") or {})
+    diffs += _item_differences(a, b)
+    if diffs:
+        raise MMSpuBenchError(
+            f"{a.folder} and {b.folder} are not runs on the same items ({'; '.join(diffs[:3])}); "
+            "compare needs two runs of the same dataset, split and items"
+        )
+
+
+def pairs(a: Run, b: Run) -> list[Pair]:
+    """The paired items, ordered by id, after :func:`check_same_items`."""
+    check_same_items(a, b)
+    return [Pair(a.samples[i].types, a.samples[i], b.samples[i]) for i in sorted(a.samples)]
+
+
+def describe(run: Run) -> dict[str, Any]:
+    """How a run is named in the output: folder, model, prompt variant and answer mode."""
+    model = run.results.get("model") or {}
+    config = run.results.get("config") or {}
+    return {
+        "folder": str(run.folder),
+        "model": display_name(str(model.get("id") or model.get("path") or "?")),
+        "variant": variant(run.results),
+        "answer_mode": config.get("answer_mode"),
+        "metrics": list(config.get("metrics") or []),
+    }
+
+
+def config_differences(a: Run, b: Run) -> dict[str, list[Any]]:
+    """The recorded options that differ between the runs (what the comparison is about)."""
+    x = a.results.get("config") or {}
+    y = b.results.get("config") or {}
+    skip = {"model", "prompts"}
+    return {
+        k: [x.get(k), y.get(k)] for k in sorted(set(x) | set(y)) if k not in skip and x.get(k) != y.get(k)
+    }

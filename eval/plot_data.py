@@ -1,0 +1,114 @@
+"""What the figures show, as plain data (no matplotlib): per-type bars of runs, paired differences.
+
+``report --plot`` draws :func:`report_series` of each run; the Space can show the same data. A
+run's per-type accuracy intervals come from its results.json (``accuracy.ci95.by_type``); the
+CGLA_acc intervals per type, which results.json does not hold, are the same seeded bootstrap
+(:func:`mmspubench.eval.metrics.bootstrap_ci`, the run's seed) over the items of ``samples.jsonl``.
+Without samples a bar has no interval (``None``), never a made-up one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mmspubench.dataset_builder.hub import display_name
+from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
+from mmspubench.eval import metrics
+from mmspubench.eval.records import SampleResult
+
+OVERALL = "Overall"
+REPORT_GROUPS: tuple[str, ...] = (*(t.abbrev for t in SPURIOUS_TYPES), OVERALL)
+"""Bar groups of ``report --plot``: the nine types in Table 2's order, then all items."""
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One run's bars: a value and its 95% interval per group of :data:`REPORT_GROUPS`."""
+
+    label: str
+    """Legend text (the model, with variant and answer mode where runs share a model)."""
+    accuracy: tuple[float | None, ...]
+    """Accuracy in percent per group; ``None`` where the group has no item or accuracy was not run."""
+    accuracy_ci95: tuple[Interval | None, ...]
+    """Bootstrap 95% interval of each accuracy bar."""
+    cgla_acc: tuple[float | None, ...]
+    """CGLA_acc in percent per group; ``None`` where not computed."""
+    cgla_acc_ci95: tuple[Interval | None, ...]
+    """Bootstrap 95% interval of each CGLA_acc bar (from samples.jsonl)."""
+
+
+def _interval(value: Any) -> Interval | None:
+    return None if value is None else (float(value[0]), float(value[1]))
+
+
+def _opt(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _ci_from_samples(samples: Sequence[SampleResult], get: Any, seed: int) -> dict[str, Interval | None]:
+    groups = metrics.group_by_type(
+        [metrics.Scored(s.types, 1.0 if get(s) else 0.0) for s in samples if get(s) is not None]
+    )
+    out: dict[str, Interval | None] = {
+        k: (metrics.bootstrap_ci([v == 1.0 for v in vals], seed) if vals else None)
+        for k, vals in groups.items()
+    }
+    every = [bool(get(s)) for s in samples if get(s) is not None]
+    out[OVERALL] = metrics.bootstrap_ci(every, seed) if every else None
+    return out
+
+
+def _accuracy(
+    results: Mapping[str, Any], samples: Sequence[SampleResult] | None, seed: int
+) -> tuple[list[Any], list[Any]]:
+    acc = results.get("accuracy") or {}
+    by_type = {**(acc.get("by_type") or {}), OVERALL: acc.get("overall")}
+    ci = acc.get("ci95") or {}
+    intervals = {**(ci.get("by_type") or {}), OVERALL: ci.get("overall")}
+    if samples and not (ci.get("by_type") and ci.get("overall")):
+        intervals = dict(_ci_from_samples(samples, lambda s: s.correct, seed))
+    return [_opt(by_type.get(g)) for g in REPORT_GROUPS], [_interval(intervals.get(g)) for g in REPORT_GROUPS]
+
+
+def _cgla(
+    results: Mapping[str, Any], samples: Sequence[SampleResult] | None, seed: int
+) -> tuple[list[Any], list[Any]]:
+    cgla = results.get("cgla") or {}
+    by_type = {**(cgla.get("by_type") or {}), OVERALL: cgla.get("acc")}
+    ci = cgla.get("ci95") or {}
+    intervals: dict[str, Any] = {**(ci.get("by_type") or {}), OVERALL: ci.get("acc")}
+    if samples and cgla and not ci.get("by_type"):
+        intervals = {**_ci_from_samples(samples, lambda s: s.cgla_acc, seed), OVERALL: ci.get("acc")}
+    return [_opt(by_type.get(g)) for g in REPORT_GROUPS], [_interval(intervals.get(g)) for g in REPORT_GROUPS]
+
+
+def report_series(results: Mapping[str, Any], samples: Sequence[SampleResult] | None, label: str) -> Series:
+    """One run's bars from its results.json and (for the intervals it lacks) its samples."""
+    seed = int((results.get("config") or {}).get("seed") or 0)
+    acc, acc_ci = _accuracy(results, samples, seed)
+    cgla, cgla_ci = _cgla(results, samples, seed)
+    return Series(label, tuple(acc), tuple(acc_ci), tuple(cgla), tuple(cgla_ci))
+
+
+def _variant(results: Mapping[str, Any]) -> str:
+    config = results.get("config") or {}
+    return str(config.get("prompt_variant") or config.get("variant") or "standard")
+
+
+def run_labels(runs: Sequence[Mapping[str, Any]], folders: Sequence[Path]) -> list[str]:
+    """Legend labels: the model, plus variant and answer mode (then the folder) where they repeat."""
+
+    def model(r: Mapping[str, Any]) -> str:
+        m = r.get("model") or {}
+        return display_name(str(m.get("id") or m.get("path") or "?"))
+
+    labels = [model(r) for r in runs]
+    if len(set(labels)) < len(labels):
+        labels = [f"{model(r)} [{_variant(r)}, {(r.get('config') or {}).get('answer_mode')}]" for r in runs]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} ({folder.name})" for label, folder in zip(labels, folders, strict=True)]
+    return labels

@@ -1,0 +1,172 @@
+"""Figures of ``report --plot`` and ``compare --plot`` (matplotlib, Agg backend; the ``plot`` extra).
+
+- ``report``: grouped bars per spurious type (paper abbreviations) and overall, one colour per
+  run, with bootstrap 95% intervals: accuracy on top, CGLA_acc below.
+- ``compare``: the paired differences B - A per type and overall with their paired bootstrap 95%
+  intervals: accuracy, CGLA_acc (percentage points) and mean CGLA_min (nats).
+
+Figures are rendered into memory and written atomically by the caller: a failure leaves no file.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.plot_data import REPORT_GROUPS, Interval, Series
+
+FORMATS = {".png": "png", ".svg": "svg"}
+"""File suffix -> matplotlib format."""
+PLOT_EXTRA = "pip install 'mm-spubench[plot]'"
+
+
+def check_plot_path(path: str | Path) -> str:
+    """The format of a ``--plot`` file from its suffix (``png`` or ``svg``); anything else is refused."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise MMSpuBenchError(f"--plot {str(path)!r}: expected a file name ending in .png or .svg")
+    return FORMATS[suffix]
+
+
+def require_matplotlib() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, or a one-line error naming the extra."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=True)
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MMSpuBenchError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
+    return plt
+
+
+def _render(fig: Any, fmt: str) -> bytes:
+    plt = require_matplotlib()
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format=fmt, dpi=100, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def _errors(values: Sequence[float | None], cis: Sequence[Interval | None]) -> list[list[float]]:
+    low, high = [], []
+    for value, ci in zip(values, cis, strict=True):
+        if value is None or ci is None:
+            low.append(0.0)
+            high.append(0.0)
+        else:
+            low.append(max(0.0, value - ci[0]))
+            high.append(max(0.0, ci[1] - value))
+    return [low, high]
+
+
+def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
+    width = 0.8 / len(series)
+    positions = list(range(len(REPORT_GROUPS)))
+    for k, run in enumerate(series):
+        values = getattr(run, field)
+        cis = getattr(run, field + "_ci95")
+        xs = [p - 0.4 + width * (k + 0.5) for p in positions]
+        heights = [0.0 if v is None else v for v in values]
+        ax.bar(
+            xs,
+            heights,
+            width,
+            label=run.label,
+            color=f"C{k % 10}",
+            yerr=_errors(values, cis),
+            capsize=2,
+            error_kw={"elinewidth": 0.8},
+        )
+        for x, v in zip(xs, values, strict=True):
+            if v is None:  # a missing figure shows as a mark, not as a 0% bar
+                ax.text(x, 1.0, "—", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(positions, REPORT_GROUPS)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("%")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def report_figure(series: Sequence[Series], fmt: str) -> bytes:
+    """Grouped bars of accuracy and CGLA_acc per type, one colour per run; the file's bytes."""
+    if not series:
+        raise MMSpuBenchError("--plot needs at least one run")
+    plt = require_matplotlib()
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 7.5))
+    _bars(top, series, "accuracy", "Accuracy per spurious type (bootstrap 95% CI)")
+    _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
+    top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=min(4, len(series)), fontsize=8)
+    fig.tight_layout()
+    return _render(fig, fmt)
+
+
+def _differences(ax: Any, doc: dict[str, Any], key: str, title: str, unit: str) -> None:
+    groups = [g for g in doc["groups"] if g[key] is not None]
+    names = [g["group"] for g in groups]
+    diffs = [g[key]["difference"] for g in groups]
+    cis = [tuple(g[key]["ci95"]) for g in groups]
+    colours = ["C3" if ci[1] < 0 else "C2" if ci[0] > 0 else "C7" for ci in cis]
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.bar(range(len(names)), diffs, 0.6, color=colours, yerr=_errors(diffs, cis), capsize=3)
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylabel(unit)
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
+    """Paired differences B - A with their intervals, per type and overall; the file's bytes."""
+    plt = require_matplotlib()
+    panels = [
+        (
+            "accuracy",
+            "Accuracy: B - A (paired bootstrap 95% CI; red/green: the interval excludes 0)",
+            "percentage points",
+        )
+    ]
+    if any(g["cgla_acc"] is not None for g in doc["groups"]):
+        panels += [
+            ("cgla_acc", "CGLA_acc: B - A", "percentage points"),
+            ("cgla_min", "mean CGLA_min: B - A", "nats"),
+        ]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9.0, 3.0 * len(panels) + 0.8), squeeze=False)
+    for ax, (key, title, unit) in zip(axes[:, 0], panels, strict=True):
+        _differences(ax, doc, key, title, unit)
+    a, b = doc["a"], doc["b"]
+    fig.suptitle(
+        f"A: {a['model']} [{a['variant']}, {a['answer_mode']}]   B: {b['model']} [{b['variant']}, "
+        f"{b['answer_mode']}]   n = {doc['n']}",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    return _render(fig, fmt)
+
+
+def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
+    """``report --plot``: read the runs (results.json, samples.jsonl beside it) and write the figure."""
+    from mmspubench.eval.plot_data import report_series, run_labels
+    from mmspubench.eval.results import (
+        RESULTS_NAME,
+        SAMPLES_NAME,
+        read_finished_samples,
+        read_results,
+        write_bytes_atomic,
+    )
+
+    fmt = check_plot_path(plot)
+    require_matplotlib()
+    files = [Path(p) / RESULTS_NAME if Path(p).is_dir() else Path(p) for p in paths]
+    runs = [read_results(f) for f in files]
+    samples = [
+        read_finished_samples(f.parent / SAMPLES_NAME) if (f.parent / SAMPLES_NAME).is_file() else None
+        for f in files
+    ]
+    labels = run_labels(runs, [f.parent for f in files])
+    series = [report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True)]
+    write_bytes_atomic(Path(plot), [report_figure(series, fmt)])
