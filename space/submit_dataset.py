@@ -90,20 +90,17 @@ def _item(row: Mapping[str, Any], where: str) -> PublishedItem:
 
 
 def _load_hub_revision(dataset_id: str, revision: str) -> datasets.Dataset:
-    import datasets
-    from mmspubench.dataset_builder.load import check_features, network_errors
+    """The published split at ``revision``, read as ``eval --dataset`` reads it (built layout or raw
+    release, the local Hub cache when offline)."""
+    from mmspubench.dataset_builder.load import load_benchmark
 
-    hint = f"set {DATASET_ENV}=FOLDER to a local copy of the published revision"
     try:
-        ds = datasets.load_dataset(dataset_id, split="test", revision=revision)
-    except (datasets.exceptions.DatasetNotFoundError, ValueError, *network_errors()) as err:
+        return load_benchmark(dataset_id, split="test", revision=revision)
+    except MMSpuBenchError as err:
         raise MMSpuBenchError(
             f"cannot read the published split {dataset_id!r}@{revision[:12]} to check the samples "
-            f"against ({type(err).__name__}); {hint}"
+            f"against ({err}); set {DATASET_ENV}=FOLDER to a local copy of the published revision"
         ) from None
-    assert isinstance(ds, datasets.Dataset)  # split is given, so never a DatasetDict
-    check_features(ds, f"{dataset_id}@{revision[:12]}")
-    return ds
 
 
 @functools.lru_cache(maxsize=4)

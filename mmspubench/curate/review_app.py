@@ -6,8 +6,6 @@ Errors reach the annotator as one-line messages through the Space's ``guarded`` 
 
 from __future__ import annotations
 
-import html
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,26 +14,12 @@ from mmspubench.curate import review_handlers as h
 from mmspubench.curate.names import MAX_NAME
 from mmspubench.curate.review_db import DECISIONS, RATINGS
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import escape_markdown
 from mmspubench.space.layout import guarded
 
 TITLE = "MM-SpuBench review"
 CONCURRENCY = 8
 """Requests the app's queue runs at once."""
-
-
-def _escaped(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` whose one-line errors are HTML-escaped (shown as text, never as markup)."""
-
-    def call(*args: Any) -> Any:
-        try:
-            return fn(*args)
-        except MMSpuBenchError as err:
-            raise MMSpuBenchError(html.escape(str(err), quote=False)) from None
-
-    call.__name__ = fn.__name__
-    return call
 
 
 def _show(draft: h.Draft, db: Path, annotator: str, status: str) -> tuple[Any, ...]:
@@ -121,9 +105,9 @@ def build_review_app(draft: h.Draft, db: Path) -> gr.Blocks:
         status = gr.Markdown(elem_id="status")
 
         shown = [item_id, image, markdown, *form, provenance, rating, decision, progress, status]
-        start.click(guarded(_escaped(begin)), [annotator], shown, api_name="start")
+        start.click(guarded(begin), [annotator], shown, api_name="start")
         submit.click(
-            guarded(_escaped(send)),
+            guarded(send),
             [annotator, item_id, rating, decision, comment, *form],
             shown,
             api_name="submit",

@@ -402,5 +402,5 @@ def test_a_model_name_with_escape_sequences_drives_no_terminal(
         assert main(argv) == 0
     assert main(["report", str(out / "results.json")]) == 0
     printed = capsys.readouterr()
-    assert "| evilmodel |" in printed.out
+    assert "evil\\x1b]0;owned\\x07\\x1b[2Jmodel |" in printed.out  # shown escaped, never sent raw
     assert not set(printed.out + printed.err) & {"\x1b", "\x07"}
