@@ -15,7 +15,13 @@ from typing import Any, Literal
 
 from mmspubench.dataset_builder.files import MAX_ANNOTATION_BYTES, shown
 from mmspubench.dataset_builder.json_strict import load_file
-from mmspubench.dataset_builder.raw_text import check_id_text, duplicate_id_error, fold, id_key
+from mmspubench.dataset_builder.raw_text import (
+    check_id_text,
+    check_plain_text,
+    duplicate_id_error,
+    fold,
+    id_key,
+)
 from mmspubench.dataset_builder.schema import (
     ANSWER_LETTERS,
     MAX_ATTRIBUTES,
@@ -276,6 +282,7 @@ def _text(file: str, rid: str, field: str, value: Any) -> str:
         raise record_error(file, rid, field, f"value {value!r} is not a string")
     if not value.strip():
         raise record_error(file, rid, field, "empty text; expected a non-empty string")
+    check_plain_text(file, rid, field, value)
     return value.strip()
 
 
@@ -324,6 +331,7 @@ def _strip_option_prefix(file: str, rid: str, letter: str, option: str) -> str:
         option = option[match.end() :]
     if not option.strip():
         raise record_error(file, rid, "options", f"option {letter} is empty")
+    check_plain_text(file, rid, "options", option)
     return option.strip()
 
 
@@ -359,6 +367,7 @@ def parse_attributes(file: str, rid: str, field: str, value: Any) -> tuple[str, 
             raise record_error(file, rid, field, f"attribute {item!r} is not a string")
         if not item.strip():
             raise record_error(file, rid, field, "empty attribute text")
+        check_plain_text(file, rid, field, item)
     return tuple(item.strip() for item in value)
 
 

@@ -43,6 +43,20 @@ def check_id_text(file: str, label: str, text: str) -> None:
             )
 
 
+def check_plain_text(file: str, label: str, field: str, text: str) -> None:
+    """Refuse a text field holding a control character (ESC, NUL, a carriage return...): such text
+    would drive a terminal or break a line wherever it is shown. Line breaks and tabs are allowed."""
+    for position, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cc" and ch not in "\n\t":
+            raise record_error(
+                file,
+                label,
+                field,
+                f"text holds control character U+{ord(ch):04X} at position {position}; texts may hold "
+                "no control characters but line breaks and tabs",
+            )
+
+
 def duplicate_id_error(file: str, record_id: str, first: str) -> MMSpuBenchError:
     """The error for an id seen before (``first``), equal or equal after normalisation."""
     if record_id == first:

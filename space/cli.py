@@ -74,6 +74,7 @@ def _serve_until_stopped() -> str:
 
 
 def _run_submit(args: argparse.Namespace) -> int:
+    from mmspubench.redact import strip_controls
     from mmspubench.space.submit import open_pull_request, validate_submission, write_dry_run
 
     submission = validate_submission(
@@ -82,7 +83,7 @@ def _run_submit(args: argparse.Namespace) -> int:
     if args.dry_run is not None:
         path = write_dry_run(submission, Path(args.dry_run))
         print(f"validated {submission.n} samples; wrote {path} (dry run, nothing sent)")
-        print(submission.yaml_text, end="")
+        print(strip_controls(submission.yaml_text), end="")  # a run's texts drive no terminal
         return 0
     url = open_pull_request(submission, token=args.token)
     print(f"validated {submission.n} samples; opened {url}")

@@ -161,8 +161,15 @@ SHOWN_FAILURES = 5
 
 
 def printable(text: str) -> str:
-    """``text`` without control characters (a model's output must not drive the terminal)."""
-    return "".join(c if c.isprintable() else " " for c in str(text))
+    """``text`` without control characters or secrets (a model's output must not drive the terminal)."""
+    from mmspubench.redact import clean
+
+    return "".join(c if c.isprintable() else " " for c in clean(str(text)))
+
+
+def printable_report(text: str) -> str:
+    """A multi-line report (annotator names, item ids) with no terminal control sequence in it."""
+    return "\n".join(printable(line) for line in str(text).splitlines())
 
 
 def _run_review(args: argparse.Namespace) -> int:
@@ -182,5 +189,5 @@ def _run_export(args: argparse.Namespace) -> int:
         args.out,
         overwrite=args.overwrite,
     )
-    print(report)
+    print(printable_report(report))
     return 0

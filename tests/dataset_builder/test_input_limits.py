@@ -239,3 +239,33 @@ def test_an_unknown_key_with_invisible_characters_is_shown_escaped(
     _mutated(tmp_path, change)
     line = _build_fails(tmp_path, capsys)
     assert "unknown key" in line and repr(key) in line
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("question", "Which object is this?\x1b]0;owned\x07"),
+        ("class_name", "cat\x1b[2J"),
+        ("core_attributes", ["whiskers", "tail\r"]),
+        ("options", ["cat\x00", "dog", "car", "cup"]),
+    ],
+)
+def test_a_text_with_control_characters_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: Any
+) -> None:
+    def change(records: Records) -> None:
+        records[0][field] = value
+        if field in ("options", "class_name"):
+            records[0]["answer"] = "A"
+
+    _mutated(tmp_path, change)
+    line = _build_fails(tmp_path, capsys)
+    assert "record '000000'" in line and f"field '{field}'" in line and "control character" in line
+
+
+def test_line_breaks_and_tabs_in_a_question_are_kept(tmp_path: Path) -> None:
+    def change(records: Records) -> None:
+        records[0]["question"] = "Look at the picture.\nWhich object\tis it?"
+
+    raw = _mutated(tmp_path, change)
+    assert validate_release(raw)[0].question == "Look at the picture.\nWhich object\tis it?"
