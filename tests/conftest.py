@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# huggingface_hub reads these when it is first imported (its ``constants``), before any fixture
+# runs: set them at collection, so a plain `pytest` never waits on a network retry loop.
+for _name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
+    os.environ.setdefault(_name, "1")
+
 
 @pytest.fixture(autouse=True)
 def _isolated_hf_home(
