@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.dataset_builder.split_ids import split_identity
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import backends, data, distributed, metrics, prompts, results, run_folder
+from mmspubench.eval import backends, data, distributed, metrics, prompts, results, run_folder, variants
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.parse import answer_parser
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
@@ -332,6 +332,7 @@ def _run_eval(
         raise MMSpuBenchError(f"{config.dataset}: split {config.split!r} has no items")
     # The whole split's size and ids (not only the --limit ones): submit checks them.
     dataset_info = {**dataset_info, **split_identity(data.item_ids(dataset, None))}
+    variants.check_folder(out_dir, config.prompt_variant, config.cgla_prompt_variant)
     results.check_manifest(out_dir, "config", config.identity())
     results.check_manifest(out_dir, "dataset", dataset_info)
     model = load()

@@ -81,11 +81,14 @@ def _run_submit(args: argparse.Namespace) -> int:
     )
     if args.dry_run is not None:
         path = write_dry_run(submission, Path(args.dry_run))
-        print(f"validated {submission.n} samples; wrote {path} (dry run, nothing sent)")
+        print(
+            f"validated {submission.n} samples (prompt variant {submission.variant}); wrote {path} "
+            "(dry run, nothing sent)"
+        )
         print(submission.yaml_text, end="")
         return 0
     url = open_pull_request(submission, token=args.token)
-    print(f"validated {submission.n} samples; opened {url}")
+    print(f"validated {submission.n} samples (prompt variant {submission.variant}); opened {url}")
     return 0
 
 

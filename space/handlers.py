@@ -293,7 +293,8 @@ def validate_upload(
             # Name the uploaded files as the visitor knows them, not by the server's temporary folder.
             raise MMSpuBenchError(str(err).replace(f"{tmp}{os.sep}", "")) from None
     verdict = (
-        f"**Valid.** {submission.n} samples; every figure recomputed and equal. Dataset "
+        f"**Valid.** {submission.n} samples, prompt variant `{submission.variant}`; every figure "
+        "recomputed and equal. Dataset "
         f"`{submission.dataset_id}` at `{submission.dataset_revision[:12]}`. Open the pull request with:\n\n"
         f"```\nmmspubench submit results.json --model-repo {submission.model_repo}\n```"
     )
