@@ -18,6 +18,7 @@ import pandas as pd
 from mmspubench.dataset_builder.hub import display_name, is_hub_id
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.plot_data import Series
 from mmspubench.eval.results import read_results
 from mmspubench.eval.variants import variant_label
 from mmspubench.markup import escape_cell, hub_link
@@ -204,3 +205,18 @@ def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:
             if not math.isnan(row[abbrev]):
                 records.append({"model": label, "type": abbrev, "accuracy": float(row[abbrev])})
     return pd.DataFrame(records, columns=["model", "type", "accuracy"])
+
+
+def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series, ...]:
+    """The comparison chart's data: what ``report --plot`` draws for these runs
+    (:func:`mmspubench.eval.plot_data.report_series`, intervals from results.json and samples.jsonl)."""
+    from mmspubench.eval.plot_data import report_series, run_labels
+    from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
+
+    folders = [results_dir / str(e.row["Run"]) for e in entries]
+    runs = [read_results(folder / RESULTS_NAME) for folder in folders]
+    samples = [
+        read_finished_samples(f / SAMPLES_NAME) if (f / SAMPLES_NAME).is_file() else None for f in folders
+    ]
+    labels = run_labels(runs, folders)
+    return tuple(report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True))
