@@ -32,7 +32,7 @@ from mmspubench.dataset_builder.eval_yaml import TASKS
 from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.prompts import CEILING_NOTE
+from mmspubench.eval.prompts import CEILING_NOTE, CGLA_VARIANTS, VARIANTS
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.variants import is_ceiling, variant_label
 from mmspubench.space.submit_checks import check_sample_consistency, check_split_ids, published_split
@@ -244,7 +244,15 @@ def check_stamps(results: Mapping[str, Any], where: str) -> None:
 
 
 def check_fair(config: RunConfig, where: str) -> None:
-    """A ceiling variant (``attribute-hint``: the answer's core attributes in the prompt) is refused."""
+    """Known variants only; a ceiling variant (``attribute-hint``: the answer's core attributes in
+    the prompt) is refused."""
+    for key, known in (("prompt_variant", VARIANTS), ("cgla_prompt_variant", CGLA_VARIANTS)):
+        value = getattr(config, key)
+        if value not in known:
+            raise MMSpuBenchError(
+                f"{where}: field 'config.{key}': {value!r} is not a prompt variant of this package "
+                f"(expected one of {', '.join(known)})"
+            )
     if is_ceiling(config.prompt_variant):
         raise MMSpuBenchError(
             f"{where}: field 'config.prompt_variant': {config.prompt_variant!r} is a {CEILING_NOTE}; "

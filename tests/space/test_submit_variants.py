@@ -23,6 +23,10 @@ def test_submit_refuses_attribute_hint_and_shows_the_variant(
     err = capsys.readouterr().err
     assert "field 'config.prompt_variant': 'attribute-hint' is a ceiling" in err and err.count("\n") == 1
     assert not (tmp_path / "out-hinted").exists()
+    for key in ("prompt_variant", "cgla_prompt_variant"):  # an unknown name: one line, no traceback
+        bogus = make_run(tmp_path / key, **{key: "bogus"})
+        assert _submit_dry_run(bogus, tmp_path / "out-bogus") == 2
+        assert f"field 'config.{key}': 'bogus' is not a prompt variant" in capsys.readouterr().err
     # a results.json written before variants existed has no such field: it reads as standard and submits
     old = make_run(tmp_path / "old")
     results = json.loads(old.read_text())
