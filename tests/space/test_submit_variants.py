@@ -59,3 +59,16 @@ def test_leaderboard_variant_column_marks_a_ceiling(tmp_path: Path) -> None:
     assert "Variant" in leaderboard.view_frame(frame).columns  # shown by default
     labels = [s.label for s in leaderboard.plot_series(tmp_path, leaderboard.load_entries(tmp_path))]
     assert labels == ["org/a", "org/b", "org/c [attribute-hint (ceiling)]"]
+
+
+def test_the_chart_draws_run_labels_as_text_not_mathtext(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    import io
+
+    from mmspubench.eval.plots import report_figure_object
+
+    write_run(tmp_path, "r", results_json("./m$x^{$", {"BG": 10.0}, 10.0, 5.0, 3))
+    series = leaderboard.plot_series(tmp_path, leaderboard.load_entries(tmp_path))
+    figure = report_figure_object(series)
+    figure.savefig(io.BytesIO(), format="png")  # mathtext would fail to parse this label
+    assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == [r"m\$x^{\$"]
