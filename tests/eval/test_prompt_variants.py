@@ -161,6 +161,11 @@ def test_two_variants_compare_figures_follow_from_the_samples(variant_pair: tupl
     assert (results["prompt_variant"], results["cgla_prompt_variant"]) == ("core-focus", "standard")
     assert results["prompts"] == prompts.prompt_spec("core-focus") and results["max_new_tokens"] == 16
     assert (doc["a"]["variant"], doc["b"]["variant"]) == ("standard", "core-focus")
+    from mmspubench.eval.commands import _summary
+
+    assert _summary(json.loads((b_dir / "results.json").read_text()), b_dir).startswith(
+        "prompt variant core-focus; accuracy "
+    )  # what eval prints at the end
     a, b = _samples(a_dir), _samples(b_dir)
     assert doc["n"] == len(a) == LIMIT
     differed = 0
