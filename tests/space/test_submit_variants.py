@@ -34,7 +34,7 @@ def test_submit_refuses_attribute_hint_and_shows_the_variant(
     old.write_text(json.dumps(results))
     assert _submit_dry_run(old, tmp_path / "out-old") == 0
     out = capsys.readouterr().out
-    assert "(prompt variant standard)" in out and "prompt_variant=standard" in out
+    assert "prompt variant: standard\n" in out and "prompt_variant=standard" in out
     # a fair variant submits, with its own templates checked and its name in the entries
     focus = make_run(tmp_path / "focus", prompt_variant="core-focus")
     assert _submit_dry_run(focus, tmp_path / "out-focus") == 2  # recorded the standard templates
@@ -44,7 +44,7 @@ def test_submit_refuses_attribute_hint_and_shows_the_variant(
     focus.write_text(json.dumps(results))
     assert _submit_dry_run(focus, tmp_path / "out-focus") == 0
     out = capsys.readouterr().out
-    assert "(prompt variant core-focus)" in out and "prompt_variant=core-focus" in out
+    assert "prompt variant: core-focus\n" in out and "prompt_variant=core-focus" in out
 
 
 def test_leaderboard_variant_column_marks_a_ceiling(tmp_path: Path) -> None:
