@@ -120,7 +120,7 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
     from mmspubench.dataset_builder.load import load_pinned
     from mmspubench.eval import distributed, prompts
     from mmspubench.eval.backends import DEFAULT_BATCH_SIZE, load_backend, options_of
-    from mmspubench.eval.runner import run_eval
+    from mmspubench.eval.runner import max_new_tokens, run_eval
 
     if config.dataset is None:
         from mmspubench.dataset_builder.defaults import default_dataset_dir
@@ -132,7 +132,11 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
     )
     batch_size = config.batch_size or DEFAULT_BATCH_SIZE[config.backend]
     config = dataclasses.replace(
-        config, model=resolve_model(config), prompts=prompts.prompt_spec(), batch_size=batch_size
+        config,
+        model=resolve_model(config),
+        prompts=prompts.prompt_spec(config.prompt_variant, config.cgla_prompt_variant),
+        batch_size=batch_size,
+        max_new_tokens=max_new_tokens(config),
     )
     model = str(config.model)
 

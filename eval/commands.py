@@ -84,7 +84,10 @@ def run_report_command(args: argparse.Namespace) -> int:
 
 
 def _summary(results: dict[str, Any], out: Path) -> str:
-    parts = []
+    from mmspubench.eval.variants import variant_label
+
+    variant = variant_label(results.get("config"))
+    parts = [] if variant == "standard" else [f"prompt variant {variant}"]
     acc = results.get("accuracy")
     if acc:
         low, high = acc["ci95"]["overall"]

@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config_checks import check_fields
+from mmspubench.eval.prompts import CGLA_VARIANTS, STANDARD, VARIANTS
 
 Metric = Literal["accuracy", "cgla"]
 AnswerMode = Literal["generate", "logprob"]
@@ -63,6 +64,7 @@ def option(
     identity: bool = True,
     cli: bool = True,
     added_later: bool = False,
+    identity_when_set: bool = False,
     default_factory: Callable[[], Any] | None = None,
     minimum: float | None = None,
     maximum: float | None = None,
@@ -77,6 +79,8 @@ def option(
     (speed-only options such as the device are not). ``cli``: has a command-line flag.
     ``added_later``: a recorded option that results files written before it existed lack; reading
     such a file gives the default (the options of the first release are required).
+    ``identity_when_set``: the option joins the run identity only when it differs from its default,
+    so runs made before it existed keep their identity (and resume).
     ``minimum``/``maximum``: the range of a number, ``expect`` its wording in the error line
     (checked with every field's type by :mod:`mmspubench.eval.config_checks`).
     """
@@ -90,6 +94,7 @@ def option(
         "identity": identity and recorded,
         "cli": cli,
         "added_later": added_later,
+        "identity_when_set": identity_when_set,
         "minimum": minimum,
         "maximum": maximum,
         "expect": expect,
@@ -187,15 +192,16 @@ class RunConfig:
         expect=f"an integer from 0 to {MAX_SEED}",
     )
     """Seed of the bootstrap confidence intervals."""
-    max_new_tokens: int = option(
-        16,
-        "answer length in generate mode (default: 16)",
+    max_new_tokens: int | None = option(
+        None,
+        "answer length in generate mode; 512 with --prompt-variant reasoning (default: 16)",
         arg_type=int,
         minimum=1,
         maximum=MAX_NEW_TOKENS,
         expect=f"positive, at most {MAX_NEW_TOKENS}",
     )
-    """Generation length in ``generate`` mode."""
+    """Generation length in ``generate`` mode; ``None``: the prompt variant's default, resolved when
+    the run starts, so results.json records the number used."""
     trust_remote_code: bool = option(False, "allow a model's own code to run (default: off)", recorded=False)
     """Let a model's own code run (``AutoModel...(trust_remote_code=True)``)."""
     progress: bool = option(
@@ -269,6 +275,25 @@ class RunConfig:
         expect="a number of seconds from 0.001 to 86400",
     )
     """openai: timeout of one request in seconds."""
+    prompt_variant: str = option(
+        STANDARD,
+        "multiple-choice prompt: "
+        + "; ".join(f"{name}: {v.description}" for name, v in VARIANTS.items())
+        + " (default: standard)",
+        choices=tuple(VARIANTS),
+        added_later=True,
+        identity_when_set=True,
+    )
+    """Texts of the multiple-choice prompt (``mmspubench.eval.prompts.VARIANTS``); results files
+    written before variants existed read as ``standard``."""
+    cgla_prompt_variant: str = option(
+        STANDARD,
+        f"CGLA prompt g(t), the measurement: {', '.join(CGLA_VARIANTS)} (default: standard)",
+        choices=CGLA_VARIANTS,
+        added_later=True,
+        identity_when_set=True,
+    )
+    """Texts of g(t); kept ``standard`` unless asked, whatever ``prompt_variant`` is."""
     prompts: Mapping[str, Any] = option(
         None,
         "prompt templates with their version",
@@ -295,6 +320,7 @@ class RunConfig:
                 raise MMSpuBenchError(
                     f"{flag(f.name)} {value!r}: unknown; expected one of {', '.join(choices)}"
                 )
+        _check_variant(self)
         from mmspubench.eval.backends import check_options, options_of
 
         check_options(options_of(self), self.model, self.metrics)
@@ -318,6 +344,7 @@ class RunConfig:
             f.name: _jsonable(getattr(self, f.name))
             for f in dataclasses.fields(self)
             if f.metadata["identity"]
+            and not (f.metadata["identity_when_set"] and getattr(self, f.name) == f.default)
         }
 
     @classmethod
@@ -328,6 +355,16 @@ class RunConfig:
             if f.metadata["recorded"] and not (f.metadata["added_later"] and f.name not in obj):
                 values[f.name] = _from_jsonable(f, obj[f.name])
         return cls(**values)
+
+
+def _check_variant(config: RunConfig) -> None:
+    """A variant that reads generated text needs ``generate`` mode for its accuracy."""
+    needs_generate = VARIANTS[config.prompt_variant].generate_only and "accuracy" in config.metrics
+    if needs_generate and config.answer_mode != "generate":
+        raise MMSpuBenchError(
+            f"--prompt-variant {config.prompt_variant} needs --answer-mode generate (the answer "
+            f"follows the model's reasoning), got {config.answer_mode}"
+        )
 
 
 def _jsonable(value: Any) -> Any:

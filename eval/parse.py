@@ -18,7 +18,7 @@ answer is unparsed: ``None``. Unparsed answers are counted, reported and scored 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 
@@ -57,3 +57,25 @@ def parse_answer(text: str, options: Sequence[str]) -> str | None:
                 candidates.add(letter)
     candidates &= set(letters)
     return candidates.pop() if len(candidates) == 1 else None
+
+
+_FINAL = re.compile(r"\banswer\s*\**\s*:", re.IGNORECASE)
+
+
+def parse_final_answer(text: str, options: Sequence[str]) -> str | None:
+    """The ``reasoning`` variant's answer: what follows the LAST ``Answer:`` (any case), up to the
+    end of its line, read by :func:`parse_answer`; ``None`` without such a line.
+
+    Letters in the reasoning before it never count, and an earlier ``Answer:`` gives way to a later
+    one. Markdown emphasis around the marker or the letter (``**Answer:** B``) is dropped.
+    """
+    markers = list(_FINAL.finditer(text))
+    if not markers:
+        return None
+    line = text[markers[-1].end() :].split("\n", 1)[0].strip().strip("*").strip()
+    return parse_answer(line, options) if line else None
+
+
+def answer_parser(final_answer: bool) -> Callable[[str, Sequence[str]], str | None]:
+    """The parser of a prompt variant: the final ``Answer:`` line, or the whole text."""
+    return parse_final_answer if final_answer else parse_answer

@@ -9,6 +9,7 @@ Without samples a bar has no interval (``None``), never a made-up one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from mmspubench.dataset_builder.hub import display_name
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.eval import metrics
 from mmspubench.eval.records import SampleResult
+from mmspubench.eval.variants import CEILING_MARK, is_ceiling, recorded, variant_label
 
 OVERALL = "Overall"
 REPORT_GROUPS: tuple[str, ...] = (*(t.abbrev for t in SPURIOUS_TYPES), OVERALL)
@@ -41,12 +43,25 @@ class Series:
     """Bootstrap 95% interval of each CGLA_acc bar (from samples.jsonl)."""
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _interval(value: Any) -> Interval | None:
-    return None if value is None else (float(value[0]), float(value[1]))
+    """Two finite numbers, or ``None`` (a hand-edited file shows no interval, never a crash)."""
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(_number(v) for v in value):
+        return (float(value[0]), float(value[1]))
+    return None
 
 
 def _opt(value: Any) -> float | None:
-    return None if value is None else float(value)
+    return float(value) if _number(value) else None
+
+
+def _map(obj: Any, key: str) -> Mapping[str, Any]:
+    """``obj[key]`` when both are objects, else empty."""
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
 
 
 def _ci_from_samples(samples: Sequence[SampleResult], get: Any, seed: int) -> dict[str, Interval | None]:
@@ -65,10 +80,10 @@ def _ci_from_samples(samples: Sequence[SampleResult], get: Any, seed: int) -> di
 def _accuracy(
     results: Mapping[str, Any], samples: Sequence[SampleResult] | None, seed: int
 ) -> tuple[list[Any], list[Any]]:
-    acc = results.get("accuracy") or {}
-    by_type = {**(acc.get("by_type") or {}), OVERALL: acc.get("overall")}
-    ci = acc.get("ci95") or {}
-    intervals = {**(ci.get("by_type") or {}), OVERALL: ci.get("overall")}
+    acc = _map(results, "accuracy")
+    by_type = {**_map(acc, "by_type"), OVERALL: acc.get("overall")}
+    ci = _map(acc, "ci95")
+    intervals = {**_map(ci, "by_type"), OVERALL: ci.get("overall")}
     if samples and not (ci.get("by_type") and ci.get("overall")):
         intervals = dict(_ci_from_samples(samples, lambda s: s.correct, seed))
     return [_opt(by_type.get(g)) for g in REPORT_GROUPS], [_interval(intervals.get(g)) for g in REPORT_GROUPS]
@@ -77,10 +92,10 @@ def _accuracy(
 def _cgla(
     results: Mapping[str, Any], samples: Sequence[SampleResult] | None, seed: int
 ) -> tuple[list[Any], list[Any]]:
-    cgla = results.get("cgla") or {}
-    by_type = {**(cgla.get("by_type") or {}), OVERALL: cgla.get("acc")}
-    ci = cgla.get("ci95") or {}
-    intervals: dict[str, Any] = {**(ci.get("by_type") or {}), OVERALL: ci.get("acc")}
+    cgla = _map(results, "cgla")
+    by_type = {**_map(cgla, "by_type"), OVERALL: cgla.get("acc")}
+    ci = _map(cgla, "ci95")
+    intervals: dict[str, Any] = {**_map(ci, "by_type"), OVERALL: ci.get("acc")}
     if samples and cgla and not ci.get("by_type"):
         intervals = {**_ci_from_samples(samples, lambda s: s.cgla_acc, seed), OVERALL: ci.get("acc")}
     return [_opt(by_type.get(g)) for g in REPORT_GROUPS], [_interval(intervals.get(g)) for g in REPORT_GROUPS]
@@ -88,7 +103,8 @@ def _cgla(
 
 def report_series(results: Mapping[str, Any], samples: Sequence[SampleResult] | None, label: str) -> Series:
     """One run's bars from its results.json and (for the intervals it lacks) its samples."""
-    seed = int((results.get("config") or {}).get("seed") or 0)
+    seed = _map(results, "config").get("seed")
+    seed = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32 else 0
     acc, acc_ci = _accuracy(results, samples, seed)
     cgla, cgla_ci = _cgla(results, samples, seed)
     return Series(label, tuple(acc), tuple(acc_ci), tuple(cgla), tuple(cgla_ci))
@@ -96,7 +112,9 @@ def report_series(results: Mapping[str, Any], samples: Sequence[SampleResult] | 
 
 def _variant(results: Mapping[str, Any]) -> str:
     config = results.get("config") or {}
-    return str(config.get("prompt_variant") or config.get("variant") or "standard")
+    if isinstance(config, Mapping) and not config.get("prompt_variant") and config.get("variant"):
+        return str(config["variant"])
+    return variant_label(config)
 
 
 def run_labels(runs: Sequence[Mapping[str, Any]], folders: Sequence[Path]) -> list[str]:
@@ -111,4 +129,10 @@ def run_labels(runs: Sequence[Mapping[str, Any]], folders: Sequence[Path]) -> li
         labels = [f"{model(r)} [{_variant(r)}, {(r.get('config') or {}).get('answer_mode')}]" for r in runs]
     if len(set(labels)) < len(labels):
         labels = [f"{label} ({folder.name})" for label, folder in zip(labels, folders, strict=True)]
-    return labels
+    # a ceiling run (attribute-hint) says so in every legend, repeated model or not
+    return [
+        f"{label} [{_variant(r)}]"
+        if is_ceiling(recorded(r.get("config"))) and CEILING_MARK not in label
+        else label
+        for label, r in zip(labels, runs, strict=True)
+    ]

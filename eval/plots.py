@@ -77,7 +77,7 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
             xs,
             heights,
             width,
-            label=run.label,
+            label=run.label.replace("$", r"\$"),  # text, never mathtext (labels come from run files)
             color=f"C{k % 10}",
             yerr=_errors(values, cis),
             capsize=2,
@@ -95,6 +95,11 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
 
 def report_figure(series: Sequence[Series], fmt: str) -> bytes:
     """Grouped bars of accuracy and CGLA_acc per type, one colour per run; the file's bytes."""
+    return _render(report_figure_object(series), fmt)
+
+
+def report_figure_object(series: Sequence[Series]) -> Any:
+    """The matplotlib figure of :func:`report_figure` (the Space's leaderboard shows it as is)."""
     if not series:
         raise MMSpuBenchError("--plot needs at least one run")
     plt = require_matplotlib()
@@ -103,7 +108,7 @@ def report_figure(series: Sequence[Series], fmt: str) -> bytes:
     _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
     top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=min(4, len(series)), fontsize=8)
     fig.tight_layout()
-    return _render(fig, fmt)
+    return fig
 
 
 def _differences(ax: Any, doc: dict[str, Any], key: str, title: str, unit: str) -> None:

@@ -6,7 +6,9 @@ One row per run: the model, the dataset (name and version), ``n`` (items evaluat
 ``Overall`` (share of all items, each item counted once) and ``CGLA_acc``. Percentages with two decimals; ``—`` where a figure was not
 computed (a type without items, a metric not run). When the runs record their continuation scorer
 (``model.scorer_used``), a ``Scorer`` column shows it, and a note under the table gives the reason
-of every fast-to-plain fallback (``model.scorer_fallback_reason``).
+of every fast-to-plain fallback (``model.scorer_fallback_reason``). A ``Variant`` column shows the
+prompt variant when the runs' variants differ or one is not ``standard``; an ``attribute-hint`` run
+reads ``attribute-hint (ceiling)`` and a note under the table says it is not a fair run.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import display_name
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
+from mmspubench.eval.prompts import CEILING_NOTE, STANDARD
 from mmspubench.eval.results import RESULTS_NAME, read_results
+from mmspubench.eval.variants import is_ceiling, recorded, variant_label
 
 DASH = "—"
 ACCURACY_ONLY = "acc. only"
@@ -144,12 +148,22 @@ def _answer_modes_differ(runs: Sequence[Mapping[str, Any]]) -> bool:
     return len({_answer_mode(run) for run in runs}) > 1
 
 
+def _variant(results: Mapping[str, Any]) -> str:
+    return _cell(variant_label(_section(results, "config")))
+
+
+def _variants_shown(runs: Sequence[Mapping[str, Any]]) -> bool:
+    """The column shows when the runs' variants differ, or any run's is not ``standard``."""
+    labels = {_variant(run) for run in runs}
+    return len(labels) > 1 or labels != {STANDARD}
+
+
 OPTIONAL_COLUMNS: tuple[tuple[Column, Callable[[Sequence[Mapping[str, Any]]], bool]], ...] = (
     (Column("Answer mode", _answer_mode, align_right=False), _answer_modes_differ),
+    (Column("Variant", _variant, align_right=False), _variants_shown),
     (Column("Scorer", _scorer_cell, align_right=False), _any_scorer),
 )
-"""Columns shown only when the runs need them: (column, whether these runs need it). A prompt
-variant column is one more entry, shown when the runs' variants differ."""
+"""Columns shown only when the runs need them: (column, whether these runs need it)."""
 
 
 def table_row(results: Mapping[str, Any]) -> list[str]:
@@ -160,6 +174,8 @@ def table_row(results: Mapping[str, Any]) -> list[str]:
 def _notes(runs: Sequence[Mapping[str, Any]], with_scorer: bool) -> list[str]:
     notes = []
     for run in runs:
+        if is_ceiling(recorded(_section(run, "config"))):
+            notes.append(f"{_model_name(run)}: attribute-hint is a {CEILING_NOTE}")
         reason = _scorer(run)[1]
         if with_scorer and reason:
             notes.append(

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.dataset_builder.split_ids import split_identity
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import backends, data, distributed, metrics, prompts, results, run_folder
+from mmspubench.eval import backends, data, distributed, metrics, prompts, results, run_folder, variants
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.parse import parse_answer
+from mmspubench.eval.parse import answer_parser
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
 from mmspubench.eval.records import Condition, SampleResult
 from mmspubench.eval.run_stamp import check_stamps, run_stamp
@@ -66,11 +66,25 @@ def _score(model: VisionLanguageModel, requests: Sequence[ScoreRequest]) -> list
 
 
 def _answers_generate(model: VisionLanguageModel, items: Sequence[Item], config: RunConfig) -> list[_Answer]:
-    contexts = [model.render(prompts.mcq_prompt(i.question, i.options, "generate")) for i in items]
-    outputs = model.generate([i.pil_image for i in items], contexts, config.max_new_tokens)
+    variant = prompts.variant(config.prompt_variant)
+    contexts = [model.render(_mcq(i, "generate", config)) for i in items]
+    outputs = model.generate([i.pil_image for i in items], contexts, max_new_tokens(config))
     if len(outputs) != len(items):
         raise MMSpuBenchError(f"the model returned {len(outputs)} answers for {len(items)} prompts")
-    return [_Answer(parse_answer(out, i.options), out, None) for i, out in zip(items, outputs, strict=True)]
+    parse = answer_parser(variant.final_answer)
+    return [_Answer(parse(out, i.options), out, None) for i, out in zip(items, outputs, strict=True)]
+
+
+def _mcq(item: Item, answer_mode: str, config: RunConfig) -> Any:
+    """The multiple-choice prompt of ``item`` in the run's variant."""
+    return prompts.mcq_prompt(
+        item.question, item.options, answer_mode, config.prompt_variant, item.core_attributes
+    )
+
+
+def max_new_tokens(config: RunConfig) -> int:
+    """``--max-new-tokens``, or the prompt variant's default when not given."""
+    return config.max_new_tokens or prompts.variant(config.prompt_variant).max_new_tokens
 
 
 def _score_per_item(
@@ -86,10 +100,10 @@ def _score_per_item(
     return out
 
 
-def _answers_logprob(model: VisionLanguageModel, items: Sequence[Item]) -> list[_Answer]:
+def _answers_logprob(model: VisionLanguageModel, items: Sequence[Item], config: RunConfig) -> list[_Answer]:
     per_item = []
     for item in items:
-        context = model.render(prompts.mcq_prompt(item.question, item.options, "logprob"))
+        context = model.render(_mcq(item, "logprob", config))
         per_item.append([ScoreRequest(item.pil_image, context, c) for c in prompts.letter_continuations()])
     answers = []
     for scores in _score_per_item(model, per_item, items, "option"):
@@ -99,7 +113,9 @@ def _answers_logprob(model: VisionLanguageModel, items: Sequence[Item]) -> list[
     return answers
 
 
-def _conditions(model: VisionLanguageModel, items: Sequence[Item]) -> list[tuple[Condition, ...]]:
+def _conditions(
+    model: VisionLanguageModel, items: Sequence[Item], cgla_variant: str = prompts.STANDARD
+) -> list[tuple[Condition, ...]]:
     """CGL conditions of each item; every item's requests go into one ``score`` call."""
     plans, per_item = [], []
     for item in items:
@@ -110,7 +126,9 @@ def _conditions(model: VisionLanguageModel, items: Sequence[Item]) -> list[tuple
         plans.append(plan)
         per_item.append(
             [
-                ScoreRequest(item.pil_image, model.render(prompts.cgla_prompt(attribute)), continuation)
+                ScoreRequest(
+                    item.pil_image, model.render(prompts.cgla_prompt(attribute, cgla_variant)), continuation
+                )
                 for attribute, _ in plan
             ]
         )
@@ -165,12 +183,12 @@ def evaluate_items(
         if config.answer_mode == "generate":
             answers = list(_answers_generate(model, items, config))
         else:
-            answers = list(_answers_logprob(model, items))
+            answers = list(_answers_logprob(model, items, config))
         clock.accuracy_seconds += time.perf_counter() - start
     conditions: list[tuple[Condition, ...] | None] = [None] * len(items)
     if "cgla" in config.metrics:
         start = time.perf_counter()
-        conditions = list(_conditions(model, items))
+        conditions = list(_conditions(model, items, config.cgla_prompt_variant))
         clock.cgla_seconds += time.perf_counter() - start
     return [
         _result(item, answer, conds, config)
@@ -314,6 +332,7 @@ def _run_eval(
         raise MMSpuBenchError(f"{config.dataset}: split {config.split!r} has no items")
     # The whole split's size and ids (not only the --limit ones): submit checks them.
     dataset_info = {**dataset_info, **split_identity(data.item_ids(dataset, None))}
+    variants.check_folder(out_dir, config.prompt_variant, config.cgla_prompt_variant)
     results.check_manifest(out_dir, "config", config.identity())
     results.check_manifest(out_dir, "dataset", dataset_info)
     model = load()

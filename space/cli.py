@@ -80,6 +80,7 @@ def _run_submit(args: argparse.Namespace) -> int:
     submission = validate_submission(
         Path(args.results_json), args.model_repo, dataset_id=args.dataset_id, revision=args.dataset_revision
     )
+    print(f"prompt variant: {submission.variant}")  # a known one: submit refuses any other name
     if args.dry_run is not None:
         path = write_dry_run(submission, Path(args.dry_run))
         print(f"validated {submission.n} samples; wrote {path} (dry run, nothing sent)")

@@ -21,6 +21,7 @@ from mmspubench.space import cgla_view, explore, leaderboard, live
 
 if TYPE_CHECKING:
     import datasets
+    from mmspubench.eval.plot_data import Series
     from PIL.Image import Image
 
 LIVE_SOURCE = "live: compute with the model chosen in the Run tab"
@@ -76,6 +77,8 @@ class SpaceState:
     """Full leaderboard table (all columns)."""
     runs: dict[str, Path] = field(default_factory=dict)
     """Run name -> samples.jsonl, for the CGLA view."""
+    series: tuple[Series, ...] = ()
+    """The leaderboard chart's bars per run (:func:`leaderboard.plot_series`, as ``report --plot``)."""
     models: live.ModelCache = field(default_factory=lambda: live.ModelCache(()))
     """Loaded-on-demand model for live runs."""
 
@@ -94,9 +97,11 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
     dataset = load_benchmark(source, split="test", unknown_keys=config.unknown_keys)
     entries: list[leaderboard.RunEntry] = []
     runs: dict[str, Path] = {}
+    series: tuple[Series, ...] = ()
     if config.results is not None:
         folder = leaderboard.resolve_results(config.results)
         entries = leaderboard.load_entries(folder)
+        series = leaderboard.plot_series(folder, entries)
         for entry in entries:
             samples = folder / entry.row["Run"] / "samples.jsonl"
             if samples.is_file():
@@ -107,6 +112,7 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
         index=explore.build_index(dataset),
         board=leaderboard.leaderboard_frame(entries),
         runs=runs,
+        series=series,
         models=models or live.ModelCache(config.hub_models),
     )
 
@@ -249,9 +255,16 @@ def leaderboard_table(
     )
 
 
-def leaderboard_plot(state: SpaceState) -> pd.DataFrame:
-    """Data of the per-type comparison plot."""
-    return leaderboard.type_comparison_frame(state.board)
+def leaderboard_plot(state: SpaceState) -> Any:
+    """The comparison chart: ``report --plot``'s grouped bars of accuracy and CGLA_acc per type,
+    with their intervals, one colour per run (a matplotlib figure; ``None`` without runs)."""
+    if not state.series:
+        return None
+    from mmspubench.eval.plots import report_figure_object, require_matplotlib
+
+    figure = report_figure_object(state.series)
+    require_matplotlib().close(figure)  # pyplot forgets it (no leak per visitor); Gradio still renders it
+    return figure
 
 
 # Submit -------------------------------------------------------------------------------------
@@ -293,7 +306,8 @@ def validate_upload(
             # Name the uploaded files as the visitor knows them, not by the server's temporary folder.
             raise MMSpuBenchError(str(err).replace(f"{tmp}{os.sep}", "")) from None
     verdict = (
-        f"**Valid.** {submission.n} samples; every figure recomputed and equal. Dataset "
+        f"**Valid.** {submission.n} samples, prompt variant `{submission.variant}`; every figure "
+        "recomputed and equal. Dataset "
         f"`{submission.dataset_id}` at `{submission.dataset_revision[:12]}`. Open the pull request with:\n\n"
         f"```\nmmspubench submit results.json --model-repo {submission.model_repo}\n```"
     )

@@ -282,14 +282,11 @@ def _leaderboard_tab(state: SpaceState) -> None:
         elem_id="board-table",
     )
     _markdown("Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy.")
-    plot = gr.LinePlot(
+    # The same grouped bars as `mmspubench report --plot` (eval.plot_data's data, eval.plots' figure).
+    plot = gr.Plot(
         handlers.leaderboard_plot(state),
-        x="type",
-        y="accuracy",
-        color="model",
-        sort=list(leaderboard.TYPE_COLUMNS),
-        y_lim=[0, 100],
-        label="Accuracy per spurious type",
+        format="png",
+        label="Accuracy and CGLA_acc per spurious type (bootstrap 95% intervals)",
         elem_id="board-plot",
     )
     controls: list[Any] = [query, columns, sort_by, ascending]

@@ -18,18 +18,21 @@ import pandas as pd
 from mmspubench.dataset_builder.hub import display_name, is_hub_id
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.plot_data import Series
 from mmspubench.eval.results import read_results
+from mmspubench.eval.variants import variant_label
 from mmspubench.markup import escape_cell, hub_link
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
 """Per-type accuracy columns, in the order of the paper's Table 2."""
 ID_COLUMNS: tuple[str, ...] = ("Model",)
 SCORE_COLUMNS: tuple[str, ...] = (*TYPE_COLUMNS, "Average", "Overall", "CGLA_acc")
-INFO_COLUMNS: tuple[str, ...] = ("n", "Mode", "Scorer", "Date", "Dataset revision", "Run")
+INFO_COLUMNS: tuple[str, ...] = ("n", "Mode", "Variant", "Scorer", "Date", "Dataset revision", "Run")
 ALL_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, *INFO_COLUMNS)
-TEXT_COLUMNS: tuple[str, ...] = ("Mode", "Scorer", "Date", "Dataset revision", "Run")
+TEXT_COLUMNS: tuple[str, ...] = ("Mode", "Variant", "Scorer", "Date", "Dataset revision", "Run")
 """Columns shown as plain text (``Model`` is Markdown, escaped; the others are numbers)."""
-DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "n", "Scorer", "Date")
+DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "n", "Variant", "Scorer", "Date")
+"""``Variant`` is shown by default: an ``attribute-hint`` run reads ``attribute-hint (ceiling)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +106,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["CGLA_acc"] = _number(cgla.get("acc"))
     row["n"] = int(dataset.get("n", 0) or 0)
     row["Mode"] = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
+    row["Variant"] = variant_label(config)
     row["Scorer"] = scorer_cell(model)
     row["Date"] = str(results.get("created_at", ""))[:10]
     row["Dataset revision"] = str(dataset.get("revision", ""))[:12]
@@ -201,3 +205,18 @@ def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:
             if not math.isnan(row[abbrev]):
                 records.append({"model": label, "type": abbrev, "accuracy": float(row[abbrev])})
     return pd.DataFrame(records, columns=["model", "type", "accuracy"])
+
+
+def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series, ...]:
+    """The comparison chart's data: what ``report --plot`` draws for these runs
+    (:func:`mmspubench.eval.plot_data.report_series`, intervals from results.json and samples.jsonl)."""
+    from mmspubench.eval.plot_data import report_series, run_labels
+    from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
+
+    folders = [results_dir / str(e.row["Run"]) for e in entries]
+    runs = [read_results(folder / RESULTS_NAME) for folder in folders]
+    samples = [
+        read_finished_samples(f / SAMPLES_NAME) if (f / SAMPLES_NAME).is_file() else None for f in folders
+    ]
+    labels = run_labels(runs, folders)
+    return tuple(report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True))

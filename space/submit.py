@@ -32,7 +32,9 @@ from mmspubench.dataset_builder.eval_yaml import TASKS
 from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
+from mmspubench.eval.prompts import CEILING_NOTE, CGLA_VARIANTS, VARIANTS
 from mmspubench.eval.records import SampleResult
+from mmspubench.eval.variants import is_ceiling, variant_label
 from mmspubench.space.submit_checks import check_sample_consistency, check_split_ids, published_split
 from mmspubench.space.submit_dataset import check_against_dataset, check_prompt_templates, published_items
 
@@ -80,6 +82,8 @@ class Submission:
     """Content of ``.eval_results/mm-spubench.yaml``."""
     n: int
     """Number of items in the run."""
+    variant: str = "standard"
+    """The run's prompt variant (:func:`~mmspubench.eval.variants.variant_label`), shown with the verdict."""
 
 
 def published_revision(dataset_id: str = PUBLISHED_DATASET_ID, explicit: str | None = None) -> str:
@@ -239,6 +243,23 @@ def check_stamps(results: Mapping[str, Any], where: str) -> None:
         raise MMSpuBenchError(f"{where}: field 'package_version': {version!r} is not a package version")
 
 
+def check_fair(config: RunConfig, where: str) -> None:
+    """Known variants only; a ceiling variant (``attribute-hint``: the answer's core attributes in
+    the prompt) is refused."""
+    for key, known in (("prompt_variant", VARIANTS), ("cgla_prompt_variant", CGLA_VARIANTS)):
+        value = getattr(config, key)
+        if value not in known:
+            raise MMSpuBenchError(
+                f"{where}: field 'config.{key}': {value!r} is not a prompt variant of this package "
+                f"(expected one of {', '.join(known)})"
+            )
+    if is_ceiling(config.prompt_variant):
+        raise MMSpuBenchError(
+            f"{where}: field 'config.prompt_variant': {config.prompt_variant!r} is a {CEILING_NOTE}; "
+            "it cannot be submitted (rerun with another --prompt-variant)"
+        )
+
+
 def _entries(
     results: Mapping[str, Any], config: RunConfig, dataset_id: str, revision: str
 ) -> tuple[EvalResultEntry, ...]:
@@ -247,6 +268,7 @@ def _entries(
     prompts = config.prompts.get("version", "?") if isinstance(config.prompts, Mapping) else "?"
     notes = (
         f"answer_mode={config.answer_mode}; core_reduction={config.core_reduction}; prompts v{prompts}; "
+        f"prompt_variant={variant_label(config.to_json())}; "
         f"n={results['dataset']['n']}; mm-spubench {results.get('package_version', '?')}"
     )
     entries = []
@@ -294,6 +316,7 @@ def validate_submission(
     results, samples, config = _load(results_path)
     published = published_revision(dataset_id, revision)
     _check_identity(results, config, model_repo, dataset_id, published, where)
+    check_fair(config, where)
     check_ranges(results, where)
     check_stamps(results, where)
     samples_where = f"{results_path.parent}/samples.jsonl"
@@ -312,7 +335,8 @@ def validate_submission(
         compare_aggregates(results.get(section), recomputed[section], section, where)
     entries = _entries(results, config, dataset_id, published)
     text = yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False, allow_unicode=True)
-    return Submission(model_repo, dataset_id, published, entries, text, len(samples))
+    variant = variant_label(config.to_json())
+    return Submission(model_repo, dataset_id, published, entries, text, len(samples), variant)
 
 
 def write_dry_run(submission: Submission, out_dir: Path) -> Path:

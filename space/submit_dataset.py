@@ -132,7 +132,7 @@ def check_prompt_templates(config: RunConfig, where: str) -> None:
             f"{where}: field 'config.prompts.version': {version!r}; this package checks prompt version "
             f"{prompts.PROMPT_VERSION!r} only"
         )
-    expected = prompts.prompt_spec()
+    expected = prompts.prompt_spec(config.prompt_variant, config.cgla_prompt_variant)
     for section in sorted(set(expected) | set(recorded)):
         if recorded.get(section) != expected.get(section):
             raise MMSpuBenchError(
@@ -140,11 +140,11 @@ def check_prompt_templates(config: RunConfig, where: str) -> None:
             )
 
 
-def _prompt_fault(condition: Condition) -> str | None:
+def _prompt_fault(condition: Condition, cgla_variant: str = prompts.STANDARD) -> str | None:
     """Why ``condition.prompt`` is not g(attribute) rendered from the templates, or ``None``."""
     from mmspubench.eval.backends.openai_api import render_messages
 
-    prompt = prompts.cgla_prompt(condition.attribute)
+    prompt = prompts.cgla_prompt(condition.attribute, cgla_variant)
     text = condition.prompt
     if text.startswith("[{"):  # an API backend's context: the chat messages as JSON, compared exactly
         try:
@@ -158,7 +158,7 @@ def _prompt_fault(condition: Condition) -> str | None:
     return None
 
 
-def _check_conditions(sample: SampleResult, item: PublishedItem, where: str) -> None:
+def _check_conditions(sample: SampleResult, item: PublishedItem, config: RunConfig, where: str) -> None:
     got = [(c.attribute, c.kind) for c in sample.conditions]
     if len(got) != len(item.conditions):
         raise record_error(
@@ -184,19 +184,20 @@ def _check_conditions(sample: SampleResult, item: PublishedItem, where: str) -> 
                 f"{field}.continuation",
                 f"{condition.continuation!r}; expected {continuation!r}",
             )
-        fault = _prompt_fault(condition)
+        fault = _prompt_fault(condition, config.cgla_prompt_variant)
         if fault:
             raise record_error(where, sample.id, f"{field}.prompt", fault)
 
 
 def _check_prediction(sample: SampleResult, item: PublishedItem, config: RunConfig, where: str) -> None:
-    from mmspubench.eval.parse import parse_answer
+    from mmspubench.eval.parse import answer_parser
 
     if "accuracy" not in config.metrics or config.answer_mode != "generate":
         return
     if sample.raw_output is None:
         raise record_error(where, sample.id, "raw_output", "missing in a generate-mode run")
-    parsed = parse_answer(sample.raw_output, item.options)
+    parse = answer_parser(prompts.variant(config.prompt_variant).final_answer)
+    parsed = parse(sample.raw_output, item.options)
     if sample.prediction != parsed:
         raise record_error(
             where,
@@ -217,7 +218,7 @@ def _check_item(sample: SampleResult, item: PublishedItem, config: RunConfig, wh
             raise record_error(where, sample.id, field, f"{got!r} but the published item has {expected!r}")
     _check_prediction(sample, item, config, where)
     if "cgla" in config.metrics:
-        _check_conditions(sample, item, where)
+        _check_conditions(sample, item, config, where)
 
 
 def check_against_dataset(

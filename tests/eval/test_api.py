@@ -89,7 +89,10 @@ def test_recorded_options_round_trip_and_identity_leaves_out_speed_options() -> 
     # the engine too: its figures equal the transformers ones (tests/eval/test_vllm_equality.py), and
     # a resumed run on another engine is refused by the model section (adapter) anyway
     # the asked-for dataset revision too: the dataset section records the commit it resolved to
+    # the prompt variants at ``standard`` too: they join the identity only when set, so runs made
+    # before variants existed keep their identity (tests/eval/test_prompt_variants.py)
     left_out = {"batch_size", "device", "scorer", "backend", "dataset_revision"}
+    left_out |= {"prompt_variant", "cgla_prompt_variant"}
     assert set(run.to_json()) - set(run.identity()) == left_out
     assert not {"out", "progress", "trust_remote_code"} & set(run.to_json())
     engine = {"tensor_parallel_size", "engine_args", "base_url", "api_key_env", "max_concurrency"}

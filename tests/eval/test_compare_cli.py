@@ -67,8 +67,9 @@ def test_the_variant_is_read_from_the_config_when_present(
     (b / "results.json").write_text(json.dumps(res))
     assert main(["compare", str(a), str(b), "--json", "-"]) == 0
     doc = json.loads(capsys.readouterr().out)
+    # results.json records the variant, standard too (older files lack it and read as standard)
     assert doc["b"]["variant"] == "core-focus" and doc["config_differences"]["prompt_variant"] == [
-        None,
+        "standard",
         "core-focus",
     ]
 

@@ -10,7 +10,7 @@ from mmspubench.space import handlers
 from mmspubench.space.cgla_view import WINNER
 from mmspubench.space.explore import build_index
 from mmspubench.space.handlers import LIVE_SOURCE, SELECTED_ITEM, UPLOADED_IMAGE, SpaceState
-from mmspubench.space.leaderboard import leaderboard_frame, load_entries
+from mmspubench.space.leaderboard import leaderboard_frame, load_entries, plot_series
 from mmspubench.space.live import BUNDLED_CHOICE, ModelCache
 
 from .fake_model import TableModel
@@ -31,6 +31,7 @@ def state(tmp_path: Path) -> SpaceState:
         index=build_index(dataset),
         board=leaderboard_frame(load_entries(tmp_path / "runs")),
         runs={"org-a": run / "samples.jsonl"},
+        series=plot_series(tmp_path / "runs", load_entries(tmp_path / "runs")),
         models=ModelCache([], loader=lambda source: model),
     )
 
@@ -101,8 +102,11 @@ def test_leaderboard_handlers(state: SpaceState) -> None:
     table = handlers.leaderboard_table(state, "org/a", ["BG", "CGLA_acc"], "BG", True)
     assert list(table.columns) == ["Model", "BG", "CGLA_acc"] and len(table) == 1
     assert len(handlers.leaderboard_table(state, "nobody", None, None, None)) == 0
-    plot = handlers.leaderboard_plot(state)
-    assert plot.to_dict("records") == [{"model": "org/a", "type": "BG", "accuracy": 50.0}]
+    pytest.importorskip("matplotlib")
+    figure = handlers.leaderboard_plot(state)  # report --plot's grouped bars (test_leaderboard_chart.py)
+    accuracy = figure.axes[0]
+    assert [round(b.get_height(), 6) for b in accuracy.patches][:2] == [50.0, 0.0]  # BG, then TN: none
+    assert [t.get_text() for t in accuracy.get_legend().get_texts()] == ["org/a"]
 
 
 def test_validate_upload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
