@@ -113,6 +113,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="raw release keys outside the key table: error (default) or ignore, as in build",
     )
     space.set_defaults(func=_run_space)
+    from mmspubench.space.deploy_cli import register_space_subcommands
+
+    register_space_subcommands(space, _run_space)
 
     submit = sub.add_parser(
         "submit",

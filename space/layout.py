@@ -15,7 +15,7 @@ import gradio as gr
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import escape_cell, escape_html
-from mmspubench.space import cgla_view, handlers, leaderboard, live
+from mmspubench.space import cgla_view, handlers, leaderboard, live, zerogpu
 from mmspubench.space.handlers import SpaceConfig, SpaceState
 from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
@@ -174,7 +174,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
     open_button.click(open_fn, item_id, shown, api_name="open_item")
     item_id.submit(open_fn, item_id, shown, api_name="open_item_by_id")
     cgla_button.click(
-        with_cgl_axis(guarded(handlers.show_cgla, state), 0),
+        with_cgl_axis(guarded(zerogpu.on_gpu(handlers.show_cgla), state), 0),
         [item_id, cgla_source, model_choice],
         [cgl_plot, cgla_text, record],
         api_name="show_cgla",
@@ -245,7 +245,7 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
         prompts_button = gr.Button("Show the exact prompts")
         prompts = _markdown()
     run_button.click(
-        with_cgl_axis(guarded(handlers.run_model, state), 2),
+        with_cgl_axis(guarded(zerogpu.on_gpu(handlers.run_model), state), 2),
         [model_choice, input_kind, item_id, upload, question, *opts, answer, class_name, core, spurious],
         [answer_text, probs, cgl_plot, cgla_text, record],
         api_name="run",
