@@ -281,7 +281,12 @@ def _leaderboard_tab(state: SpaceState) -> None:
         label="Runs (accuracy in %)",
         elem_id="board-table",
     )
-    _markdown("Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy.")
+    _markdown(
+        "Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy. "
+        "Source: where each figure comes from (a results-dataset run, its samples re-checked; or the Hub's "
+        "leaderboard of `mcq_accuracy`, verified or community, in Hub Overall)."
+    )
+    _markdown(state.board_note or "- Results dataset and Hub leaderboard both read.", elem_id="board-note")
     plot = gr.LinePlot(
         handlers.leaderboard_plot(state),
         x="type",

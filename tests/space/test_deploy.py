@@ -135,8 +135,9 @@ def _fake_spaces(decorated: list[tuple[str, int]], called: list[str]) -> types.M
 
 
 def test_live_handlers_are_wrapped_with_spaces_gpu(
-    state: SpaceState, monkeypatch: pytest.MonkeyPatch
-) -> None:  # noqa: F811
+    state: SpaceState,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from mmspubench.space.layout import build_app
     from mmspubench.space.zerogpu import LIVE_CGLA_SECONDS, LIVE_RUN_SECONDS
 
