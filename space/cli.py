@@ -79,14 +79,42 @@ def _run_submit(args: argparse.Namespace) -> int:
     submission = validate_submission(
         Path(args.results_json), args.model_repo, dataset_id=args.dataset_id, revision=args.dataset_revision
     )
+    results_files = _results_repo_files(args, submission)
     if args.dry_run is not None:
         path = write_dry_run(submission, Path(args.dry_run))
         print(f"validated {submission.n} samples; wrote {path} (dry run, nothing sent)")
+        if results_files is not None:
+            from mmspubench.space.submit_results import write_results_dry_run
+
+            for written in write_results_dry_run(results_files, Path(args.dry_run)):
+                print(f"wrote {written} (for {args.results_repo}; dry run, nothing sent)")
         print(submission.yaml_text, end="")
         return 0
     url = open_pull_request(submission, token=args.token)
     print(f"validated {submission.n} samples; opened {url}")
+    if results_files is not None:
+        from mmspubench.space.submit_results import open_results_pull_request
+
+        url = open_results_pull_request(submission, results_files, args.results_repo, token=args.token)
+        print(f"opened {url} on the results dataset {args.results_repo}")
     return 0
+
+
+def _results_repo_files(args: argparse.Namespace, submission: Any) -> dict[str, bytes] | None:
+    """The run files for ``--results-repo`` (checked before anything is written or sent), else None."""
+    if not args.results_repo:
+        return None
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+    from mmspubench.errors import MMSpuBenchError
+    from mmspubench.space.submit_results import results_files
+
+    try:
+        validate_repo_id(args.results_repo)
+    except HFValidationError as err:
+        raise MMSpuBenchError(
+            f"--results-repo {args.results_repo!r} is not a valid repo id ({err})"
+        ) from None
+    return results_files(submission, Path(args.results_json))
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -138,4 +166,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     submit.add_argument("--dataset-revision", default=None, help="published dataset revision (commit sha)")
     submit.add_argument("--token", default=None, help="Hub token (default: the logged-in token)")
+    submit.add_argument(
+        "--results-repo",
+        default=None,
+        metavar="ORG/RESULTS",
+        help="also open a PR adding results.json + samples.jsonl under runs/<model>/<revision-or-time>/ "
+        "of this results dataset (the Space's leaderboard and CGLA view read it)",
+    )
     submit.set_defaults(func=_run_submit)

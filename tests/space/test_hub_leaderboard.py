@@ -25,7 +25,8 @@ def _entry(model: str, value: float, verified: bool, **extra: Any) -> DatasetLea
 
 class StubApi:
     def __init__(self, answer: Any) -> None:
-        self.answer, self.asked = answer, []
+        self.answer = answer
+        self.asked: list[str] = []
 
     def get_dataset_leaderboard(self, repo_id: str) -> Any:
         self.asked.append(repo_id)
