@@ -17,10 +17,11 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 LIVE_RUN_SECONDS = 60
-"""``duration`` of a live run (answer, option probabilities and every CGLA condition of one item):
-the bundled model takes under a second on a CPU, a SmolVLM-500M run about 10 s on a laptop CPU and
-a few seconds on a GPU once loaded; the first call also loads the model. 60 s covers a first call
-with room; a shorter duration ranks a visitor higher in ZeroGPU's queue."""
+"""``duration`` of a live run (answer, option probabilities and every CGLA condition of one item).
+Measured with the bundled model on a shared 2-core CPU: 12 s for the first call (the model built
+and loaded inside it), 2.8 s after. A GPU runs the small Hub models in a few seconds once loaded;
+60 s leaves room for a first call that loads a SmolVLM; a shorter duration ranks a visitor
+higher in ZeroGPU's queue. (Not yet measured on ZeroGPU itself.)"""
 LIVE_CGLA_SECONDS = 45
 """``duration`` of a live CGLA view (the CGLA conditions alone; no answer generated)."""
 GPU_HANDLERS: dict[str, int] = {"run_model": LIVE_RUN_SECONDS, "show_cgla": LIVE_CGLA_SECONDS}
