@@ -22,6 +22,8 @@ from mmspubench.space.vendor import runtime_requirements, vendor_package
 
 SUGGESTED_HARDWARE = "zero-a10g"
 """ZeroGPU: live runs take a GPU for the length of one decorated call (``space/zerogpu.py``)."""
+BUILD_NAMES: frozenset[str] = frozenset({"app.py", "README.md", "requirements.txt", "mmspubench"})
+"""The top-level entries of a build: ``--overwrite`` replaces a folder holding nothing else."""
 REQUIREMENTS_HEADER = (
     "# Runtime dependencies of the MM-SpuBench Space, pinned to the versions it is tested with.\n"
     "# The project's own code is vendored beside app.py (mmspubench/); nothing here needs it.\n"
@@ -103,8 +105,15 @@ def build_space(out: Path, settings: SpaceSettings, overwrite: bool = False) -> 
     _check_settings(settings)
     if out.exists() and not out.is_dir():
         raise MMSpuBenchError(f"{out}: --out is a file; expected a folder")
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise MMSpuBenchError(f"{out}: folder is not empty; pass --overwrite to replace it")
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise MMSpuBenchError(f"{out}: folder is not empty; pass --overwrite to replace it")
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in BUILD_NAMES)
+        if foreign:
+            raise MMSpuBenchError(
+                f"{out}: holds {foreign[0]!r}, which no Space build writes; --overwrite replaces only a "
+                "previous build (choose an empty folder)"
+            )
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:

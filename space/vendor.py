@@ -90,14 +90,35 @@ def _copy_tree(source: Path, target: Path) -> None:
     shutil.copytree(source, target, ignore=ignore, dirs_exist_ok=True)
 
 
-def vendor_package(out: Path) -> list[Path]:
-    """Copy every package of the distribution under ``out`` as ``mmspubench/...``; the folders written."""
+OUTSIDE_FILES: tuple[tuple[str, str, str], ...] = (
+    ("mmspubench.dataset_builder", "mmspubench.dataset_builder.card", "TEMPLATE_PATH"),
+)
+"""Files a package reads from outside its own folder: (package, module, constant holding the path).
+The dataset card template lives at the top of the source tree; the copy goes where the vendored
+module looks for it (the same place relative to the package's folder)."""
+
+
+def _outside_files(folders: dict[str, Path], out: Path) -> list[Path]:
     written = []
-    for name, folder in package_folders().items():
+    for package, module, constant in OUTSIDE_FILES:
+        path = Path(getattr(importlib.import_module(module), constant)).resolve()
+        base = folders[package].resolve().parent
+        target = out.joinpath(*package.split(".")).parent / path.relative_to(base)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        written.append(target)
+    return written
+
+
+def vendor_package(out: Path) -> list[Path]:
+    """Copy every package of the distribution under ``out`` as ``mmspubench/...``; the paths written."""
+    written = []
+    folders = package_folders()
+    for name, folder in folders.items():
         target = out.joinpath(*name.split("."))
         _copy_tree(folder, target)
         written.append(target)
-    return written
+    return written + _outside_files(folders, out)
 
 
 def _public(version: str) -> str:

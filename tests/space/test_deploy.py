@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import site
 import subprocess
 import sys
 import types
@@ -50,10 +49,14 @@ def test_vendored_package_is_every_source_file_and_imports_from_the_folder(built
         for source in folder.rglob("*.py"):
             if "__pycache__" not in source.parts:
                 assert (target / source.relative_to(folder)).is_file(), source
+    from mmspubench.dataset_builder import card
+
+    assert (built / "mmspubench" / "card" / "README.md").read_bytes() == card.TEMPLATE_PATH.read_bytes()
     # -S: the dependencies from site-packages, but not its .pth files (this checkout's editable finder).
     code = (
-        f"import sys; sys.path.extend({site.getsitepackages()!r}); "
-        "import mmspubench.space.deploy as d, mmspubench.eval as e; print(d.__file__); print(e.__file__)"
+        f"import sys; sys.path.extend({[p for p in sys.path if p.endswith('site-packages')]!r}); "
+        "import mmspubench.space.deploy as d, mmspubench.eval as e, mmspubench.dataset_builder.card as c; "
+        "print(d.__file__); print(e.__file__); print(c.TEMPLATE_PATH); assert c.TEMPLATE_PATH.is_file()"
     )
     done = subprocess.run(
         [sys.executable, "-S", "-c", code], cwd=built, capture_output=True, text=True, timeout=120
@@ -69,6 +72,10 @@ def test_build_refuses_a_non_empty_folder_and_leaves_it(
     (tmp_path / "keep.txt").write_text("x")
     assert main(["space", "build", "--out", str(tmp_path)]) == 2
     assert "not empty" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+    # --overwrite replaces a previous build only, never a folder of other files (a checkout).
+    assert main(["space", "build", "--out", str(tmp_path), "--overwrite"]) == 2
+    assert "no Space build writes" in capsys.readouterr().err
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
 
