@@ -16,6 +16,8 @@ from typing import Any
 SPACE_EPILOG = """examples:
   mmspubench space                                   # bundled synthetic release, http://127.0.0.1:7860
   mmspubench space --dataset repo --results runs     # a built dataset folder and a folder of runs
+  mmspubench space build --out space-repo            # a complete Space repository (see space build --help)
+  mmspubench space push --repo-id org/name --dry-run # build it and print the upload, send nothing
 """
 SUBMIT_EPILOG = """examples:
   mmspubench eval --model org/model --dataset mmbench/MM-SpuBench --out runs/m   # first: a full run

@@ -109,11 +109,11 @@ def fresh_space(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
         log.close()
 
 
-def _shot(page: object, folder: Path, name: str) -> Path:
+def _shot(page: object, folder: Path, name: str, full_page: bool = True) -> Path:
     from PIL import Image, ImageStat
 
     path = folder / name
-    page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+    page.screenshot(path=str(path), full_page=full_page)  # type: ignore[attr-defined]
     with Image.open(path) as image:
         spread = ImageStat.Stat(image.convert("L")).stddev[0]
     assert path.stat().st_size > 20_000 and spread > 10, f"{name}: the page looks blank"
@@ -161,8 +161,11 @@ def test_built_space_in_a_fresh_venv_in_chromium(fresh_space: tuple[str, Path], 
             page.locator("#submit-samples input[type=file]").set_input_files(str(run / "samples.jsonl"))
             page.locator("#submit-repo textarea, #submit-repo input").first.fill("org/model")
             page.locator("#submit-validate").click()
-            page.wait_for_selector("text=not the published dataset", timeout=60_000)
-            _shot(page, artifacts_dir, "fresh-submit.png")
+            message = page.wait_for_selector("text=not the published dataset", timeout=60_000)
+            assert message is not None
+            message.screenshot(path=str(artifacts_dir / "fresh-submit-error.png"))
+            # The viewport, where the error toast (fixed at the top right) is drawn.
+            _shot(page, artifacts_dir, "fresh-submit.png", full_page=False)
         except Exception:
             page.screenshot(path=str(artifacts_dir / "fresh-failure.png"), full_page=True)
             raise
