@@ -189,7 +189,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         stored, cgla_in, cgla_out, api_name="results_cgla_by_id"
     )
     cgla_button.click(
-        with_cgl_axis(guarded(zerogpu.on_gpu(handlers.show_cgla), state), 0),
+        with_cgl_axis(guarded(zerogpu.live_cgla_on_gpu(handlers.show_cgla), state), 0),
         [item_id, cgla_source, model_choice],
         [cgl_plot, cgla_text, record],
         api_name="show_cgla",

@@ -10,6 +10,7 @@ decorated call (``live_device``), where ZeroGPU has attached the GPU.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -54,3 +55,21 @@ def zero_gpu() -> bool:
 def live_device() -> str:
     """Where live models run: ``cuda`` on ZeroGPU (moved inside the decorated call), else ``cpu``."""
     return "cuda" if zero_gpu() else "cpu"
+
+
+def live_cgla_on_gpu(show_cgla: F) -> F:
+    """``show_cgla`` whose live scoring runs inside ``spaces.GPU`` and whose reads of a results run
+    do not (they need no GPU, and a ZeroGPU slot would queue a visitor for nothing)."""
+    from mmspubench.space.handlers import LIVE_SOURCE
+
+    on_device = on_gpu(show_cgla)
+    if on_device is show_cgla:
+        return show_cgla
+
+    def dispatch(state: Any, item_id: Any, source: Any, model_choice: Any) -> Any:
+        live = source == LIVE_SOURCE or not source
+        return (on_device if live else show_cgla)(state, item_id, source, model_choice)
+
+    dispatch.__name__ = show_cgla.__name__
+    dispatch.__signature__ = inspect.signature(show_cgla)  # type: ignore[attr-defined]
+    return dispatch  # type: ignore[return-value]

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import pytest
 from mmspubench.cli import main
-from mmspubench.space.handlers import SpaceState
+from mmspubench.space.handlers import LIVE_SOURCE, SpaceState
 from mmspubench.space.vendor import package_folders
 
 from .test_handlers import state  # noqa: F401  (fixture)
@@ -155,7 +155,9 @@ def test_live_handlers_are_wrapped_with_spaces_gpu(
     assert sorted(decorated) == [("run_model", LIVE_RUN_SECONDS), ("show_cgla", LIVE_CGLA_SECONDS)]
     show = next(fn for fn in demo.fns.values() if fn.api_name == "show_cgla").fn
     assert show is not None
-    show("000000", "org-a", None)  # the page's own event goes through the decorated handler
+    show("000000", "org-a", None)  # a results run's CGLA needs no GPU slot
+    assert called == []
+    show("000000", LIVE_SOURCE, None)  # live scoring: the page's own event goes through the decorated handler
     assert called == ["show_cgla"]
 
 
