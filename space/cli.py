@@ -16,6 +16,8 @@ from typing import Any
 SPACE_EPILOG = """examples:
   mmspubench space                                   # bundled synthetic release, http://127.0.0.1:7860
   mmspubench space --dataset repo --results runs     # a built dataset folder and a folder of runs
+  mmspubench space build --out space-repo            # a complete Space repository (see space build --help)
+  mmspubench space push --repo-id org/name --dry-run # build it and print the upload, send nothing
 """
 SUBMIT_EPILOG = """examples:
   mmspubench eval --model org/model --dataset mmbench/MM-SpuBench --out runs/m   # first: a full run
@@ -81,14 +83,42 @@ def _run_submit(args: argparse.Namespace) -> int:
         Path(args.results_json), args.model_repo, dataset_id=args.dataset_id, revision=args.dataset_revision
     )
     print(f"prompt variant: {submission.variant}")  # a known one: submit refuses any other name
+    results_files = _results_repo_files(args, submission)
     if args.dry_run is not None:
         path = write_dry_run(submission, Path(args.dry_run))
         print(f"validated {submission.n} samples; wrote {path} (dry run, nothing sent)")
+        if results_files is not None:
+            from mmspubench.space.submit_results import write_results_dry_run
+
+            for written in write_results_dry_run(results_files, Path(args.dry_run)):
+                print(f"wrote {written} (for {args.results_repo}; dry run, nothing sent)")
         print(strip_controls(submission.yaml_text), end="")  # a run's texts drive no terminal
         return 0
     url = open_pull_request(submission, token=args.token)
     print(f"validated {submission.n} samples; opened {url}")
+    if results_files is not None:
+        from mmspubench.space.submit_results import open_results_pull_request
+
+        url = open_results_pull_request(submission, results_files, args.results_repo, token=args.token)
+        print(f"opened {url} on the results dataset {args.results_repo}")
     return 0
+
+
+def _results_repo_files(args: argparse.Namespace, submission: Any) -> dict[str, bytes] | None:
+    """The run files for ``--results-repo`` (checked before anything is written or sent), else None."""
+    if not args.results_repo:
+        return None
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+    from mmspubench.errors import MMSpuBenchError
+    from mmspubench.space.submit_results import results_files
+
+    try:
+        validate_repo_id(args.results_repo)
+    except HFValidationError as err:
+        raise MMSpuBenchError(
+            f"--results-repo {args.results_repo!r} is not a valid repo id ({err})"
+        ) from None
+    return results_files(submission, Path(args.results_json))
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -115,6 +145,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="raw release keys outside the key table: error (default) or ignore, as in build",
     )
     space.set_defaults(func=_run_space)
+    from mmspubench.space.deploy_cli import register_space_subcommands
+
+    register_space_subcommands(space, _run_space)
 
     submit = sub.add_parser(
         "submit",
@@ -137,4 +170,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     submit.add_argument("--dataset-revision", default=None, help="published dataset revision (commit sha)")
     submit.add_argument("--token", default=None, help="Hub token (default: the logged-in token)")
+    submit.add_argument(
+        "--results-repo",
+        default=None,
+        metavar="ORG/RESULTS",
+        help="also open a PR adding results.json + samples.jsonl under runs/<model>/<revision-or-time>/ "
+        "of this results dataset (the Space's leaderboard and CGLA view read it)",
+    )
     submit.set_defaults(func=_run_submit)

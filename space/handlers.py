@@ -81,6 +81,8 @@ class SpaceState:
     """The leaderboard chart's bars per run (:func:`leaderboard.plot_series`, as ``report --plot``)."""
     models: live.ModelCache = field(default_factory=lambda: live.ModelCache(()))
     """Loaded-on-demand model for live runs."""
+    board_note: str = ""
+    """What the leaderboard left out and where its figures come from (Markdown, escaped)."""
 
 
 def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> SpaceState:
@@ -95,9 +97,12 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
     else:
         source, label = config.dataset, config.dataset
     dataset = load_benchmark(source, split="test", unknown_keys=config.unknown_keys)
+    from mmspubench.space import hub_leaderboard
+
     entries: list[leaderboard.RunEntry] = []
     runs: dict[str, Path] = {}
     series: tuple[Series, ...] = ()
+    folder = None
     if config.results is not None:
         folder = leaderboard.resolve_results(config.results)
         entries = leaderboard.load_entries(folder)
@@ -106,14 +111,16 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
             samples = folder / entry.row["Run"] / "samples.jsonl"
             if samples.is_file():
                 runs[str(entry.row["Run"])] = samples
+    board, note = hub_leaderboard.board(folder, entries, hub_leaderboard.benchmark_id(config.dataset))
     return SpaceState(
         dataset=dataset,
         dataset_label=label,
         index=explore.build_index(dataset),
-        board=leaderboard.leaderboard_frame(entries),
+        board=board,
         runs=runs,
         series=series,
         models=models or live.ModelCache(config.hub_models),
+        board_note=note,
     )
 
 

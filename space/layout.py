@@ -15,7 +15,7 @@ import gradio as gr
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import escape_cell, escape_html
-from mmspubench.space import cgla_view, handlers, leaderboard, live
+from mmspubench.space import cgla_view, handlers, leaderboard, live, preview, zerogpu
 from mmspubench.space.handlers import SpaceConfig, SpaceState
 from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
@@ -86,13 +86,18 @@ def guarded(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
     return _named_like(call, fn, len(bound))
 
 
+def _axis(frame: pd.DataFrame) -> list[float | None]:
+    """The y-axis of a CGL chart (``cgla_view.cgl_axis_limits``); unset for an empty chart."""
+    return list(cgla_view.cgl_axis_limits(frame)) if len(frame) else [None, None]
+
+
 def with_cgl_axis(fn: Callable[..., tuple[Any, ...]], position: int) -> Callable[..., tuple[Any, ...]]:
     """``fn`` whose output ``position`` (a CGL frame) becomes a bar plot with a y-axis framing its values."""
 
     def call(*args: Any) -> tuple[Any, ...]:
         out = list(fn(*args))
         frame = out[position]
-        out[position] = gr.BarPlot(frame, y_lim=cgla_view.cgl_axis_limits(frame))
+        out[position] = gr.BarPlot(frame, y_lim=_axis(frame))
         return tuple(out)
 
     return _named_like(call, fn)
@@ -137,7 +142,11 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
             elem_id="cgla-source",
         )
         cgla_button = gr.Button("Show CGLA", scale=1, elem_id="show-cgla")
+    # The opened item's CGLA from a results run holding it, shown without a click.
+    first_frame, first_reading, first_record = preview.results_cgla(state, first_id, cgla_source.value)
     cgl_plot = gr.BarPlot(
+        first_frame,
+        y_lim=_axis(first_frame),
         x="condition",
         y="cgl",
         color="role",
@@ -149,8 +158,8 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         x_label_angle=-30,
         elem_id="explore-cgl-plot",
     )
-    cgla_text = _markdown(elem_id="explore-cgla-text")
-    record = gr.State(None)
+    cgla_text = _markdown(first_reading, elem_id="explore-cgla-text")
+    record = gr.State(first_record)
     with gr.Accordion("Exact prompts", open=False):
         prompts_button = gr.Button("Show the exact prompts", elem_id="show-prompts")
         prompts = _markdown()
@@ -168,13 +177,19 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         return guarded(handlers.selected_id)(frame, evt.index[0])
 
     open_fn, shown = guarded(handlers.open_item, state), [image, description, options]
+    stored = with_cgl_axis(guarded(preview.results_cgla, state), 0)
+    cgla_in, cgla_out = [item_id, cgla_source], [cgl_plot, cgla_text, record]
     items.select(select_row, items, item_id, api_name="select_item").then(
         open_fn, item_id, shown, api_name="open_selected"
+    ).then(stored, cgla_in, cgla_out, api_name="results_cgla_selected")
+    open_button.click(open_fn, item_id, shown, api_name="open_item").then(
+        stored, cgla_in, cgla_out, api_name="results_cgla"
     )
-    open_button.click(open_fn, item_id, shown, api_name="open_item")
-    item_id.submit(open_fn, item_id, shown, api_name="open_item_by_id")
+    item_id.submit(open_fn, item_id, shown, api_name="open_item_by_id").then(
+        stored, cgla_in, cgla_out, api_name="results_cgla_by_id"
+    )
     cgla_button.click(
-        with_cgl_axis(guarded(handlers.show_cgla, state), 0),
+        with_cgl_axis(guarded(zerogpu.live_cgla_on_gpu(handlers.show_cgla), state), 0),
         [item_id, cgla_source, model_choice],
         [cgl_plot, cgla_text, record],
         api_name="show_cgla",
@@ -191,6 +206,20 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
         "Run a model on the item opened in the Explore tab, or on your own picture with your own question, "
         f"options and attributes (PNG/JPEG/WebP up to {live.MAX_UPLOAD_BYTES // 2**20} MB; texts up to "
         f"{live.MAX_TEXT_CHARS} characters; 1-5 attributes, one per line)."
+    )
+    first_image, first_text = preview.run_preview(state, item_id.value)
+    with gr.Row():
+        run_image = gr.Image(
+            first_image,
+            label="Selected item (what 'selected item' runs on)",
+            type="pil",
+            interactive=False,
+            height=240,
+            elem_id="run-item-image",
+        )
+        run_text = _markdown(first_text, elem_id="run-item-text")
+    item_id.change(
+        guarded(preview.run_preview, state), item_id, [run_image, run_text], api_name="run_preview"
     )
     input_kind = gr.Radio(
         [handlers.SELECTED_ITEM, handlers.UPLOADED_IMAGE],
@@ -245,7 +274,7 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
         prompts_button = gr.Button("Show the exact prompts")
         prompts = _markdown()
     run_button.click(
-        with_cgl_axis(guarded(handlers.run_model, state), 2),
+        with_cgl_axis(guarded(zerogpu.on_gpu(handlers.run_model), state), 2),
         [model_choice, input_kind, item_id, upload, question, *opts, answer, class_name, core, spurious],
         [answer_text, probs, cgl_plot, cgla_text, record],
         api_name="run",
@@ -281,7 +310,12 @@ def _leaderboard_tab(state: SpaceState) -> None:
         label="Runs (accuracy in %)",
         elem_id="board-table",
     )
-    _markdown("Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy.")
+    _markdown(
+        "Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy. "
+        "Source: where each figure comes from (a results-dataset run, its samples re-checked; or the Hub's "
+        "leaderboard of `mcq_accuracy`, verified or community, in Hub Overall)."
+    )
+    _markdown(state.board_note or "- Results dataset and Hub leaderboard both read.", elem_id="board-note")
     # The same grouped bars as `mmspubench report --plot` (eval.plot_data's data, eval.plots' figure).
     plot = gr.Plot(
         handlers.leaderboard_plot(state),

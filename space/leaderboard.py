@@ -27,11 +27,41 @@ TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
 """Per-type accuracy columns, in the order of the paper's Table 2."""
 ID_COLUMNS: tuple[str, ...] = ("Model",)
 SCORE_COLUMNS: tuple[str, ...] = (*TYPE_COLUMNS, "Average", "Overall", "CGLA_acc")
-INFO_COLUMNS: tuple[str, ...] = ("n", "Mode", "Variant", "Scorer", "Date", "Dataset revision", "Run")
-ALL_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, *INFO_COLUMNS)
-TEXT_COLUMNS: tuple[str, ...] = ("Mode", "Variant", "Scorer", "Date", "Dataset revision", "Run")
+INFO_COLUMNS: tuple[str, ...] = (
+    "n",
+    "Mode",
+    "Variant",
+    "Scorer",
+    "Date",
+    "Dataset revision",
+    "Run",
+    "Revision",
+)
+HUB_COLUMNS: tuple[str, ...] = ("Hub Overall", "Hub state", "Source")
+"""The Hub's own figure for the model, its verified/community state, and where each figure of the
+row comes from (``hub_leaderboard.merge``)."""
+ALL_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, *INFO_COLUMNS, *HUB_COLUMNS)
+TEXT_COLUMNS: tuple[str, ...] = (
+    "Mode",
+    "Variant",
+    "Scorer",
+    "Date",
+    "Dataset revision",
+    "Run",
+    "Revision",
+    "Hub state",
+    "Source",
+)
 """Columns shown as plain text (``Model`` is Markdown, escaped; the others are numbers)."""
-DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "n", "Variant", "Scorer", "Date")
+DEFAULT_COLUMNS: tuple[str, ...] = (
+    *ID_COLUMNS,
+    *SCORE_COLUMNS,
+    "n",
+    "Variant",
+    "Scorer",
+    "Date",
+    *HUB_COLUMNS,
+)
 """``Variant`` is shown by default: an ``attribute-hint`` run reads ``attribute-hint (ceiling)``."""
 
 
@@ -111,6 +141,8 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Date"] = str(results.get("created_at", ""))[:10]
     row["Dataset revision"] = str(dataset.get("revision", ""))[:12]
     row["Run"] = run_name
+    row["Revision"] = str(model.get("revision") or "")
+    row.update({"Hub Overall": math.nan, "Hub state": "", "Source": "results dataset"})
     return RunEntry(model_id=model_id, row=row)
 
 

@@ -231,7 +231,8 @@ class ModelCache:
 
 def _default_loader(source: str | Path) -> VisionLanguageModel:
     from mmspubench.eval.loading import load_model
+    from mmspubench.space.zerogpu import live_device
 
     return load_model(
-        source, device="cpu", dtype="float32", batch_size=8, scorer="fast", trust_remote_code=False
+        source, device=live_device(), dtype="float32", batch_size=8, scorer="fast", trust_remote_code=False
     )

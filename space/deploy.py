@@ -1,0 +1,161 @@
+"""``mmspubench space build`` and ``space push``: a complete Space repository, and its upload.
+
+The folder holds ``app.py`` (the entry point, with this build's settings as defaults that the
+Space's variables override), ``README.md`` (the Space header: sdk gradio at the installed
+version, ``app_file``, the suggested ZeroGPU hardware, tags), ``requirements.txt`` (the runtime
+dependencies pinned to the versions installed here; nothing of this project, which is vendored as
+``mmspubench/``) and the vendored package. ``push`` uploads exactly that folder in one commit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.space.vendor import runtime_requirements, vendor_package
+
+SUGGESTED_HARDWARE = "zero-a10g"
+"""ZeroGPU: live runs take a GPU for the length of one decorated call (``space/zerogpu.py``)."""
+BUILD_NAMES: frozenset[str] = frozenset({"app.py", "README.md", "requirements.txt", "mmspubench"})
+"""The top-level entries of a build: ``--overwrite`` replaces a folder holding nothing else."""
+REQUIREMENTS_HEADER = (
+    "# Runtime dependencies of the MM-SpuBench Space, pinned to the versions it is tested with.\n"
+    "# The project's own code is vendored beside app.py (mmspubench/); nothing here needs it.\n"
+    "# torch: install the CPU build first where there is no GPU (its version satisfies the pin).\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceSettings:
+    """The Space's settings, written as defaults of its variables (a Space variable overrides each)."""
+
+    dataset: str | None = None
+    """``MMSPUBENCH_DATASET``: Hub dataset id or folder to explore (default: bundled synthetic release)."""
+    results: str | None = None
+    """``MMSPUBENCH_RESULTS``: results dataset of runs for the leaderboard and CGLA view."""
+    models: str | None = None
+    """``MMSPUBENCH_SPACE_MODELS``: comma-separated Hub ids for live runs (default: two SmolVLM sizes)."""
+    revision: str | None = None
+    """``MMSPUBENCH_PUBLISHED_REVISION``: the dataset commit that submissions must match."""
+
+    def variables(self) -> dict[str, str]:
+        """The variables this build sets, by name (unset ones keep the app's defaults)."""
+        pairs = {
+            "MMSPUBENCH_DATASET": self.dataset,
+            "MMSPUBENCH_RESULTS": self.results,
+            "MMSPUBENCH_SPACE_MODELS": self.models,
+            "MMSPUBENCH_PUBLISHED_REVISION": self.revision,
+        }
+        return {k: v for k, v in pairs.items() if v}
+
+
+_SAFE_VALUE = re.compile(r"[A-Za-z0-9_./,:@-]{1,400}")
+
+
+def _check_settings(settings: SpaceSettings) -> None:
+    for name, value in settings.variables().items():
+        if not _SAFE_VALUE.fullmatch(value):
+            raise MMSpuBenchError(
+                f"setting {name}: {value!r} holds characters outside letters, digits and _./,:@-"
+            )
+
+
+def app_source(settings: SpaceSettings) -> str:
+    """``app.py``: the build's settings as ``os.environ.setdefault`` lines, then the vendored app."""
+    lines = "".join(f"os.environ.setdefault({k!r}, {v!r})\n" for k, v in settings.variables().items())
+    return (
+        '"""Entry point of the MM-SpuBench Space (written by `mmspubench space build`).\n\n'
+        "Settings are the Space's variables; the defaults below are this build's. The package is\n"
+        'vendored beside this file (mmspubench/)."""\n\n'
+        "import os\n\n"
+        f"{lines}\n"
+        "from mmspubench.space.app import main\n\n"
+        'if __name__ == "__main__":\n'
+        "    main()\n"
+    )
+
+
+def readme_source(settings: SpaceSettings) -> str:
+    """The Space card: the package's own ``space/README.md`` with this build's header and settings."""
+    text = resources.files("mmspubench.space").joinpath("README.md").read_text(encoding="utf-8")
+    gradio = metadata.version("gradio")
+    text = re.sub(r"(?m)^sdk_version: .*$", f"sdk_version: {gradio}", text, count=1)
+    text = re.sub(r"(?m)^(app_file: .*)$", rf"\1\nsuggested_hardware: {SUGGESTED_HARDWARE}", text, count=1)
+    rows = "".join(f"| `{k}` | `{v}` |\n" for k, v in settings.variables().items())
+    table = f"| variable | value |\n|---|---|\n{rows}" if rows else "none: every variable has its default.\n"
+    return (
+        f"{text.rstrip()}\n\n## Settings of this build\n\nDefaults written into `app.py`; a Space "
+        f"variable of the same name overrides each.\n\n{table}"
+    )
+
+
+def requirements_source() -> str:
+    """``requirements.txt``: base and ``space`` dependencies at the installed versions."""
+    return REQUIREMENTS_HEADER + "".join(f"{r.line}\n" for r in runtime_requirements())
+
+
+def build_space(out: Path, settings: SpaceSettings, overwrite: bool = False) -> list[Path]:
+    """Write the Space repository to ``out`` (all or nothing); the files written, relative to ``out``."""
+    _check_settings(settings)
+    if out.exists() and not out.is_dir():
+        raise MMSpuBenchError(f"{out}: --out is a file; expected a folder")
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise MMSpuBenchError(f"{out}: folder is not empty; pass --overwrite to replace it")
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in BUILD_NAMES)
+        if foreign:
+            raise MMSpuBenchError(
+                f"{out}: holds {foreign[0]!r}, which no Space build writes; --overwrite replaces only a "
+                "previous build (choose an empty folder)"
+            )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        vendor_package(staging)
+        (staging / "app.py").write_text(app_source(settings), encoding="utf-8")
+        (staging / "README.md").write_text(readme_source(settings), encoding="utf-8")
+        (staging / "requirements.txt").write_text(requirements_source(), encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+
+
+def push_space(folder: Path, files: list[Path], repo_id: str, dry_run: bool, token: str | None = None) -> str:
+    """Upload ``files`` of ``folder`` to the Space ``repo_id`` in one commit; or print them (dry run)."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as err:
+        raise MMSpuBenchError(f"--repo-id {repo_id!r} is not a valid repo id ({err})") from None
+    operations = [
+        CommitOperationAdd(path_in_repo=p.as_posix(), path_or_fileobj=str(folder / p)) for p in files
+    ]
+    if dry_run:
+        for op in operations:
+            print(f"add {op.path_in_repo}")
+        return f"dry run: {len(operations)} files for space {repo_id}, nothing sent"
+    api = HfApi(token=token)
+    try:
+        api.create_repo(repo_id, repo_type="space", space_sdk="gradio", exist_ok=True)
+        info = api.create_commit(
+            repo_id=repo_id,
+            repo_type="space",
+            operations=operations,
+            commit_message="Deploy the MM-SpuBench Space (mmspubench space push)",
+        )
+    except (HfHubHTTPError, OSError, ValueError) as err:
+        raise MMSpuBenchError(f"could not push the Space {repo_id!r}: {err}") from None
+    return str(info.commit_url)

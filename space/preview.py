@@ -1,0 +1,61 @@
+"""What the page shows without a model run: the Run tab's item preview and the results-run CGLA
+of an opened item (Explore's chart fills on opening; live scoring stays behind "Show CGLA")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.markup import code_span, escape_cell
+from mmspubench.space import cgla_view, explore
+from mmspubench.space.handlers import SpaceState
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+NO_RUN_NOTE = "No results run holds this item: press **Show CGLA** to compute it live with the chosen model."
+
+
+def run_preview(state: SpaceState, item_id: str | None) -> tuple[Image | None, str]:
+    """The picture, question and options the Run tab's "selected item" input will run on."""
+    item_id = (item_id or "").strip()
+    if item_id not in state.index.row_of:
+        return None, "No item opened: open one in the Explore tab (or choose *my image*)."
+    view = explore.item_view(state.dataset, state.index, item_id)
+    options = "\n".join(
+        f"- {letter}. {escape_cell(text)}" for letter, text in zip("ABCD", view.options, strict=False)
+    )
+    return view.pil_image, (
+        f"**Will run on item {code_span(view.id)}**\n\n**Question:** {escape_cell(view.question)}\n\n{options}"
+    )
+
+
+def _run_holding(state: SpaceState, item_id: str, source: str | None) -> tuple[str, dict[str, Any]] | None:
+    """The chosen results run when it holds the item, else the first run (by name) that does."""
+    names = sorted(state.runs)
+    if source in state.runs:
+        names = [str(source), *(n for n in names if n != source)]
+    for name in names:
+        try:
+            records = cgla_view.read_samples(state.runs[name])
+        except MMSpuBenchError:
+            continue
+        if item_id in records and records[item_id].get("conditions"):
+            return name, records[item_id]
+    return None
+
+
+def results_cgla(
+    state: SpaceState, item_id: str | None, source: str | None
+) -> tuple[pd.DataFrame, str, dict[str, Any] | None]:
+    """The CGL chart of the opened item from a results run holding it; an empty chart and a hint otherwise."""
+    found = _run_holding(state, (item_id or "").strip(), source)
+    if found is None:
+        return pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)), NO_RUN_NOTE, None
+    name, record = found
+    try:
+        frame, text = cgla_view.cgl_frame(record), cgla_view.cgla_markdown(record)
+    except MMSpuBenchError as err:
+        return pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)), escape_cell(str(err)), None
+    return frame, f"From results run {code_span(name)}. {text}", record
