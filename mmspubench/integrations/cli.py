@@ -69,8 +69,9 @@ def run_ingest(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     """``mmspubench export``."""
     from mmspubench.integrations.items import load_split
-    from mmspubench.integrations.vlmevalkit import write_tsv
+    from mmspubench.integrations.vlmevalkit import check_target, write_tsv
 
+    check_target(args.out)  # before the dataset is read
     split = load_split(args.dataset, args.dataset_revision, args.split)
     write_tsv(split, args.out)
     print(f"{args.out}: {len(split.items)} items in VLMEvalKit's MCQ layout")
