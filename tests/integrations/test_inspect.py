@@ -131,6 +131,10 @@ def test_ingested_log_reports_and_submits(
         k: (s["prediction"], s["raw_output"]) for k, s in _samples(eval_run).items()
     }
     assert main(["report", str(run / "results.json")]) == 0
+    from mmspubench.space.leaderboard import load_entries
+
+    (entry,) = load_entries(tmp_path)
+    assert entry.model_id == "bundled"  # the provider's model part, as `eval` names a folder
     assert _submit(run, tmp_path / "pr") == 0
     assert (tmp_path / "pr").is_dir()
 
@@ -163,6 +167,17 @@ def test_a_tampered_log_is_refused(
     err = capsys.readouterr().err.strip()
     assert err and "\n" not in err and "Traceback" not in err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("content", [b"not a log", b"PK\x03\x04broken zip"])
+def test_a_file_that_is_not_an_inspect_log_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    path = tmp_path / "x.eval"
+    path.write_bytes(content)
+    assert _ingest(path, tmp_path / "run") == 2
+    err = capsys.readouterr().err.strip()
+    assert "x.eval" in err and "\n" not in err and not (tmp_path / "run").exists()
 
 
 @pytest.mark.slow
