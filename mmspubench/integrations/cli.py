@@ -51,8 +51,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run_ingest(args: argparse.Namespace) -> int:
     """``mmspubench ingest``."""
     from mmspubench.integrations import ingest_sources
-    from mmspubench.integrations.ingest import ingest
+    from mmspubench.integrations.ingest import check_out, ingest
 
+    check_out(args.out)  # before the file is read
     if args.harness == "inspect":
         from mmspubench.eval.extras import require
 

@@ -175,10 +175,15 @@ def _model_section(run: HarnessRun) -> dict[str, Any]:
     }
 
 
-def write_run(run: HarnessRun, split: Split, out: Path) -> dict[str, Any]:
-    """Check everything, then write ``out/samples.jsonl`` and ``out/results.json``; return the results."""
+def check_out(out: Path) -> None:
+    """``out`` is a new or empty folder (an ingested run never mixes with another)."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise MMSpuBenchError(f"{out}: exists and is not an empty folder; pass a new --out")
+
+
+def write_run(run: HarnessRun, split: Split, out: Path) -> dict[str, Any]:
+    """Check everything, then write ``out/samples.jsonl`` and ``out/results.json``; return the results."""
+    check_out(out)
     samples = samples_for(run, split)
     config = dataclasses.replace(_config(run), out=str(out))
     ids = [s.item.id for s in split.items]
