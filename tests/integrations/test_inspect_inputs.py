@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mmspubench.cli import main
@@ -23,14 +24,15 @@ def test_an_unknown_prompt_variant_is_refused_before_the_data_is_read() -> None:
     [("https://example.com/a.png", "data: URI"), ("file:///etc/passwd", "data: URI"), (None, "one image")],
 )
 def test_the_provider_takes_one_inline_image_only(image: str | None, expected: str) -> None:
-    from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText
+    from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ContentImage, ContentText
     from mmspubench.integrations.inspect_provider import to_prompt
 
-    parts: list[ContentImage | ContentText] = [ContentText(text="q")]
+    parts: list[Any] = [ContentText(text="q")]
     if image is not None:
         parts.insert(0, ContentImage(image=image))
     with pytest.raises(MMSpuBenchError, match=expected):
-        to_prompt([ChatMessageSystem(content="s"), ChatMessageUser(content=parts)])
+        messages: list[ChatMessage] = [ChatMessageSystem(content="s"), ChatMessageUser(content=parts)]
+        to_prompt(messages)
 
 
 def test_ingest_refuses_a_run_folder_that_holds_files(
