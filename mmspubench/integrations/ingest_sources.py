@@ -26,6 +26,19 @@ def _int_or_none(value: Any, what: str, source: str) -> int | None:
         raise MMSpuBenchError(f"{source}: {what} {value!r} is not a whole number") from None
 
 
+def _limit(task_limit: Any, inspect_limit: Any, source: str) -> int | None:
+    """The items the run covers: ``-T limit=`` and Inspect's own ``--limit N`` (the first N samples)."""
+    limits = [_int_or_none(task_limit, "task argument limit", source)]
+    if isinstance(inspect_limit, int):
+        limits.append(inspect_limit)
+    elif inspect_limit is not None:
+        raise MMSpuBenchError(
+            f"{source}: --limit {inspect_limit!r}: only a count of first samples can be ingested"
+        )
+    given = [n for n in limits if n is not None]
+    return min(given) if given else None
+
+
 def _model_name(inspect_model: str) -> str:
     """Our provider's ``mmspubench/<folder or Hub id>`` -> the folder or Hub id; others as Inspect names them."""
     provider, _, rest = inspect_model.partition("/")
@@ -84,7 +97,7 @@ def read_inspect_log(path: Path) -> HarnessRun:
         dataset=None if args.get("dataset") is None else str(args["dataset"]),
         revision=None if args.get("revision") is None else str(args["revision"]),
         split=str(args.get("split", "test")),
-        limit=_int_or_none(args.get("limit"), "task argument limit", source),
+        limit=_limit(args.get("limit"), log.eval.config.limit, source),
         max_new_tokens=_int_or_none(args.get("max_tokens"), "task argument max_tokens", source) or 16,
         answers=tuple(_inspect_answer(s, source) for s in log.samples),
         claimed=claimed,

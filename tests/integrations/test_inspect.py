@@ -109,6 +109,24 @@ def test_mockllm_gets_our_prompt_and_its_figures_are_ours(published: Path, tmp_p
     _check_figures(log, _ours(pairs))
 
 
+def test_a_run_cut_by_inspects_own_limit_ingests_as_a_partial_run(
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def reply(*_: Any) -> ModelOutput:
+        output = ModelOutput.from_content("mockllm", "I cannot tell.")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    model = get_model("mockllm/model", custom_outputs=reply)
+    logs = inspect_eval(TASK, model=model, task_args=ARGS, limit=4, display="none", log_dir=str(tmp_path))
+    assert logs[0].status == "success", logs[0].error
+    assert _ingest(Path(logs[0].location), tmp_path / "run") == 0
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["dataset"]["n"] == 4 and results["config"]["limit"] == 4
+    assert results["accuracy"]["unparsed"] == 4  # the reply names no option
+    assert _submit(tmp_path / "run", tmp_path / "pr") == 2  # only full runs are submitted
+
+
 def _ingest(log_path: Path, out: Path) -> int:
     return main(["ingest", "inspect", str(log_path), "--out", str(out)])
 
