@@ -73,6 +73,9 @@ class MMSpuBenchModelAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
         import mmspubench
+        from mmspubench.eval.extras import require
+
+        require("the mmspubench/<model> Inspect provider", ["torch", "transformers"])
 
         folder: str = model_name
         if model_name == BUNDLED:
