@@ -20,6 +20,7 @@ from mmspubench.dataset_builder import cli as builder_cli
 from mmspubench.eval import commands as eval_cli
 from mmspubench.eval.extras import missing_extra_error
 from mmspubench.guard import run_guarded
+from mmspubench.integrations import cli as integrations_cli
 from mmspubench.space import cli as space_cli
 
 EPILOG = """examples:
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_cli.register(sub)
     space_cli.register(sub)
     curate_cli.register(sub)
+    integrations_cli.register(sub)
     return parser
 
 

@@ -1,0 +1,12 @@
+"""MM-SpuBench inside outside harnesses: Inspect AI, lmms-eval and VLMEvalKit, and runs coming back.
+
+Thin adapters over the package's own loader, prompts, parser and metrics:
+
+- ``inspect_task``: the Inspect task ``mmspubench/mm_spubench`` (entry point ``inspect_ai``).
+- ``inspect_provider``: the Inspect model provider ``mmspubench/<model>`` (our transformers loader).
+- ``lmms_eval/``: the lmms-eval task folder (``mmspubench integrations lmms-eval`` prints it).
+- ``vlmevalkit``: the VLMEvalKit MCQ TSV writer (``mmspubench export --format vlmevalkit``).
+- ``ingest``: an Inspect log or lmms-eval samples file -> our run folder (``mmspubench ingest``).
+
+Nothing here is imported by ``mmspubench`` itself; each module imports its harness on use.
+"""

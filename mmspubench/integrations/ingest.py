@@ -1,0 +1,213 @@
+"""A finished harness run -> our run folder: samples.jsonl and results.json recomputed by our code.
+
+Each harness reader (``ingest_sources``) yields the raw answer text per item id and what the run
+says about itself (its figures per item and overall). Here every answer is read again with our
+parser against the item as our loader reads it, the harness's own figures are checked against
+that reading (a log whose scores or figures were edited is refused), and the run folder is written
+as ``mmspubench eval --metrics accuracy --answer-mode generate`` writes one, marked with the
+harness and its version (``results.json`` ``harness``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mmspubench.errors import MMSpuBenchError, record_error
+from mmspubench.eval import prompts, results
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.parse import parse_answer
+from mmspubench.eval.records import SampleResult
+from mmspubench.eval.run_stamp import run_stamp
+from mmspubench.integrations.items import Split, SplitItem, by_id
+
+TOLERANCE = 1e-9
+"""How far a figure the harness recorded may sit from ours (float formatting, nothing more)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessAnswer:
+    """One item's answer as the harness recorded it."""
+
+    id: str
+    """Item id."""
+    raw_output: str
+    """The model's answer text."""
+    claimed_prediction: str | None
+    """The letter the harness recorded as the answer (``None``: none, or not recorded)."""
+    claimed_correct: bool | None
+    """Whether the harness scored it correct (``None``: not recorded)."""
+    user_text: str | None = None
+    """The prompt text the harness sent, when it records one (checked against ours)."""
+    target: str | None = None
+    """The answer letter the harness scored against, when it records one (checked against ours)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessRun:
+    """What a harness's output file says about the run."""
+
+    harness: str
+    """``inspect_ai`` or ``lmms_eval``."""
+    version: str
+    """The harness's version as its output records it."""
+    source: str
+    """The file read (for messages)."""
+    model: str
+    """The model name the harness recorded."""
+    dataset: str | None
+    """The dataset argument (Hub id, built folder or raw release; ``None``: the bundled release)."""
+    revision: str | None
+    """The Hub revision, when the dataset is a Hub id."""
+    split: str
+    """The split evaluated."""
+    limit: int | None
+    """The harness's item limit (``None``: the whole split)."""
+    max_new_tokens: int
+    """Answer length asked for."""
+    answers: tuple[HarnessAnswer, ...]
+    """Every answer, in the file's order."""
+    claimed: Mapping[str, float]
+    """Overall figures the harness recorded (``accuracy`` as a fraction; ``overall``, ``average`` and
+    per-type as percentages), only those it recorded."""
+
+
+def _sample(answer: HarnessAnswer, split_item: SplitItem, source: str) -> SampleResult:
+    item = split_item.item
+    if answer.user_text is not None and answer.user_text != split_item.user_text:
+        raise record_error(
+            source, item.id, "input", "the prompt text is not mmspubench's multiple-choice text"
+        )
+    if answer.target is not None and answer.target != item.answer:
+        raise record_error(
+            source, item.id, "target", f"{answer.target!r} but the item's answer is {item.answer!r}"
+        )
+    prediction = parse_answer(answer.raw_output, item.options)
+    correct = prediction == item.answer
+    if answer.claimed_correct is not None and answer.claimed_correct != correct:
+        raise record_error(
+            source,
+            item.id,
+            "score",
+            f"recorded {answer.claimed_correct} but the answer reads as {prediction!r}",
+        )
+    if answer.claimed_prediction is not None and answer.claimed_prediction != (prediction or ""):
+        raise record_error(
+            source,
+            item.id,
+            "answer",
+            f"recorded {answer.claimed_prediction!r} but the output reads as {prediction!r}",
+        )
+    return SampleResult(
+        id=item.id,
+        types=item.spurious_types,
+        answer=item.answer,
+        prediction=prediction,
+        correct=correct,
+        raw_output=answer.raw_output,
+        option_scores=None,
+        class_name=item.class_name,
+        conditions=(),
+        cgla_min=None,
+        cgla_acc=None,
+    )
+
+
+def samples_for(run: HarnessRun, split: Split) -> list[SampleResult]:
+    """Our samples from the harness's answers; every id an item of the split, each once, all present."""
+    items, seen, out = by_id(split.items), set(), []
+    for answer in run.answers:
+        if answer.id not in items:
+            raise record_error(run.source, answer.id, "id", "not an item of the split")
+        if answer.id in seen:
+            raise record_error(run.source, answer.id, "id", "appears twice")
+        seen.add(answer.id)
+        out.append(_sample(answer, items[answer.id], run.source))
+    missing = [s.item.id for s in split.items if s.item.id not in seen]
+    if missing:
+        raise MMSpuBenchError(
+            f"{run.source}: {len(missing)} item(s) of the split have no answer, e.g. {missing[:3]}"
+        )
+    return out
+
+
+def check_claims(run: HarnessRun, accuracy: Mapping[str, Any]) -> None:
+    """The harness's overall figures equal ours, recomputed from the same answers."""
+    ours = {
+        "accuracy": accuracy["overall"] / 100.0,
+        "overall": accuracy["overall"],
+        "average": accuracy["average"],
+    }
+    ours.update({k: v for k, v in accuracy["by_type"].items() if v is not None})
+    for name, value in run.claimed.items():
+        if name not in ours or abs(float(value) - ours[name]) > TOLERANCE:
+            raise MMSpuBenchError(
+                f"{run.source}: figure {name!r}: recorded {value!r} but its answers give {ours.get(name)!r}"
+            )
+
+
+def _config(run: HarnessRun) -> RunConfig:
+    return RunConfig(
+        model=run.model,
+        dataset=run.dataset,
+        split=run.split,
+        dataset_revision=run.revision,
+        metrics=("accuracy",),
+        limit=run.limit,
+        answer_mode="generate",
+        max_new_tokens=run.max_new_tokens,
+        prompts=prompts.prompt_spec(),
+    )
+
+
+def _model_section(run: HarnessRun) -> dict[str, Any]:
+    return {
+        "id": run.model,
+        "path": "",
+        "revision": None,
+        "dtype": "unknown",
+        "adapter": run.harness,
+        "scorer_used": None,
+        "scorer_fallback_reason": None,
+    }
+
+
+def check_out(out: Path) -> None:
+    """``out`` is a new or empty folder (an ingested run never mixes with another)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise MMSpuBenchError(f"{out}: exists and is not an empty folder; pass a new --out")
+
+
+def write_run(run: HarnessRun, split: Split, out: Path) -> dict[str, Any]:
+    """Check everything, then write ``out/samples.jsonl`` and ``out/results.json``; return the results."""
+    check_out(out)
+    samples = samples_for(run, split)
+    config = dataclasses.replace(_config(run), out=str(out))
+    ids = [s.item.id for s in split.items]
+    model = _model_section(run)
+    backend = {"name": run.harness, "version": run.version}
+    built = results.build_results(config, model, split.identity, samples, ids, {}, backend)
+    check_claims(run, built["accuracy"])
+    built["harness"] = {"name": run.harness, "version": run.version, "source": Path(run.source).name}
+    identity = {k: model[k] for k in ("id", "path", "revision", "dtype", "adapter")}
+    stamp = run_stamp(config.identity(), split.identity, identity)
+    out.mkdir(parents=True, exist_ok=True)
+    ordered = {s.id: s for s in samples}
+    results.write_samples_atomic(out / results.SAMPLES_NAME, [ordered[i] for i in ids], stamp)
+    results.write_json_atomic(out / results.RESULTS_NAME, built)
+    return built
+
+
+def ingest(run: HarnessRun, out: Path) -> dict[str, Any]:
+    """Load the split the harness ran (our loader), then :func:`write_run`."""
+    from mmspubench.integrations.items import load_split
+
+    return write_run(run, load_split(run.dataset, run.revision, run.split, run.limit), out)
+
+
+def claimed_from(values: Mapping[str, Any], names: Sequence[str]) -> dict[str, float]:
+    """The numeric figures among ``names`` in ``values``."""
+    return {n: float(values[n]) for n in names if isinstance(values.get(n), (int, float))}

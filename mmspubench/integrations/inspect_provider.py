@@ -1,0 +1,113 @@
+"""The Inspect AI model provider ``mmspubench/<model>``: a local or Hub VLM through our transformers loader.
+
+``--model mmspubench/bundled`` runs the bundled tiny model; ``--model mmspubench/<folder or Hub
+id>`` any other (``-M device=cuda -M dtype=bfloat16 -M trust_remote_code=true``). The model is
+loaded by ``mmspubench.load_model`` and each request is answered as ``mmspubench eval
+--answer-mode generate`` answers an item: the system text, the image and the user text become our
+``ChatPrompt``, rendered with the model's chat template, and the answer is greedy.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ContentImage,
+    ContentText,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.protocol import ChatPrompt
+
+BUNDLED = "bundled"
+"""Model name that stands for the bundled tiny model."""
+DEFAULT_MAX_TOKENS = 16
+"""Answer length when the request sets none (``mmspubench eval``'s ``--max-new-tokens`` default)."""
+
+
+def _decode_image(uri: str) -> Any:
+    from PIL import Image
+
+    head, sep, body = uri.partition(",")
+    if not (uri.startswith("data:image/") and sep and head.endswith(";base64")):
+        raise MMSpuBenchError("mmspubench provider: an image must be a base64 data: URI")
+    return Image.open(io.BytesIO(base64.b64decode(body))).convert("RGB")
+
+
+def to_prompt(messages: list[ChatMessage]) -> tuple[ChatPrompt, Any]:
+    """Inspect messages -> our ``ChatPrompt`` and the one image (a system turn, one user turn)."""
+    system = " ".join(m.text for m in messages if isinstance(m, ChatMessageSystem))
+    users = [m for m in messages if isinstance(m, ChatMessageUser)]
+    if len(users) != 1 or len(messages) != len(users) + sum(
+        isinstance(m, ChatMessageSystem) for m in messages
+    ):
+        raise MMSpuBenchError("mmspubench provider: expected system messages and exactly one user message")
+    content = users[0].content
+    parts = [ContentText(text=content)] if isinstance(content, str) else list(content)
+    images = [p.image for p in parts if isinstance(p, ContentImage)]
+    if len(images) != 1:
+        raise MMSpuBenchError(f"mmspubench provider: expected one image in the user turn, got {len(images)}")
+    text = "".join(p.text for p in parts if isinstance(p, ContentText))
+    return ChatPrompt(system=system, user_text=text, assistant_prefix=""), _decode_image(images[0])
+
+
+class MMSpuBenchModelAPI(ModelAPI):
+    """Inspect's view of one of our loaded models (one request at a time, greedy)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig | None = None,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
+        import mmspubench
+        from mmspubench.eval.extras import require
+
+        require("the mmspubench/<model> Inspect provider", ["torch", "transformers"])
+
+        folder: str = model_name
+        if model_name == BUNDLED:
+            from mmspubench.eval.bundled import bundled_model_dir
+
+            folder = str(bundled_model_dir())
+        self.vlm = mmspubench.load_model(
+            folder,
+            device=str(model_args.get("device", "cpu")),
+            dtype=str(model_args.get("dtype", "float32")),
+            batch_size=1,
+            trust_remote_code=str(model_args.get("trust_remote_code", "false")).lower() == "true",
+        )
+
+    def max_connections(self) -> int:
+        """One model in this process: requests run one by one."""
+        return 1
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        """The greedy answer to the request, as ``mmspubench eval`` generates it."""
+        prompt, image = to_prompt(input)
+        context = self.vlm.render(prompt)
+        max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
+        text = self.vlm.generate([image], [context], max_tokens)[0]
+        output = ModelOutput.from_content(model=self.model_name, content=text)
+        tokenizer = getattr(getattr(self.vlm, "processor", None), "tokenizer", None)
+        tokens = len(tokenizer(text)["input_ids"]) if tokenizer is not None else 0
+        output.usage = ModelUsage(input_tokens=0, output_tokens=tokens, total_tokens=tokens)
+        return output

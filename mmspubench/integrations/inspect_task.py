@@ -1,0 +1,113 @@
+"""The Inspect AI task ``mmspubench/mm_spubench``: MM-SpuBench's multiple-choice accuracy.
+
+Run it with ``inspect eval mmspubench/mm_spubench --model mmspubench/bundled -T dataset=...``
+(from any folder but the repository root, where ``mmspubench/`` is a folder of task files to
+Inspect). The samples are our items (sample id = item id) with our prompt: the system turn, then
+one user turn holding the image first and the multiple-choice text of ``mmspubench eval``. The
+solver asks for one greedy answer, reads it with our parser (``mmspubench.eval.parse``) and marks
+that choice, so Inspect's ``choice`` scorer scores what ``mmspubench eval`` scores. Inspect's own
+``multiple_choice`` solver is not used: it writes options as ``A) text`` and reads only
+``ANSWER: X``, so its prompt and its answers would differ from ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText
+from inspect_ai.scorer import Metric, SampleScore, accuracy, choice, metric, value_to_float
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import metrics as our_metrics
+from mmspubench.eval import prompts
+from mmspubench.eval.parse import parse_answer
+from mmspubench.integrations.items import SplitItem, load_split
+
+TASK_NAME = "mmspubench/mm_spubench"
+"""The task's registry name (explicit: an editable install has no distribution prefix)."""
+PROMPT_VARIANTS = ("standard",)
+"""Multiple-choice prompt variants this version knows (the templates of ``eval/prompts.py``)."""
+DEFAULT_MAX_TOKENS = 16
+"""Answer length, as ``mmspubench eval``'s ``--max-new-tokens`` default."""
+
+
+def to_sample(split_item: SplitItem) -> Sample:
+    """One item as an Inspect ``Sample``: our system turn, then image + our multiple-choice text."""
+    item = split_item.item
+    user = ChatMessageUser(
+        content=[ContentImage(image=split_item.data_uri), ContentText(text=split_item.user_text)]
+    )
+    return Sample(
+        id=item.id,
+        input=[ChatMessageSystem(content=prompts.SYSTEM), user],
+        choices=list(item.options),
+        target=item.answer,
+        metadata={"types": list(item.spurious_types), "class_name": item.class_name},
+    )
+
+
+@solver
+def mcq_answer(max_tokens: int = DEFAULT_MAX_TOKENS) -> Solver:
+    """One greedy answer, read by ``mmspubench.eval.parse.parse_answer``; the named choice is marked."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state = await generate(state, max_tokens=max_tokens, temperature=0.0)
+        options = [c.value for c in state.choices]
+        letter = parse_answer(state.output.completion, options)
+        for index in range(len(options)):
+            state.choices.mark_choice(index, ANSWER_LETTERS[index] == letter)
+        return state
+
+    return solve
+
+
+def _scored(scores: Sequence[SampleScore]) -> list[our_metrics.Scored]:
+    to_float, out = value_to_float(), []
+    for sample_score in scores:
+        types = tuple((sample_score.sample_metadata or {}).get("types") or ())
+        value = 1.0 if to_float(sample_score.score.value) == 1.0 else 0.0
+        out.append(our_metrics.Scored(types, value))
+    return out
+
+
+@metric
+def type_accuracy() -> Metric:
+    """Table 2's figures in percent: ``overall``, ``average`` (mean over types with items) and one
+    per type abbreviation (an item of two types counts in both; types without items left out)."""
+
+    def compute(scores: list[SampleScore]) -> Any:
+        summary = our_metrics.accuracy_summary(_scored(scores), 0, 0)
+        by_type = {k: v for k, v in summary["by_type"].items() if v is not None}
+        return {"overall": summary["overall"], "average": summary["average"], **by_type}
+
+    return compute
+
+
+@task(name=TASK_NAME)
+def mm_spubench(
+    dataset: str | None = None,
+    revision: str | None = None,
+    split: str = "test",
+    prompt_variant: str = "standard",
+    limit: int | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+) -> Task:
+    """MM-SpuBench accuracy. ``dataset``: a Hub id (at ``revision``), a built folder or a raw
+    release, as ``mmspubench eval --dataset`` (default: the bundled release)."""
+    if prompt_variant not in PROMPT_VARIANTS:
+        raise MMSpuBenchError(
+            f"-T prompt_variant={prompt_variant!r}: expected one of {', '.join(PROMPT_VARIANTS)}"
+        )
+    loaded = load_split(dataset, revision, split, None if limit is None else int(limit))
+    samples = [to_sample(s) for s in loaded.items]
+    return Task(
+        dataset=MemoryDataset(samples, name="mm_spubench", location=str(dataset or "bundled")),
+        solver=mcq_answer(int(max_tokens)),
+        scorer=choice(),
+        metrics=[accuracy(), type_accuracy()],
+        metadata={"mmspubench_dataset": loaded.identity, "prompt_version": prompts.PROMPT_VERSION},
+    )

@@ -1,0 +1,41 @@
+"""Run inside the lmms-eval environment: load the task folder with lmms-eval's TaskManager, apply the
+task's own hooks to given answers, print what they give as one JSON object.
+
+Usage: python lmms_driver.py TASK_DIR ANSWERS_JSON   (ANSWERS_JSON: {item id: raw answer text})
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def main(task_dir: str, answers_path: str) -> dict[str, Any]:
+    from lmms_eval.tasks import TaskManager, get_task_dict
+
+    answers = json.loads(Path(answers_path).read_text(encoding="utf-8"))
+    manager = TaskManager(include_path=task_dir)
+    task = get_task_dict(["mm_spubench"], manager)["mm_spubench"]
+    texts, records, visuals = {}, {}, 0
+    per_metric: dict[str, list[Any]] = {}
+    for doc in task.test_docs():
+        texts[doc["id"]] = task.doc_to_text(doc)
+        visuals += len(task.doc_to_visual(doc))
+        outcome = task.process_results(doc, [answers[doc["id"]]])
+        for key, value in outcome.items():
+            per_metric.setdefault(key, []).append(value)
+        records[doc["id"]] = outcome["mm_spubench_acc"]
+    figures = {key: task.aggregation()[key](values) for key, values in per_metric.items()}
+    return {
+        "output_type": task.OUTPUT_TYPE,
+        "texts": texts,
+        "visuals": visuals,
+        "records": records,
+        "figures": figures,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1], sys.argv[2])))
