@@ -24,26 +24,30 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics as our_metrics
 from mmspubench.eval import prompts
-from mmspubench.eval.parse import parse_answer
+from mmspubench.eval.parse import parse_answer, parse_final_answer
 from mmspubench.integrations.items import SplitItem, load_split
 
 TASK_NAME = "mmspubench/mm_spubench"
 """The task's registry name (explicit: an editable install has no distribution prefix)."""
-PROMPT_VARIANTS = ("standard",)
-"""Multiple-choice prompt variants this version knows (the templates of ``eval/prompts.py``)."""
+PROMPT_VARIANTS = tuple(prompts.VARIANTS)
+"""Multiple-choice prompt variants (the templates of ``eval/prompts.py``, as ``--prompt-variant``)."""
 DEFAULT_MAX_TOKENS = 16
-"""Answer length, as ``mmspubench eval``'s ``--max-new-tokens`` default."""
+"""Answer length of the standard prompt, as ``mmspubench eval``'s ``--max-new-tokens`` default
+(a variant that reasons first takes its own, ``PromptVariant.max_new_tokens``)."""
 
 
-def to_sample(split_item: SplitItem) -> Sample:
-    """One item as an Inspect ``Sample``: our system turn, then image + our multiple-choice text."""
+def to_sample(split_item: SplitItem, variant_name: str = prompts.STANDARD) -> Sample:
+    """One item as an Inspect ``Sample``: the variant's system turn, then image + its
+    multiple-choice text (the standard variant: ``mmspubench eval``'s own prompt)."""
     item = split_item.item
-    user = ChatMessageUser(
-        content=[ContentImage(image=split_item.data_uri), ContentText(text=split_item.user_text)]
-    )
+    chosen = prompts.variant(variant_name)
+    text = prompts.mcq_prompt(
+        item.question, item.options, "generate", variant_name, core_attributes=item.core_attributes
+    ).user_text
+    user = ChatMessageUser(content=[ContentImage(image=split_item.data_uri), ContentText(text=text)])
     return Sample(
         id=item.id,
-        input=[ChatMessageSystem(content=prompts.SYSTEM), user],
+        input=[ChatMessageSystem(content=chosen.system), user],
         choices=list(item.options),
         target=item.answer,
         metadata={"types": list(item.spurious_types), "class_name": item.class_name},
@@ -51,13 +55,15 @@ def to_sample(split_item: SplitItem) -> Sample:
 
 
 @solver
-def mcq_answer(max_tokens: int = DEFAULT_MAX_TOKENS) -> Solver:
-    """One greedy answer, read by ``mmspubench.eval.parse.parse_answer``; the named choice is marked."""
+def mcq_answer(max_tokens: int = DEFAULT_MAX_TOKENS, final_answer: bool = False) -> Solver:
+    """One greedy answer, read by ``mmspubench.eval.parse.parse_answer`` (``parse_final_answer`` for
+    a variant that reasons first); the named choice is marked."""
+    parse = parse_final_answer if final_answer else parse_answer
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         state = await generate(state, max_tokens=max_tokens, temperature=0.0)
         options = [c.value for c in state.choices]
-        letter = parse_answer(state.output.completion, options)
+        letter = parse(state.output.completion, options)
         for index in range(len(options)):
             state.choices.mark_choice(index, ANSWER_LETTERS[index] == letter)
         return state
@@ -94,7 +100,7 @@ def mm_spubench(
     split: str = "test",
     prompt_variant: str = "standard",
     limit: int | None = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_tokens: int | None = None,
 ) -> Task:
     """MM-SpuBench accuracy. ``dataset``: a Hub id (at ``revision``), a built folder or a raw
     release, as ``mmspubench eval --dataset`` (default: the bundled release)."""
@@ -102,12 +108,19 @@ def mm_spubench(
         raise MMSpuBenchError(
             f"-T prompt_variant={prompt_variant!r}: expected one of {', '.join(PROMPT_VARIANTS)}"
         )
+    chosen = prompts.variant(prompt_variant)
     loaded = load_split(dataset, revision, split, None if limit is None else int(limit))
-    samples = [to_sample(s) for s in loaded.items]
+    samples = [to_sample(s, prompt_variant) for s in loaded.items]
     return Task(
         dataset=MemoryDataset(samples, name="mm_spubench", location=str(dataset or "bundled")),
-        solver=mcq_answer(int(max_tokens)),
+        solver=mcq_answer(int(max_tokens or chosen.max_new_tokens), chosen.final_answer),
         scorer=choice(),
         metrics=[accuracy(), type_accuracy()],
-        metadata={"mmspubench_dataset": loaded.identity, "prompt_version": prompts.PROMPT_VERSION},
+        metadata={
+            "mmspubench_dataset": loaded.identity,
+            "prompt_version": prompts.PROMPT_VERSION,
+            "prompt_variant": chosen.name,
+            "prompt_variant_version": chosen.version,
+            "ceiling": chosen.ceiling,
+        },
     )

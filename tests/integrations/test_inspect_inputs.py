@@ -16,7 +16,36 @@ def test_an_unknown_prompt_variant_is_refused_before_the_data_is_read() -> None:
     from mmspubench.integrations.inspect_task import mm_spubench
 
     with pytest.raises(MMSpuBenchError, match="prompt_variant"):
-        mm_spubench(dataset="/nonexistent", prompt_variant="attribute-hint")
+        mm_spubench(dataset="/nonexistent", prompt_variant="no-such-variant")
+
+
+@pytest.mark.parametrize("name", ["core-focus", "reasoning", "attribute-hint"])
+def test_a_prompt_variant_gives_the_texts_of_mmspubench_eval(name: str) -> None:
+    from inspect_ai.model import ContentText
+    from mmspubench.eval import prompts
+    from mmspubench.integrations.inspect_task import mm_spubench
+
+    task = mm_spubench(prompt_variant=name, limit=2)
+    chosen = prompts.variant(name)
+    sample = task.dataset[0]
+    assert not isinstance(sample.input, str)
+    system, user = sample.input
+    assert system.content == chosen.system
+    text = [part.text for part in user.content if isinstance(part, ContentText)]
+    assert sample.metadata is not None
+    item_id = sample.id
+    from mmspubench.dataset_builder.defaults import default_dataset_dir
+    from mmspubench.dataset_builder.load import load_benchmark
+    from mmspubench.dataset_builder.schema import Item
+
+    rows = load_benchmark(default_dataset_dir())
+    item = next(Item.from_row(r, "bundled") for r in rows if r["id"] == item_id)
+    expected = prompts.mcq_prompt(item.question, item.options, "generate", name, item.core_attributes)
+    assert text == [expected.user_text]
+    assert task.metadata is not None and task.metadata["prompt_variant"] == name
+    assert task.metadata["ceiling"] is chosen.ceiling
+    if name == "attribute-hint":
+        assert all(a in text[0] for a in item.core_attributes)
 
 
 @pytest.mark.parametrize(
