@@ -7,7 +7,7 @@ The requests are every CGLA condition of the first ITEMS items of the bundled sy
 cases that make the cache cover scored positions: each item's first condition twice more (identical
 requests) and with a continuation long enough to span cache blocks, once alone and once as a prefix
 of a longer continuation; then the long ones again in a second call, whose cache reads cover their
-scored positions (the rescoring path). Writes {"vllm": [...], "plain": [...], "first_call": {...},
+scored positions (the rescoring path). Writes {"vllm": [...], "plain": [...], "long": [...], "first_call": {...},
 "prefix_cache": {...}} (cache counts after the first call and at the end).
 """
 
@@ -39,7 +39,8 @@ def requests_of(model: Any, n: int) -> list[Any]:
         out += [ScoreRequest(item.pil_image, contexts[0], continuation)] * 2  # identical conditions
         long = continuation + LONG
         out += [ScoreRequest(item.pil_image, contexts[0], long)]  # a prefix of the next one
-        out += [ScoreRequest(item.pil_image, contexts[0], long + LONG)]
+        # over 128 tokens (the CPU backend's default block): a cached copy covers scored positions
+        out += [ScoreRequest(item.pil_image, contexts[0], long + LONG * 5)]
     return out
 
 
@@ -69,7 +70,14 @@ def main() -> None:
     assert texts == [(r.context, r.continuation) for r in requests], "both backends render alike"
     want = plain.score(requests)
     want_again = [w for w, r in zip(want, requests, strict=True) if r.continuation.endswith(LONG)]
-    result = {"vllm": got + got_again, "plain": want + want_again, "first_call": first, "prefix_cache": cache}
+    long = [r.continuation.endswith(LONG) for r in requests + again]
+    result = {
+        "vllm": got + got_again,
+        "plain": want + want_again,
+        "long": long,
+        "first_call": first,
+        "prefix_cache": cache,
+    }
     Path(out).write_text(json.dumps(result))
 
 
