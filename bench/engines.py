@@ -11,8 +11,10 @@ warm-up chunk first (not timed). Also printed: the largest |CGL difference| of e
 the plain scorer on these items (the speed is only worth having with the same figures), and a
 CGLA table of the prompt tokens each engine computed per item next to the unique minimum (each
 image and shared prefix once plus each condition's own suffix): for vLLM its checked counts
-(``num_cached_tokens``; rescored requests counted twice), for transformers the tokens its scorer
-feeds (padding included).
+(``num_cached_tokens``; rescored requests counted twice; it may go below the minimum, as the
+accuracy part's prompt of the same item leaves the image's blocks in the cache), for transformers
+the tokens its scorer feeds (padding included). The vLLM engine's prefix cache is emptied after the
+warm-up, so that the timed items are not in it already.
 
 Run it with a python that has both transformers and vLLM (here: the vLLM environment, see the
 README; on a CPU set ``VLLM_CPU_KVCACHE_SPACE=1 TORCHDYNAMO_DISABLE=1``):
@@ -114,6 +116,9 @@ def time_engine(model: Any, items: list[Any], batch: int, max_new_tokens: int) -
         model="bench", dataset="bench", max_new_tokens=max_new_tokens, prompts=prompts.prompt_spec()
     )
     evaluate_items(model, items[: min(batch, 2)], config)
+    reset = getattr(getattr(model, "llm", None), "reset_prefix_cache", None)
+    if reset is not None:  # vLLM: the warm-up's prompts are not left in the cache for the timed part
+        reset()
     before = _cache_counts(model)
     clock = Clock()
     results = []

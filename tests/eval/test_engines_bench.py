@@ -49,7 +49,9 @@ def test_gpu_script_runs_on_the_cpu_with_tiny() -> None:
     cgla = {engine: [cell.strip() for cell in cells.split("|")] for engine, cells in ROW.findall(tokens)}
     assert set(cgla) == ENGINES - {"transformers-plain"}, run.stdout
     for engine, (rate, computed, minimum, ratio, rescored) in cgla.items():
-        assert float(rate) > 0 and float(computed) >= float(minimum) > 0 and float(ratio) >= 1, engine
+        assert float(rate) > 0 and float(computed) > 0 and float(minimum) > 0, engine
+        # not reading the cache, vLLM computes every condition's whole prompt
+        assert engine != "vllm-no-cache-read" or float(ratio) > 1, engine
         assert (rescored == "-") == (engine == "transformers-fast"), engine
     assert re.search(
         r"vLLM CGLA, cache read / not read: [0-9.]+x; cache read / transformers-fast: [0-9.]+x", tokens
