@@ -147,8 +147,9 @@ def test_rescored_requests_equal_the_plain_scorer(vllm_model: Path, tmp_path: Pa
 
 
 def test_llava_profile_with_many_cached_blocks_equals_plain(tmp_path: Path) -> None:
-    """The LLaVA-1.5 token profile (576 image tokens, 32k vocabulary; random weights) at vLLM's
-    default block size: each item's image and shared prompt span several blocks, read from the cache."""
+    """The LLaVA-1.5 token profile (576 image tokens, 32k vocabulary; random weights) at the
+    backend's own CPU block size: each item's image and shared prompt span many blocks, read from
+    the cache."""
     folder = tmp_path / "llava-profile"
     build = (
         "import sys; sys.path.insert(0, 'bench'); from pathlib import Path; import llava_profile as lp; "
@@ -216,6 +217,9 @@ def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path:
     assert backend["settings"]["prompt_logprobs"] is True
     assert backend["settings"]["add_special_tokens"] is True  # the tiny LLaVA's template writes no BOS
     assert backend["usage"]["requests"] > 0 and backend["usage"]["prompt_tokens"] > 0
+    # vLLM 0.32's server takes no skip_reading_prefix_cache (and reports no cached tokens unless
+    # started with --enable-prompt-tokens-details): the probe finds it, nothing extra is sent
+    assert backend["prefix_cache"]["read"] is False and backend["prefix_cache"]["requests"] > 0
 
 
 def test_fast_scorer_on_the_lowest_transformers(tmp_path: Path) -> None:
