@@ -10,8 +10,9 @@ the image, expands the image placeholder itself, and returns the prompt log-prob
   generated token; the CGL is the sum of the prompt log-probabilities of exactly the continuation
   tokens. With prefix caching on (the default here) the requests read the cache, scheduled and
   checked by :mod:`~mmspubench.eval.backends.vllm_cache` (each image and shared prefix computed
-  once per item; a request whose cache read covered a needed position is scored again without it). The token ids vLLM ran are checked against ours (text before the first image token,
-  BOS included, and everything after the last one), so both backends score the same tokens.
+  once per item; a request whose cache read covered a needed position is scored again without
+  it). The token ids vLLM ran are checked against ours (text before the first image token, BOS
+  included, and everything after the last one), so both backends score the same tokens.
 - ``generate``: greedy decoding; the new tokens are decoded by the same processor as transformers.
 
 All requests of a call go to ``LLM.generate`` at once; the runner hands over large chunks
