@@ -1,11 +1,20 @@
 """Engines side by side: items/s of the accuracy part and of the CGLA part, one run, same items.
 
 Engines: transformers with the plain scorer, transformers with the fast (prefix-cached) scorer,
-and vLLM offline (``--backend vllm``), all through the model Protocol and the runner's
+and vLLM offline (``--backend vllm``) twice: reading its prefix cache (the default: each item's
+image and shared prompt computed once, see mmspubench.eval.backends.vllm_cache) and not reading it
+(``enable_prefix_caching: false``, every condition computes its whole prompt), all through the
+model Protocol and the runner's
 ``evaluate_items`` (accuracy = greedy generation + parser; CGLA = one score call per chunk), on
 the same items of the bundled synthetic split and the same model folder. Each engine gets one
 warm-up chunk first (not timed). Also printed: the largest |CGL difference| of each engine against
-the plain scorer on these items (the speed is only worth having with the same figures).
+the plain scorer on these items (the speed is only worth having with the same figures), and a
+CGLA table of the prompt tokens each engine computed per item next to the unique minimum (each
+image and shared prefix once plus each condition's own suffix): for vLLM its checked counts
+(``num_cached_tokens``; rescored requests counted twice; it may go below the minimum, as the
+accuracy part's prompt of the same item leaves the image's blocks in the cache), for transformers
+the tokens its scorer feeds (padding included). The vLLM engine's prefix cache is emptied after the
+warm-up, so that the timed items are not in it already.
 
 Run it with a python that has both transformers and vLLM (here: the vLLM environment, see the
 README; on a CPU set ``VLLM_CPU_KVCACHE_SPACE=1 TORCHDYNAMO_DISABLE=1``):
@@ -73,8 +82,32 @@ def load_items(n: int) -> list[Any]:
     return [items[i % len(items)] for i in range(n)]
 
 
+def cgla_calls(model: Any, items: list[Any], batch: int) -> list[tuple[Any, ...]]:
+    """The CGLA score calls the runner makes for ``items`` in chunks of ``batch`` (same requests)."""
+    from mmspubench.eval import prompts
+    from mmspubench.eval.protocol import ScoreRequest
+
+    calls = []
+    for first in range(0, len(items), batch):
+        calls.append(
+            tuple(
+                ScoreRequest(item.pil_image, model.render(prompts.cgla_prompt(attribute)), continuation)
+                for item in items[first : first + batch]
+                for continuation in [prompts.cgla_continuation(item.class_name)]
+                for attribute in (*item.core_attributes, *item.spurious_attributes)
+            )
+        )
+    return calls
+
+
+def _cache_counts(model: Any) -> dict[str, Any] | None:
+    info = getattr(model, "backend_info", None)
+    return dict(info["prefix_cache"]) if isinstance(info, dict) and "prefix_cache" in info else None
+
+
 def time_engine(model: Any, items: list[Any], batch: int, max_new_tokens: int) -> dict[str, Any]:
-    """Warm up on one chunk, then run accuracy (generate) and CGLA over ``items`` in chunks of ``batch``."""
+    """Warm up on one chunk, then run accuracy (generate) and CGLA over ``items`` in chunks of
+    ``batch``; for vLLM also the scoring requests' cache counts of the timed part."""
     from mmspubench.eval import prompts
     from mmspubench.eval.config import RunConfig
     from mmspubench.eval.runner import Clock, evaluate_items
@@ -83,12 +116,29 @@ def time_engine(model: Any, items: list[Any], batch: int, max_new_tokens: int) -
         model="bench", dataset="bench", max_new_tokens=max_new_tokens, prompts=prompts.prompt_spec()
     )
     evaluate_items(model, items[: min(batch, 2)], config)
+    reset = getattr(getattr(model, "llm", None), "reset_prefix_cache", None)
+    if reset is not None:  # vLLM: the warm-up's prompts are not left in the cache for the timed part
+        reset()
+    before = _cache_counts(model)
     clock = Clock()
     results = []
     for first in range(0, len(items), batch):
         results.extend(evaluate_items(model, items[first : first + batch], config, clock))
     cgls = [c.cgl for r in results for c in r.conditions]
+    after = _cache_counts(model)
+    tokens = None
+    if before is not None and after is not None:
+        tokens = {
+            k: after[k] - before[k] for k in ("requests", "computed_prompt_tokens", "rescored_requests")
+        }
+    else:  # transformers: the tokens its scorer feeds (bench/score_speed.py's count)
+        from score_speed import token_counts
+
+        plain, fast, minimum = token_counts(model, [c for c in cgla_calls(model, items, batch) if c])
+        fed = plain if model.scorer == "plain" else fast
+        tokens = {"computed_prompt_tokens": fed, "unique_minimum": minimum}
     return {
+        "tokens": tokens,
         "accuracy_ips": len(items) / clock.accuracy_seconds,
         "cgla_ips": len(items) / clock.cgla_seconds,
         "cgls": cgls,
@@ -99,10 +149,11 @@ def time_engine(model: Any, items: list[Any], batch: int, max_new_tokens: int) -
 def run_engine(name: str, folder: Path, args: argparse.Namespace) -> Any:
     from mmspubench.eval.backends import BackendOptions, load_backend, parse_engine_args
 
-    backend = "vllm" if name == "vllm" else "transformers"
-    options = BackendOptions(
-        name=backend, engine_args=parse_engine_args(args.engine_args) if backend == "vllm" else {}
-    )
+    backend = "vllm" if name.startswith("vllm") else "transformers"
+    engine_args = parse_engine_args(args.engine_args) if backend == "vllm" else {}
+    if name == "vllm-no-cache-read":
+        engine_args = {**engine_args, "enable_prefix_caching": False}
+    options = BackendOptions(name=backend, engine_args=engine_args)
     return load_backend(
         options,
         str(folder),
@@ -115,7 +166,7 @@ def run_engine(name: str, folder: Path, args: argparse.Namespace) -> Any:
     )
 
 
-ENGINES = ("transformers-plain", "transformers-fast", "vllm")
+ENGINES = ("transformers-plain", "transformers-fast", "vllm", "vllm-no-cache-read")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             model = run_engine(name, folder, args)
             load = time.perf_counter() - start
-            batch = args.vllm_chunk if name == "vllm" else args.batch_size
+            batch = args.vllm_chunk if name.startswith("vllm") else args.batch_size
             rows.append((name, load, time_engine(model, items, batch, args.max_new_tokens)))
             if hasattr(model, "close"):  # vLLM: stop the engine's processes now, not at exit
                 model.close()
@@ -173,6 +224,29 @@ def print_table(rows: list[tuple[str, float, dict[str, Any]]], args: argparse.Na
     best_acc = max(rows, key=lambda row: row[2]["accuracy_ips"])[0]
     best_cgla = max(rows, key=lambda row: row[2]["cgla_ips"])[0]
     print(f"\nfastest accuracy part: {best_acc}; fastest CGLA part: {best_cgla}")
+    print_tokens(rows, args)
+
+
+def print_tokens(rows: list[tuple[str, float, dict[str, Any]]], args: argparse.Namespace) -> None:
+    """The CGLA rows: items/s and computed prompt tokens per item next to the unique minimum."""
+    minimum = rows[1][2]["tokens"]["unique_minimum"] / args.items  # same tokens for every engine
+    print(f"\n## CGLA part: computed prompt tokens per item (unique minimum {minimum:.0f})\n")
+    print(
+        "| engine | CGLA items/s | computed tokens/item | unique minimum/item | computed / minimum | rescored |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, _load, r in rows[1:]:
+        t = r["tokens"]
+        per_item = t["computed_prompt_tokens"] / args.items
+        rescored = f"{t['rescored_requests'] / t['requests']:.1%}" if t.get("requests") else "-"
+        print(
+            f"| {name} | {r['cgla_ips']:.2f} | {per_item:.0f} | {minimum:.0f} | {per_item / minimum:.2f} | {rescored} |"
+        )
+    rate = {name: r["cgla_ips"] for name, _load, r in rows}
+    print(
+        f"\nvLLM CGLA, cache read / not read: {rate['vllm'] / rate['vllm-no-cache-read']:.2f}x; "
+        f"cache read / transformers-fast: {rate['vllm'] / rate['transformers-fast']:.2f}x"
+    )
 
 
 if __name__ == "__main__":  # vLLM starts worker processes: the engine is created under this guard

@@ -5,9 +5,13 @@
 # tokens, a 32-layer 4096-wide Llama, 32k vocabulary), RANDOM weights built on the GPU in bfloat16
 # and saved once to a temporary folder (~14 GB; nothing is downloaded), then the same items of the
 # bundled synthetic split through transformers (plain scorer), transformers (fast scorer) and
-# vLLM offline. It prints items/s of the accuracy part (greedy generation) and of the CGLA part per
-# engine, the largest CGL difference against the plain scorer (bf16: expect ~1e-2, not float32's
-# 1e-5), whether the predictions agree, and the minutes extrapolated to all 2,400 items.
+# vLLM offline in both modes: reading its prefix cache (`vllm`, the default of --backend vllm) and
+# not reading it (`vllm-no-cache-read`, prefix caching off). It prints items/s of the accuracy part
+# (greedy generation) and of the CGLA part per engine, the largest CGL difference against the plain
+# scorer (bf16: expect ~1e-2, not float32's 1e-5), whether the predictions agree, the minutes
+# extrapolated to all 2,400 items, and the CGLA table: prompt tokens computed per item next to the
+# unique minimum (each image and shared prefix once plus each condition's suffix), vLLM's share of
+# rescored requests, and the speed-up of reading the cache.
 #
 # Requirements: one CUDA GPU with >= 40 GB (the transformers model is freed before vLLM starts; vLLM
 # takes 85% of the memory), a python with the `eval` extra AND a CUDA build of vLLM

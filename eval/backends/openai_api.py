@@ -18,7 +18,9 @@ prefix property is checked, and the chat completion's prompt tokens must be exac
 of context + continuation (a server that ignores ``continue_final_message`` in chat completions
 would have end-of-turn tokens scored); every answer is checked
 (:mod:`~mmspubench.eval.backends.server_answers`). The BOS rule is the same too: special tokens are added unless the
-chat template already writes the BOS (vLLM's chat endpoint adds none unless asked).
+chat template already writes the BOS (vLLM's chat endpoint adds none unless asked). A server that
+honours ``skip_reading_prefix_cache`` and reports its cached tokens gets the scoring requests read
+its prefix cache, checked per answer (:mod:`~mmspubench.eval.backends.server_cache`).
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends import server_answers as answers
+from mmspubench.eval.backends import server_cache
 from mmspubench.eval.backends.api_key import read_api_key
 from mmspubench.eval.backends.server_answers import continuation_sum
+from mmspubench.eval.backends.vllm_cache import CacheCounts
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 from mmspubench.redact import clean, redact
 
@@ -60,6 +64,8 @@ class ServerFeatures:
     add_special_tokens: bool | None
     """Whether requests ask for the tokenizer's special tokens (BOS); ``None`` for a server without
     vLLM's extensions (nothing extra is sent)."""
+    reads_cache: bool = False
+    """Scoring requests read the server's prefix cache (:mod:`~mmspubench.eval.backends.server_cache`)."""
 
 
 def render_messages(prompt: ChatPrompt) -> str:
@@ -110,6 +116,8 @@ class OpenAIModel:
         self._info = info
         self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
         """Token usage summed over this process's requests."""
+        self.cache_counts = CacheCounts()
+        """Scoring requests' prompt tokens computed and read from the server's cache, rescored share."""
 
     @property
     def info(self) -> ModelInfo:
@@ -136,6 +144,7 @@ class OpenAIModel:
             "version": openai.__version__,
             "settings": settings,
             "usage": dict(self.usage),
+            "prefix_cache": {"read": self.features.reads_cache, **self.cache_counts.record()},
         }
 
     def render(self, prompt: ChatPrompt) -> str:
@@ -196,15 +205,29 @@ class OpenAIModel:
             async def run(client: Any) -> float:
                 messages = _with_image(request.context, urls[id(request.image)], request.continuation)
                 tokenized = await self._tokenize(client, messages)
-                ids, logprobs = await self._prompt_logprobs(client, messages)
+                context = contexts[(id(request.image), request.context)]
+                ids, logprobs = await self._checked_logprobs(client, messages, len(tokenized) - len(context))
                 answers.check_same_tokens(tokenized, ids, request)
-                return continuation_sum(
-                    contexts[(id(request.image), request.context)], ids, logprobs, request
-                )
+                return continuation_sum(context, ids, logprobs, request)
 
             return run
 
-        return _run(self, [job(r) for r in requests])
+        if not self.features.reads_cache:
+            return _run(self, [job(r) for r in requests])
+        # the first request of each image warms the server's cache for the others
+        return server_cache.in_waves(
+            [id(r.image) for r in requests], lambda wave: _run(self, [job(requests[i]) for i in wave])
+        )
+
+    async def _checked_logprobs(
+        self, client: Any, messages: list[dict[str, Any]], n_scored: int
+    ) -> tuple[list[int], list[Any]]:
+        """Prompt log-probabilities, read from the cache where the server allows it (checked)."""
+
+        def ask(read: bool) -> Awaitable[tuple[list[int], list[Any], int | None]]:
+            return self._prompt_logprobs(client, messages, read)
+
+        return await server_cache.checked(ask, self.features.reads_cache, n_scored, self.cache_counts)
 
     async def _tokenize(self, client: Any, messages: list[dict[str, Any]]) -> list[int]:
         body = {"model": self.name, "messages": messages, **_continue(), **self._extra()}
@@ -212,9 +235,11 @@ class OpenAIModel:
         return answers.tokenize_tokens(result)
 
     async def _prompt_logprobs(
-        self, client: Any, messages: list[dict[str, Any]]
-    ) -> tuple[list[int], list[Any]]:
+        self, client: Any, messages: list[dict[str, Any]], read_cache: bool
+    ) -> tuple[list[int], list[Any], int | None]:
         extra = self._extra(prompt_logprobs=0, return_token_ids=True, **_continue())
+        if self.features.reads_cache:  # otherwise nothing more is sent
+            extra.update(server_cache.READ_CACHE if read_cache else server_cache.SKIP_CACHE)
         response = await client.chat.completions.create(
             model=self.name, messages=messages, max_tokens=1, temperature=0.0, extra_body=extra
         )
@@ -222,7 +247,7 @@ class OpenAIModel:
         found = answers.prompt_logprobs(response.model_dump())
         if found is None:
             raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
-        return found
+        return (*found, server_cache.cached_tokens(response))
 
     def _count(self, response: Any) -> None:
         self.usage["requests"] += 1
@@ -367,7 +392,11 @@ def probe(options: BackendOptions, name: str) -> ServerFeatures:
         except (openai.NotFoundError, openai.BadRequestError, openai.UnprocessableEntityError):
             return ServerFeatures(prompt_logprobs=False, add_special_tokens=None)
         has = answers.prompt_logprobs(response.model_dump()) is not None
-        return ServerFeatures(prompt_logprobs=has, add_special_tokens=add)
+        try:
+            reads = has and await server_cache.reads_cache(client, name, {"add_special_tokens": add})
+        except (openai.BadRequestError, openai.UnprocessableEntityError):
+            reads = False
+        return ServerFeatures(prompt_logprobs=has, add_special_tokens=add, reads_cache=reads)
 
     return _call(options, [ask])[0]
 

@@ -17,7 +17,10 @@ not: end-of-turn and generation-prompt tokens are in the prompt), ``positive`` /
 prompt log-probability is +25 / NaN), ``short`` (one log-probability fewer than the tokens),
 ``nonprefix`` (``/tokenize`` of the context is not a prefix of that of context + continuation),
 ``float_tokens`` (``/tokenize`` answers floats), ``string_logprob`` (a log-probability is the string
-``"-0.5"``), ``bool_ids`` (a prompt token id is ``true``). Action ``html``: a 200 that is not JSON.
+``"-0.5"``), ``bool_ids`` (a prompt token id is ``true``). ``prefix_cache``: honest, and it honours
+``skip_reading_prefix_cache: false`` like a vLLM engine: blocks of :data:`BLOCK` tokens of earlier
+prompts are read (at most all but the last token), reported in ``usage.prompt_tokens_details``, and
+their log-probabilities are garbage (-9.0), as vLLM leaves them. Action ``html``: a 200 that is not JSON.
 """
 
 from __future__ import annotations
@@ -52,6 +55,13 @@ def toy_tokens(messages: list[dict[str, Any]], *, special: bool, continue_final:
     return [*tokens, ROLES["assistant"]]
 
 
+BLOCK = 4
+"""Block size of the ``prefix_cache`` server's cache."""
+
+GARBAGE = -9.0
+"""Log-probability the ``prefix_cache`` server returns for positions it read from its cache."""
+
+
 def toy_logprob(token: int) -> float:
     """The toy model's log-probability of a prompt token."""
     return -0.01 * (token % 7 + 1)
@@ -77,6 +87,7 @@ class StandInServer:
         self._release = threading.Event()
         self._dead = threading.Event()
         self._chat_count = 0
+        self._blocks: set[tuple[int, ...]] = set()
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
@@ -143,12 +154,30 @@ class StandInServer:
             logprobs[-1] = {str(ids[-1]): {"logprob": "-0.5", "rank": 1}}
         if mode == "bool_ids":
             ids[-1] = True
-        return {"prompt_token_ids": ids, "prompt_logprobs": logprobs}
+        found = {"prompt_token_ids": ids, "prompt_logprobs": logprobs}
+        return {**found, **self._read_cache(body, ids, logprobs)} if mode == "prefix_cache" else found
+
+    def _read_cache(self, body: Any, ids: list[int], logprobs: list[Any]) -> dict[str, Any]:
+        """Positions read from the cache get GARBAGE; the prompt's blocks are cached afterwards."""
+        with self._lock:
+            cached = 0
+            if body.get("skip_reading_prefix_cache") is False:
+                hits = [k for k in range(BLOCK, len(ids), BLOCK) if tuple(ids[:k]) in self._blocks]
+                cached = max(hits, default=0)
+            self._blocks.update(tuple(ids[:k]) for k in range(BLOCK, len(ids) + 1, BLOCK))
+        for p in range(1, cached + 1):
+            logprobs[p] = {str(ids[p]): {"logprob": GARBAGE, "rank": 1}}
+        return {
+            "usage": {
+                "prompt_tokens": len(ids),
+                "completion_tokens": 1,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            }
+        }
 
     def _completion(self, body: Any) -> dict[str, Any]:
         extra = self._prompt_logprobs(body) if self.scoring and "prompt_logprobs" in body else {}
         return {
-            **extra,
             "id": "chatcmpl-standin",
             "object": "chat.completion",
             "created": 0,
@@ -161,6 +190,7 @@ class StandInServer:
                 }
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            **extra,
         }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -216,15 +246,16 @@ class StandInServer:
                     time.sleep(server.slow_seconds)
                     action = "ok"
                 fast_retry = {"retry-after-ms": "1"}
-                hostile = _hostile(server._completion(body), action, auth)
+                completion = server._completion(body)  # once: the prefix_cache server caches its prompt
+                hostile = _hostile(completion, action, auth)
                 if action == "trickle":  # one byte at a time: no single read ever times out
-                    self._trickle(json.dumps(server._completion(body)).encode(), server.slow_seconds)
+                    self._trickle(json.dumps(completion).encode(), server.slow_seconds)
                 elif action == "html":  # a proxy's error page, 200 and not JSON
                     self._send_raw(200, b"<html>\x1b]0;owned\x07 bad gateway</html>", "text/html")
                 elif action == "tokenize":
                     self._send(200, server._tokenize(body))
                 elif action == "ok":
-                    self._send(200, server._completion(body))
+                    self._send(200, completion)
                 elif hostile is not None:
                     self._send(*hostile)
                 elif action == "429":

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -252,6 +253,39 @@ def test_a_scoring_server_gives_the_continuation_sum(tmp_path: Path) -> None:
     )  # exactly the continuation's characters: no end-of-turn token, no generation prompt
     results = json.loads((out / "results.json").read_text())
     assert results["backend"]["settings"]["prompt_logprobs"] is True
+
+
+def test_a_server_that_ignores_the_cache_option_is_sent_none() -> None:
+    """vLLM 0.32's server: no cached-token counts, so scoring requests never ask to read the cache."""
+    with StandInServer(scoring="vllm") as server, tempfile.TemporaryDirectory() as tmp:
+        assert main(_eval(server, Path(tmp) / "run", "--limit", "2")) == 0
+        backend = json.loads((Path(tmp) / "run" / "results.json").read_text())["backend"]
+    scoring = [r["body"] for r in server.chat_requests() if "prompt_logprobs" in r["body"]]
+    assert scoring and not any("skip_reading_prefix_cache" in b for b in scoring[3:])  # after the probe
+    assert backend["prefix_cache"]["read"] is False and backend["prefix_cache"]["cached_prompt_tokens"] == 0
+
+
+def test_a_server_that_reads_its_prefix_cache_gives_the_same_scores(tmp_path: Path) -> None:
+    """The option is sent, cached positions (garbage here, as in vLLM) are never summed: a second
+    run of the same items finds every prompt cached, and those requests are rescored without it."""
+    with StandInServer(scoring="prefix_cache") as server:
+        for run in ("first", "again"):
+            assert main(_eval(server, tmp_path / run, "--limit", "2")) == 0
+    for run in ("first", "again"):
+        conditions = [c for s in _samples(tmp_path / run) for c in s["conditions"]]
+        assert conditions and all(
+            c["cgl"] == pytest.approx(sum(toy_logprob(ord(ch) + 100) for ch in c["continuation"]))
+            for c in conditions
+        )
+    first, again = (
+        json.loads((tmp_path / run / "results.json").read_text())["backend"]["prefix_cache"]
+        for run in ("first", "again")
+    )
+    assert first["read"] and first["cached_prompt_tokens"] > 0  # the conditions read the first one's blocks
+    assert again["rescored_requests"] > 0 and again["rescored_share"] > first["rescored_share"]
+    bodies = [r["body"] for r in server.chat_requests() if "prompt_logprobs" in r["body"]]
+    assert any(b.get("skip_reading_prefix_cache") is False for b in bodies)
+    assert any(b.get("skip_reading_prefix_cache") is True for b in bodies)  # the rescored ones
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,10 @@
 Inside the vLLM environment (its transformers and image processor for both sides), on the trained
 tiny LLaVA in float32: per-condition CGLs within 1e-4 and equal greedy predictions, for the offline
 engine (``--backend vllm``) and through a real vLLM OpenAI-compatible server started here
-(``--backend openai``); the option letters' scores of ``logprob`` mode too. Also: the fast scorer's
+(``--backend openai``); the option letters' scores of ``logprob`` mode too. The offline engine reads
+its prefix cache (blocks of 32 tokens, so that the tiny model's prompts span several), including
+requests whose cache read covers scored positions (rescored without the cache), and on the
+LLaVA-1.5 token profile (576 image tokens: a shared prefix of many blocks). Also: the fast scorer's
 tests pass on the lowest transformers the pins allow (the vLLM environment's).
 """
 
@@ -32,9 +35,11 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = "40"
 TOLERANCE = 1e-4
+SMALL_BLOCKS = '{"block_size": 32}'
+"""vLLM's CPU backend caches whole blocks (128 tokens by default, longer than the tiny prompts)."""
 
 
-def _driver(backend: str, scorer: str, model: Path, out: Path) -> None:
+def _driver(backend: str, scorer: str, model: Path, out: Path, engine_args: str = "{}") -> None:
     cmd = [
         vllm_python(),
         str(ROOT / "tests/eval/vllm_driver.py"),
@@ -43,6 +48,7 @@ def _driver(backend: str, scorer: str, model: Path, out: Path) -> None:
         str(model),
         str(out),
         LIMIT,
+        engine_args,
     ]
     subprocess.run(cmd, env=vllm_env(), check=True, timeout=900, cwd=out.parent)
 
@@ -86,15 +92,76 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_offline_engine_equals_transformers(reference: Path, vllm_model: Path, tmp_path: Path) -> None:
     out = tmp_path / "vllm"
-    _driver("vllm", "fast", vllm_model, out)
+    _driver("vllm", "fast", vllm_model, out, SMALL_BLOCKS)
     worst = compare(out, reference)
     print(f"offline: max |vLLM - transformers| = {worst:.3g} over {LIMIT} items")
     assert worst <= TOLERANCE
     backend = json.loads((out / "generate" / "results.json").read_text())["backend"]
     assert backend["name"] == "vllm" and backend["settings"]["dtype"] == "float32"
+    cache = backend["prefix_cache"]
+    print(f"offline: prefix cache {cache}")
+    assert cache["read"] and backend["settings"]["enable_prefix_caching"] is True
+    assert cache["cached_prompt_tokens"] > 0 and cache["computed_prompt_tokens"] > 0
+    assert cache["requests"] > 0 and 0 <= cache["rescored_share"] <= 1
     plain = tmp_path / "plain"  # and the plain transformers scorer, for good measure
     _driver("transformers", "plain", bundled_model_dir(), plain)
     assert compare(out, plain) <= TOLERANCE
+
+
+def _score_driver(model: Path, out: Path, items: int, engine_args: str) -> dict[str, Any]:
+    cmd = [
+        vllm_python(),
+        str(ROOT / "tests/eval/vllm_score_driver.py"),
+        str(model),
+        str(out),
+        str(items),
+        engine_args,
+    ]
+    subprocess.run(cmd, env=vllm_env(), check=True, timeout=900, cwd=out.parent)
+    found: dict[str, Any] = json.loads(out.read_text())
+    return found
+
+
+def _check_scores(found: dict[str, Any], what: str) -> None:
+    """Conditions within TOLERANCE; the long made-up continuations (sums over up to ~200 tokens, in
+    the thousands) within TOLERANCE plus float32's relative rounding of such a sum."""
+    rows = list(zip(found["vllm"], found["plain"], found["long"], strict=True))
+    worst = max(abs(a - b) for a, b, long in rows if not long)
+    print(
+        f"{what}: max |vLLM (cache read) - plain| = {worst:.3g} over the conditions; {found['prefix_cache']}"
+    )
+    assert worst <= TOLERANCE
+    for a, b, long in rows:
+        assert not long or abs(a - b) <= TOLERANCE + 1e-6 * abs(b), (a, b)
+
+
+def test_rescored_requests_equal_the_plain_scorer(vllm_model: Path, tmp_path: Path) -> None:
+    """Identical requests and one that is a prefix of another: the second call's cache reads cover
+    scored positions; those requests are rescored without the cache, equal to the plain scorer."""
+    found = _score_driver(vllm_model, tmp_path / "scores.json", 3, SMALL_BLOCKS)
+    _check_scores(found, "rescoring")
+    first, last = found["first_call"], found["prefix_cache"]
+    assert first["cached_prompt_tokens"] > 0  # the conditions of an item read the first one's blocks
+    assert last["rescored_requests"] > first["rescored_requests"]  # the rescoring path ran
+    assert last["rescored_share"] == last["rescored_requests"] / last["requests"]
+
+
+def test_llava_profile_with_many_cached_blocks_equals_plain(tmp_path: Path) -> None:
+    """The LLaVA-1.5 token profile (576 image tokens, 32k vocabulary; random weights) at the
+    backend's own CPU block size: each item's image and shared prompt span many blocks, read from
+    the cache."""
+    folder = tmp_path / "llava-profile"
+    build = (
+        "import sys; sys.path.insert(0, 'bench'); from pathlib import Path; import llava_profile as lp; "
+        "from mmspubench.eval.backends.vllm_layout import to_vllm_layout; "
+        f"to_vllm_layout(lp.save_llava(Path({str(folder)!r}), lp.CPU_REALISTIC))"
+    )
+    subprocess.run([vllm_python(), "-c", build], env=vllm_env(), check=True, timeout=600, cwd=ROOT)
+    found = _score_driver(folder, tmp_path / "scores.json", 2, "{}")
+    _check_scores(found, "llava profile")
+    first = found["first_call"]
+    assert first["cached_prompt_tokens"] >= 2 * 512  # at least 4 blocks of 128 per item read
+    assert found["prefix_cache"]["rescored_requests"] > 0
 
 
 def _free_port() -> int:
@@ -150,6 +217,9 @@ def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path:
     assert backend["settings"]["prompt_logprobs"] is True
     assert backend["settings"]["add_special_tokens"] is True  # the tiny LLaVA's template writes no BOS
     assert backend["usage"]["requests"] > 0 and backend["usage"]["prompt_tokens"] > 0
+    # vLLM 0.32's server takes no skip_reading_prefix_cache (and reports no cached tokens unless
+    # started with --enable-prompt-tokens-details): the probe finds it, nothing extra is sent
+    assert backend["prefix_cache"]["read"] is False and backend["prefix_cache"]["requests"] > 0
 
 
 def test_fast_scorer_on_the_lowest_transformers(tmp_path: Path) -> None:

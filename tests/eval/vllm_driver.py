@@ -1,18 +1,20 @@
 """Run one backend on the bundled synthetic split, generate+CGLA and logprob answers, with one
 model load (a helper of test_vllm_equality.py, run by the vLLM environment's python).
 
-usage: python tests/eval/vllm_driver.py BACKEND SCORER MODEL OUT LIMIT
+usage: python tests/eval/vllm_driver.py BACKEND SCORER MODEL OUT LIMIT [ENGINE_ARGS_JSON]
 writes OUT/generate and OUT/logprob run folders (results.json, samples.jsonl).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 
 def main() -> None:
     backend, scorer, model, out, limit = sys.argv[1:6]
+    engine_args = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
     from mmspubench.dataset_builder.defaults import default_dataset_dir
     from mmspubench.dataset_builder.load import load_pinned
     from mmspubench.eval import prompts
@@ -24,7 +26,7 @@ def main() -> None:
     ds, info = load_pinned(dataset, "test")
     batch = DEFAULT_BATCH_SIZE[backend]
     vlm = load_backend(
-        BackendOptions(name=backend),
+        BackendOptions(name=backend, engine_args=engine_args),
         model,
         device="cpu",
         dtype="float32",

@@ -1,0 +1,131 @@
+"""The prefix-cache schedule and checks of ``--backend vllm`` scoring, on a fake engine (no vLLM).
+
+The fake engine keeps a cache of block-aligned prefixes of the prompts it ran before the current
+call (like vLLM, a request does not read blocks computed in the same call) and fills the
+log-probabilities of cached positions with garbage, as vLLM 0.32 leaves them uninitialised.
+The engine itself: test_vllm_equality.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.backends.vllm_cache import (
+    CacheCounts,
+    covers_scored,
+    groups_of,
+    score_reading_cache,
+)
+from mmspubench.eval.backends.vllm_engine import continuation_sum
+
+BLOCK = 4
+GARBAGE = 123.0
+TRUE = "the true count"
+
+
+@dataclass
+class _Out:
+    prompt_token_ids: list[int]
+    prompt_logprobs: list[Any]
+    num_cached_tokens: Any
+
+
+@dataclass
+class _Engine:
+    """Log-probability of token t at position p: -(t + p) / 100; cached positions: GARBAGE."""
+
+    cache: set[tuple[int, ...]] = field(default_factory=set)
+    calls: list[tuple[int, bool]] = field(default_factory=list)
+    report: Any = TRUE
+    """A fixed num_cached_tokens to report instead of the true one (a lying engine)."""
+
+    def run(self, prompts: Sequence[list[int]], read: bool) -> list[_Out]:
+        self.calls.append((len(prompts), read))
+        outs = [self._one(p, read) for p in prompts]
+        for p in prompts:  # blocks become readable after the call
+            self.cache.update(tuple(p[:k]) for k in range(BLOCK, len(p) + 1, BLOCK))
+        return outs
+
+    def _one(self, ids: list[int], read: bool) -> _Out:
+        cached = 0
+        if read:
+            cached = max(
+                (k for k in range(BLOCK, len(ids), BLOCK) if tuple(ids[:k]) in self.cache), default=0
+            )
+        logprobs: list[Any] = [None] + [
+            {t: (GARBAGE if p - 1 < cached else -(t + p) / 100)} for p, t in enumerate(ids) if p
+        ]
+        return _Out(ids, logprobs, cached if self.report == TRUE else self.report)
+
+
+def _true(ids: list[int], n_scored: int) -> float:
+    return sum(-(ids[p] + p) / 100 for p in range(len(ids) - n_scored, len(ids)))
+
+
+def _score(
+    engine: _Engine, prompts: list[list[int]], n_scored: list[int], counts: CacheCounts
+) -> list[float]:
+    keys = [p[0] for p in prompts]
+    outs = score_reading_cache(engine.run, prompts, keys, n_scored, counts, budget=None, block=BLOCK)
+    return [
+        continuation_sum(p, len(p) - n, o.prompt_token_ids, o.prompt_logprobs, None)
+        for p, n, o in zip(prompts, n_scored, outs, strict=True)
+    ]
+
+
+SHARED = [1, 2, 3, 4, 5, 6, 7, 8, 9]  # an image and shared prompt: two full blocks and a bit
+
+
+def test_the_first_request_of_each_image_warms_the_cache_for_the_rest() -> None:
+    prompts = [[g, *SHARED, a, 50, 51] for g in (100, 200) for a in (30, 31, 32)]
+    engine, counts = _Engine(), CacheCounts()
+    got = _score(engine, prompts, [2] * len(prompts), counts)
+    assert got == pytest.approx([_true(p, 2) for p in prompts])
+    # one group first (sizes the slices), then the other: warm wave, rest wave each
+    assert engine.calls == [(1, True), (2, True), (1, True), (2, True)]
+    assert counts.cached_tokens == 4 * 8 and counts.rescored == 0
+    assert counts.computed_tokens == sum(map(len, prompts)) - 32
+    assert counts.record()["rescored_share"] == 0.0
+
+
+def test_identical_requests_are_rescored_without_the_cache() -> None:
+    prompt = [7, *SHARED, 40, 41, 42, 43, 44, 45]  # 16 tokens, the last 6 scored
+    engine, counts = _Engine(), CacheCounts()
+    _score(engine, [prompt], [6], counts)
+    got = _score(engine, [prompt, prompt], [6, 6], counts)  # now all of its blocks are cached
+    assert got == pytest.approx([_true(prompt, 6)] * 2)  # not the garbage of cached positions
+    assert engine.calls[-1] == (2, False)
+    assert counts.rescored == 2 and counts.requests == 3
+
+
+def test_a_prefix_of_another_request_is_rescored() -> None:
+    short = [7, *SHARED, 40, 41, 42]
+    long = [*short, 43, 44, 45, 46, 47]
+    engine, counts = _Engine(), CacheCounts()
+    _score(engine, [short], [3], counts)
+    assert _score(engine, [long], [8], counts) == pytest.approx([_true(long, 8)])
+    assert counts.rescored == 1
+
+
+@pytest.mark.parametrize("report", [None, -1, "8", 2.0])
+def test_an_unknown_cached_count_is_rescored_never_guessed(report: Any) -> None:
+    prompt = [7, *SHARED, 40, 41]
+    engine, counts = _Engine(report=report), CacheCounts()
+    with pytest.raises(MMSpuBenchError, match="without the prefix cache read"):
+        _score(engine, [prompt], [2], counts)  # the rescored pass reports no clean 0 either
+    assert counts.rescored == 1
+
+
+def test_covers_scored_boundary() -> None:
+    # 10 prompt tokens, 3 scored: positions 7, 8, 9 need the logits of 6, 7, 8
+    assert not covers_scored(6, 10, 3)
+    assert covers_scored(7, 10, 3)
+    assert covers_scored(None, 10, 3)
+
+
+def test_groups_keep_first_appearance_order() -> None:
+    assert groups_of(["b", "a", "b", "c", "a"]) == [[0, 2], [1, 4], [3]]
