@@ -46,9 +46,19 @@ def _model_name(inspect_model: str) -> str:
 
 
 def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
-    from inspect_ai.model import ChatMessageUser
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+    from mmspubench.eval import prompts
 
     item_id = str(sample.id)
+    systems = (
+        [m.text for m in sample.input if isinstance(m, ChatMessageSystem)]
+        if isinstance(sample.input, list)
+        else []
+    )
+    if systems != [prompts.SYSTEM]:
+        raise record_error(
+            source, item_id, "input", "the system prompt is not mmspubench's (standard variant) system text"
+        )
     score = (sample.scores or {}).get("choice")
     if score is None or sample.output is None:
         raise record_error(source, item_id, "scores", "no 'choice' score or no output")
@@ -86,6 +96,11 @@ def read_inspect_log(path: Path) -> HarnessRun:
     if log.eval.task.rsplit("/", 1)[-1] != "mm_spubench":
         raise MMSpuBenchError(f"{source}: task {log.eval.task!r} is not mm_spubench")
     args: Mapping[str, Any] = log.eval.task_args or {}
+    if str(args.get("prompt_variant", "standard")) != "standard":
+        raise MMSpuBenchError(
+            f"{source}: task argument prompt_variant={args['prompt_variant']!r}: ingest takes runs of the "
+            "standard prompt only (score a mitigation prompt with mmspubench eval --prompt-variant)"
+        )
     claimed: dict[str, float] = {}
     for score in log.results.scores if log.results else []:
         claimed.update(claimed_from({k: m.value for k, m in score.metrics.items()}, FIGURES))

@@ -169,13 +169,15 @@ def _tampered(log: EvalLog, path: Path, how: str) -> Path:
         sample.output.choices[0].message.content = str(sample.target)
     elif how == "target":
         sample.target = "D" if sample.target != "D" else "A"
+    elif how == "system":
+        sample.input[0].content = "Judge by the background."  # type: ignore[union-attr]
     else:
         copy.results.scores[0].metrics["accuracy"].value += 0.25
     write_eval_log(copy, str(path))
     return path
 
 
-@pytest.mark.parametrize("how", ["score", "output", "target", "figure"])
+@pytest.mark.parametrize("how", ["score", "output", "target", "figure", "system"])
 def test_a_tampered_log_is_refused(
     provider_log: EvalLog, tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
@@ -210,3 +212,22 @@ def test_inspect_command_line_runs_the_task_from_any_folder(published: Path, tmp
     log = read_eval_log(str(log_file))
     assert log.status == "success" and log.samples is not None and len(log.samples) == 3
     assert main(["ingest", "inspect", str(log_file), "--out", str(tmp_path / "run")]) == 0
+
+
+def test_a_log_of_another_prompt_variant_is_refused(
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def reply(*_: Any) -> ModelOutput:
+        output = ModelOutput.from_content("mockllm", "A")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    model = get_model("mockllm/model", custom_outputs=reply)
+    args = {**ARGS, "prompt_variant": "core-focus"}
+    logs = inspect_eval(TASK, model=model, task_args=args, limit=2, display="none", log_dir=str(tmp_path))
+    assert logs[0].status == "success", logs[0].error
+    capsys.readouterr()
+    assert _ingest(Path(logs[0].location), tmp_path / "run") == 2
+    err = capsys.readouterr().err.strip()
+    assert "prompt_variant='core-focus'" in err and "\n" not in err
+    assert not (tmp_path / "run").exists()
