@@ -18,7 +18,7 @@ PARTS = {
     "dataset_builder": "dataset_builder",
     "eval": "eval",
     "space": "space",
-    "curate": "mmspubench/curate",
+    "curate": "curate",
 }
 """Package name under ``mmspubench`` -> source folder."""
 ALLOWED: dict[str, set[str]] = {
