@@ -212,11 +212,11 @@ class VLLMAnnotator:
     def __init__(self, model: str, *, max_new_tokens: int, seed: int) -> None:
         from mmspubench.eval.backends import BackendOptions
         from mmspubench.eval.backends.vllm_engine import load_vllm
-        from mmspubench.eval.loading import _check_image_model, resolve_model
+        from mmspubench.eval.loading import check_image_model, resolve_model
         from transformers import AutoConfig
 
         folder, _ = resolve_model(model)
-        _check_image_model(model, AutoConfig.from_pretrained(folder), False)
+        check_image_model(model, AutoConfig.from_pretrained(folder), False)
         options = BackendOptions(name="vllm", engine_args={"seed": seed})
         self.engine = load_vllm(model, options, dtype="float32", trust_remote_code=False)
         self.max_new_tokens, self.seed = max_new_tokens, seed

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.dataset_builder.hub import has_path_syntax, hub_offline
-from mmspubench.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval import model_checks, prefix_lm
 from mmspubench.eval.adapter import TransformersVLM
 from mmspubench.eval.config import RunConfig
@@ -21,12 +21,6 @@ from mmspubench.eval.protocol import ModelInfo
 
 # Files a model folder needs; weights only as safetensors (pickled .bin weights are not loaded).
 _HUB_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "*.model", "*.tiktoken", "*.txt"]
-
-
-def _first_line(err: BaseException) -> str:
-    """An exception's message cut to its first line (errors are reported on one line)."""
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
 
 
 def check_safe_weights(folder: Path) -> None:
@@ -65,13 +59,13 @@ def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[P
         folder = Path(snapshot_download(model, allow_patterns=patterns, local_files_only=offline))
     except HFValidationError as err:
         raise MMSpuBenchError(
-            f"model {model!r}: not a valid Hub id or existing folder ({_first_line(err)})"
+            f"model {model!r}: not a valid Hub id or existing folder ({first_line(err)})"
         ) from None
     except (OSError, EntryNotFoundError) as err:  # offline, not found, gated, network: all "not available"
         why = (
             "the Hub is offline (HF_HUB_OFFLINE) and it is not in the local cache"
             if offline
-            else f"{type(err).__name__}: {_first_line(err)}"
+            else f"{type(err).__name__}: {first_line(err)}"
         )
         raise MMSpuBenchError(
             f"model {model!r}: not found: no such local folder, and as a Hub id it could not be fetched "
@@ -80,7 +74,7 @@ def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[P
     return folder, folder.name if folder.parent.name == "snapshots" else None
 
 
-def _check_image_model(name: str, config: Any, trust_remote_code: bool) -> None:
+def check_image_model(name: str, config: Any, trust_remote_code: bool) -> None:
     from transformers import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING
 
     remote = trust_remote_code and "AutoModelForImageTextToText" in (getattr(config, "auto_map", None) or {})
@@ -97,7 +91,7 @@ def _missing_package_error(name: str, family: str, part: str, err: BaseException
     if package is None:
         return MMSpuBenchError(
             f"model {name!r} (family {family}): its {part} could not be loaded: a package it needs is missing "
-            f"or broken ({type(err).__name__}: {_first_line(err)[:200]})"
+            f"or broken ({type(err).__name__}: {first_line(err)[:200]})"
         )
     return MMSpuBenchError(
         f"model {name!r} (family {family}): its {part} needs the Python package {package!r}, which is not "
@@ -105,7 +99,7 @@ def _missing_package_error(name: str, family: str, part: str, err: BaseException
     )
 
 
-def _load_processor(name: str, folder: Path, hooks: FamilyHooks, trust_remote_code: bool) -> Any:
+def load_processor(name: str, folder: Path, hooks: FamilyHooks, trust_remote_code: bool) -> Any:
     try:
         processor = hooks.load_processor(folder, trust_remote_code)
     except (ImportError, RecursionError) as err:
@@ -114,7 +108,7 @@ def _load_processor(name: str, folder: Path, hooks: FamilyHooks, trust_remote_co
         if missing_package(err) is not None:  # e.g. "Missing optional dependencies: torchvision"
             raise _missing_package_error(name, hooks.name, "processor", err) from None
         raise MMSpuBenchError(
-            f"model {name!r}: its processor could not be loaded ({_first_line(err)})"
+            f"model {name!r}: its processor could not be loaded ({first_line(err)})"
         ) from None
     if getattr(processor, "image_processor", None) is None or getattr(processor, "tokenizer", None) is None:
         raise MMSpuBenchError(
@@ -164,7 +158,7 @@ def _load_weights(
             raise _missing_package_error(name, hooks.name, "model code", err) from None
         except (OSError, ValueError) as err:
             raise MMSpuBenchError(
-                f"model {name!r}: its weights could not be loaded ({_first_line(err)})"
+                f"model {name!r}: its weights could not be loaded ({first_line(err)})"
             ) from None
         except (RuntimeError, SafetensorError) as err:  # damaged weights, shapes that do not fit
             known = model_checks.weights_error(name, err)
@@ -201,11 +195,11 @@ def load_model(
     except (OSError, ValueError, KeyError) as err:
         hint = "" if trust_remote_code else " (if it needs its own code, pass --trust-remote-code)"
         raise MMSpuBenchError(
-            f"model {name!r}: its config could not be read{hint}: {_first_line(err)}"
+            f"model {name!r}: its config could not be read{hint}: {first_line(err)}"
         ) from None
-    _check_image_model(name, config, trust_remote_code)
+    check_image_model(name, config, trust_remote_code)
     hooks = hooks_for(config.model_type)
-    processor = _load_processor(name, folder, hooks, trust_remote_code)
+    processor = load_processor(name, folder, hooks, trust_remote_code)
     model_checks.check_template(name, processor, hooks)
     model_checks.check_pad_token(name, processor)
     net = _load_weights(name, folder, hooks, torch_dtype, trust_remote_code)

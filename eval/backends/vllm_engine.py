@@ -23,7 +23,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from mmspubench.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.adapter import render_chat
 from mmspubench.eval.encoding import add_special_tokens_for, encode_request
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
@@ -205,7 +205,7 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
     """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``."""
     from mmspubench.eval.config import DTYPES
     from mmspubench.eval.hooks import hooks_for
-    from mmspubench.eval.loading import _first_line, _load_processor, resolve_model
+    from mmspubench.eval.loading import load_processor, resolve_model
     from mmspubench.eval.model_checks import check_template
     from transformers import AutoConfig
 
@@ -227,7 +227,7 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
     folder, revision = resolve_model(model, trust_remote_code)
     config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
     hooks = hooks_for(config.model_type)
-    processor = _load_processor(model, folder, hooks, trust_remote_code)
+    processor = load_processor(model, folder, hooks, trust_remote_code)
     check_template(model, processor, hooks)  # before the engine starts, not in the first chunk
     args: dict[str, Any] = {
         "tensor_parallel_size": options.tensor_parallel_size or 1,
@@ -242,7 +242,7 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
         )
     except (TypeError, ValueError, RuntimeError, OSError) as err:
         raise MMSpuBenchError(
-            f"--backend vllm: the engine could not start for {model!r} ({_first_line(err)})"
+            f"--backend vllm: the engine could not start for {model!r} ({first_line(err)})"
         ) from None
     info = ModelInfo(id=model, path=str(folder), revision=revision, dtype=dtype, adapter=f"vllm/{hooks.name}")
     return VLLMModel(llm, processor, hooks, info, {"dtype": dtype, **args})
