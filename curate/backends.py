@@ -1,6 +1,6 @@
 """The three annotation backends, each holding the model's answer to a JSON schema.
 
-- ``transformers``: eval's model loading (:func:`mmspubench.eval.loading.load_model`: local folder
+- ``transformers``: eval's model loading (:func:`mmspubench.eval.backends.transformers.loading.load_model`: local folder
   or Hub id, image support and chat template checked) and ``xgrammar``'s logits processor for
   constrained decoding during ``generate``;
 - ``vllm``: eval's vLLM engine (:func:`mmspubench.eval.backends.vllm_engine.load_vllm`: the prompt
@@ -72,7 +72,7 @@ class TransformersAnnotator:
     """A transformers vision-language model with xgrammar constrained decoding."""
 
     def __init__(self, model: str, *, device: str, max_new_tokens: int, seed: int) -> None:
-        from mmspubench.eval.loading import load_model
+        from mmspubench.eval.backends.transformers.loading import load_model
 
         try:
             import xgrammar
@@ -97,7 +97,7 @@ class TransformersAnnotator:
 
     def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
         import torch
-        from mmspubench.eval.encoding import to_model
+        from mmspubench.eval.modelio.encoding import to_model
         from xgrammar.contrib.hf import LogitsProcessor
 
         grammar = self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=False)
@@ -211,8 +211,8 @@ class VLLMAnnotator:
 
     def __init__(self, model: str, *, max_new_tokens: int, seed: int) -> None:
         from mmspubench.eval.backends import BackendOptions
+        from mmspubench.eval.backends.transformers.loading import check_image_model, resolve_model
         from mmspubench.eval.backends.vllm_engine import load_vllm
-        from mmspubench.eval.loading import check_image_model, resolve_model
         from transformers import AutoConfig
 
         folder, _ = resolve_model(model)

@@ -111,7 +111,7 @@ def _check_engine(config: RunConfig) -> None:
     from mmspubench.eval.extras import require
 
     require("--backend transformers (the default engine)", ["torch", "transformers"])
-    from mmspubench.eval.loading import torch_device_and_dtype
+    from mmspubench.eval.backends.transformers.loading import torch_device_and_dtype
 
     torch_device_and_dtype(config.device, config.dtype)
 

@@ -230,7 +230,7 @@ class ModelCache:
 
 
 def _default_loader(source: str | Path) -> VisionLanguageModel:
-    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.backends.transformers.loading import load_model
 
     return load_model(
         source, device="cpu", dtype="float32", batch_size=8, scorer="fast", trust_remote_code=False

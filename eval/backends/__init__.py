@@ -131,7 +131,7 @@ def load_backend(
         from mmspubench.eval.backends.openai_api import load_openai
 
         return load_openai(model, options, needs_prompt_logprobs=needs_prompt_logprobs)
-    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.backends.transformers.loading import load_model
 
     return load_model(
         model,

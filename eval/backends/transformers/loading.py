@@ -12,11 +12,11 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import has_path_syntax, hub_offline
 from mmspubench.errors import MMSpuBenchError, first_line
-from mmspubench.eval import model_checks, prefix_lm
-from mmspubench.eval.adapter import TransformersVLM
+from mmspubench.eval.backends.transformers.adapter import TransformersVLM
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.families import missing_package
-from mmspubench.eval.hooks import FamilyHooks, hooks_for
+from mmspubench.eval.modelio import model_checks, prefix_lm
+from mmspubench.eval.modelio.families import missing_package
+from mmspubench.eval.modelio.hooks import FamilyHooks, hooks_for
 from mmspubench.eval.protocol import ModelInfo
 
 # Files a model folder needs; weights only as safetensors (pickled .bin weights are not loaded).
