@@ -211,8 +211,9 @@ class VLLMAnnotator:
 
     def __init__(self, model: str, *, max_new_tokens: int, seed: int) -> None:
         from mmspubench.eval.backends import BackendOptions
-        from mmspubench.eval.backends.transformers.loading import check_image_model, resolve_model
         from mmspubench.eval.backends.vllm_engine import load_vllm
+        from mmspubench.eval.modelio.hub import resolve_model
+        from mmspubench.eval.modelio.processors import check_image_model
         from transformers import AutoConfig
 
         folder, _ = resolve_model(model)

@@ -99,6 +99,24 @@ def test_no_module_imports_another_modules_private_names() -> None:
     assert bad == []
 
 
+def test_the_shared_model_modules_sit_below_every_backend() -> None:
+    """``eval/modelio`` imports no backend, and no backend imports another one's modules: what two
+    engines share lives in ``modelio``."""
+    bad = [
+        f"{path.relative_to(ROOT).as_posix()} imports {name}"
+        for path in sorted((ROOT / "eval" / "modelio").rglob("*.py"))
+        for name in _imports(path)
+        if name.startswith("mmspubench.eval.backends")
+    ]
+    bad += [
+        f"{path.relative_to(ROOT).as_posix()} imports {name}"
+        for path in sorted((ROOT / "eval" / "backends").glob("*.py"))
+        for name in _imports(path)
+        if name.startswith("mmspubench.eval.backends.transformers") and path.name != "__init__.py"
+    ]
+    assert bad == []
+
+
 def test_the_checker_sees_a_private_import(tmp_path: Path) -> None:
     bad = tmp_path / "m.py"
     bad.write_text("def f():\n    from mmspubench.eval.loading import _hidden\n", encoding="utf-8")

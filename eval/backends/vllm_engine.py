@@ -1,7 +1,7 @@
 """``--backend vllm``: the offline vLLM engine behind the model Protocol.
 
 The prompt is rendered and tokenized here, by the model's own processor, exactly as the
-transformers adapter does it (:func:`~mmspubench.eval.backends.transformers.adapter.render_chat`, the BOS rule
+transformers adapter does it (:func:`~mmspubench.eval.modelio.chat.render_chat`, the BOS rule
 :func:`~mmspubench.eval.modelio.encoding.add_special_tokens_for` and the prefix rule and checks of
 :func:`~mmspubench.eval.modelio.encoding.encode_request`); vLLM receives token ids (``TokensPrompt``) with
 the image, expands the image placeholder itself, and returns the prompt log-probabilities.
@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from mmspubench.errors import MMSpuBenchError, first_line
-from mmspubench.eval.backends.transformers.adapter import render_chat
+from mmspubench.eval.modelio.chat import render_chat
 from mmspubench.eval.modelio.encoding import add_special_tokens_for, encode_request
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 
@@ -203,10 +203,11 @@ def _platform_defaults(engine_args: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
     """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``."""
-    from mmspubench.eval.backends.transformers.loading import load_processor, resolve_model
     from mmspubench.eval.config import DTYPES
     from mmspubench.eval.modelio.hooks import hooks_for
+    from mmspubench.eval.modelio.hub import resolve_model
     from mmspubench.eval.modelio.model_checks import check_template
+    from mmspubench.eval.modelio.processors import load_processor
     from transformers import AutoConfig
 
     if dtype not in DTYPES:

@@ -27,7 +27,7 @@ _TEMPLATE_FAILURES = (TypeError, ValueError, KeyError, IndexError, AttributeErro
 def check_template(name: str, processor: Any, hooks: FamilyHooks) -> None:
     """Render the multiple-choice and the CGL prompt once; one line if the template fails."""
     import jinja2
-    from mmspubench.eval.backends.transformers.adapter import render_chat
+    from mmspubench.eval.modelio.chat import render_chat
 
     probes = [
         prompts.mcq_prompt("Which object is shown?", ("cat", "dog", "car", "cup"), "generate"),

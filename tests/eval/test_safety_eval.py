@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts, results
-from mmspubench.eval.backends.transformers.loading import resolve_model
 from mmspubench.eval.config import RunConfig
+from mmspubench.eval.modelio.hub import resolve_model
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.runner import run_eval
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmspubench.eval.backends.transformers import fast_scoring, scoring
 from mmspubench.eval.config import SCORERS
+from mmspubench.eval.modelio.chat import render_chat
 from mmspubench.eval.modelio.encoding import EncodedRequest, add_special_tokens_for, encode_request, to_model
 from mmspubench.eval.modelio.hooks import FamilyHooks
 from mmspubench.eval.modelio.prefix_lm import DROPPED_OUTPUTS
@@ -107,7 +108,7 @@ class TransformersVLM:
 
     def render(self, prompt: ChatPrompt) -> str:
         """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix
-        (:func:`render_chat`)."""
+        (:func:`~mmspubench.eval.modelio.chat.render_chat`)."""
         return render_chat(self.processor, self.hooks, prompt)
 
     def add_special_tokens_for(self, text: str) -> bool:
@@ -189,25 +190,4 @@ class TransformersVLM:
         return str(getattr(getattr(self.model, "config", None), "model_type", "?"))
 
 
-def render_chat(processor: Any, hooks: FamilyHooks, prompt: ChatPrompt) -> str:
-    """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix.
-
-    If a template ignores the image entry, the processor's image placeholder is put at the start
-    of the user text instead, so the image always reaches the model. Every backend that applies
-    the chat template itself (transformers, vLLM offline) renders through this function.
-    """
-    text = _apply_template(processor, prompt, hooks.user_content(prompt.user_text))
-    image_token = getattr(processor, "image_token", None)
-    if image_token and image_token not in text:
-        text = _apply_template(
-            processor, prompt, [{"type": "text", "text": f"{image_token}\n{prompt.user_text}"}]
-        )
-    return text + prompt.assistant_prefix
-
-
-def _apply_template(processor: Any, prompt: ChatPrompt, user: list[dict[str, str]]) -> str:
-    messages: list[dict[str, Any]] = []
-    if prompt.system:
-        messages.append({"role": "system", "content": [{"type": "text", "text": prompt.system}]})
-    messages.append({"role": "user", "content": user})
-    return str(processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
+# END
