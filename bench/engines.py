@@ -97,22 +97,22 @@ def time_engine(model: Any, items: list[Any], batch: int, max_new_tokens: int) -
 
 
 def run_engine(name: str, folder: Path, args: argparse.Namespace) -> Any:
-    from mmspubench.eval.backends import BackendOptions, load_backend, parse_engine_args
+    from mmspubench.eval.config import with_options
 
     backend = "vllm" if name == "vllm" else "transformers"
-    options = BackendOptions(
-        name=backend, engine_args=parse_engine_args(args.engine_args) if backend == "vllm" else {}
+    engine = {"engine_args": args.engine_args} if backend == "vllm" else {}
+    config = with_options(
+        None,
+        {
+            "model": str(folder),
+            "backend": backend,
+            "dtype": args.dtype,
+            "batch_size": args.batch_size,
+            "scorer": "plain" if name == "transformers-plain" else "fast",
+            **engine,
+        },
     )
-    return load_backend(
-        options,
-        str(folder),
-        device=args.device,
-        dtype=args.dtype,
-        batch_size=args.batch_size,
-        scorer="plain" if name == "transformers-plain" else "fast",
-        trust_remote_code=False,
-        needs_prompt_logprobs=True,
-    )
+    return config.plugin().load(config, args.device)
 
 
 ENGINES = ("transformers-plain", "transformers-fast", "vllm")

@@ -210,7 +210,7 @@ class VLLMAnnotator:
     """eval's vLLM engine; all requests of one attempt go to ``LLM.generate`` at once."""
 
     def __init__(self, model: str, *, max_new_tokens: int, seed: int) -> None:
-        from mmspubench.eval.backends import BackendOptions
+        from mmspubench.eval.backends import vllm
         from mmspubench.eval.backends.vllm_engine import load_vllm
         from mmspubench.eval.modelio.hub import resolve_model
         from mmspubench.eval.modelio.processors import check_image_model
@@ -218,7 +218,7 @@ class VLLMAnnotator:
 
         folder, _ = resolve_model(model)
         check_image_model(model, AutoConfig.from_pretrained(folder), False)
-        options = BackendOptions(name="vllm", engine_args={"seed": seed})
+        options = vllm.Options(engine_args=json.dumps({"seed": seed}))
         self.engine = load_vllm(model, options, dtype="float32", trust_remote_code=False)
         self.max_new_tokens, self.seed = max_new_tokens, seed
         self.info: dict[str, Any] = {

@@ -101,7 +101,7 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 def test_the_shared_model_modules_sit_below_every_backend() -> None:
     """``eval/modelio`` imports no backend, and no backend imports another one's modules: what two
-    engines share lives in ``modelio``."""
+    engines share lives in ``modelio`` (the registry imports every declaration)."""
     bad = [
         f"{path.relative_to(ROOT).as_posix()} imports {name}"
         for path in sorted((ROOT / "eval" / "modelio").rglob("*.py"))
@@ -112,7 +112,8 @@ def test_the_shared_model_modules_sit_below_every_backend() -> None:
         f"{path.relative_to(ROOT).as_posix()} imports {name}"
         for path in sorted((ROOT / "eval" / "backends").glob("*.py"))
         for name in _imports(path)
-        if name.startswith("mmspubench.eval.backends.transformers") and path.name != "__init__.py"
+        if name.startswith("mmspubench.eval.backends.transformers")
+        and path.name not in ("__init__.py", "registry.py")
     ]
     assert bad == []
 

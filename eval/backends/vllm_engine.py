@@ -29,7 +29,7 @@ from mmspubench.eval.modelio.encoding import add_special_tokens_for, encode_requ
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 
 if TYPE_CHECKING:
-    from mmspubench.eval.backends import BackendOptions
+    from mmspubench.eval.backends.vllm import Options as VLLMOptions
     from mmspubench.eval.modelio.hooks import FamilyHooks
     from PIL.Image import Image
 
@@ -201,7 +201,7 @@ def _platform_defaults(engine_args: Mapping[str, Any]) -> dict[str, Any]:
     return {} if torch.cuda.is_available() or "enforce_eager" in engine_args else {"enforce_eager": True}
 
 
-def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
+def load_vllm(model: str, options: VLLMOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
     """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``."""
     from mmspubench.eval.config import DTYPES
     from mmspubench.eval.modelio.hooks import hooks_for
@@ -212,7 +212,10 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
 
     if dtype not in DTYPES:
         raise MMSpuBenchError(f"--dtype {dtype!r}: unknown; expected one of {', '.join(DTYPES)}")
-    reserved = sorted(set(options.engine_args) & set(_RESERVED))
+    from mmspubench.eval.backends.vllm import parse_engine_args
+
+    engine_args = parse_engine_args(options.engine_args)
+    reserved = sorted(set(engine_args) & set(_RESERVED))
     if reserved:
         raise MMSpuBenchError(
             f"--engine-args: {', '.join(reserved)} are set by their own options (--model, --dtype, "
@@ -234,8 +237,8 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
         "tensor_parallel_size": options.tensor_parallel_size or 1,
         "limit_mm_per_prompt": {"image": 1},
         "seed": 0,
-        **_platform_defaults(options.engine_args),
-        **options.engine_args,
+        **_platform_defaults(engine_args),
+        **engine_args,
     }
     try:
         llm = vllm.LLM(

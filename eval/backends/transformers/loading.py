@@ -12,7 +12,7 @@ from typing import Any
 
 from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.backends.transformers.adapter import TransformersVLM
-from mmspubench.eval.config import RunConfig
+from mmspubench.eval.config import RunConfig, check_values
 from mmspubench.eval.modelio import model_checks
 from mmspubench.eval.modelio.hooks import FamilyHooks, hooks_for
 from mmspubench.eval.modelio.hub import resolve_model
@@ -76,14 +76,34 @@ def load_model(
     """Load ``model`` (Hub id or local folder) into the generic adapter, in eval mode.
 
     Raises :class:`MMSpuBenchError` for an unknown id or folder, a model without image input or
-    chat template, or a bad ``device``/``dtype``/``batch_size``/``scorer``.
+    chat template, or a bad ``device``/``dtype``/``batch_size``/``scorer`` (checked by their
+    :class:`~mmspubench.eval.config.RunConfig` fields, for callers that come without a run config).
     """
+    check_values(dtype=dtype, scorer=scorer, batch_size=batch_size)
+    return _load(str(model), model, device, dtype, batch_size, scorer, trust_remote_code)
+
+
+def load_checked(config: RunConfig, device: str) -> TransformersVLM:
+    """The model of a run whose config was built and checked once (``RunConfig.validate``)."""
+    assert config.model is not None and config.batch_size is not None
+    model = config.model
+    return _load(
+        model, model, device, config.dtype, config.batch_size, config.scorer, config.trust_remote_code
+    )
+
+
+def _load(
+    name: str,
+    model: str | Path,
+    device: str,
+    dtype: str,
+    batch_size: int,
+    scorer: str,
+    trust_remote_code: bool,
+) -> TransformersVLM:
     from transformers import AutoConfig
 
-    # The one check of these options (RunConfig.validate), for callers that come without a config.
-    RunConfig(dtype=dtype, scorer=scorer, batch_size=batch_size).validate()
     torch_device, torch_dtype = torch_device_and_dtype(device, dtype)
-    name = str(model)
     folder, revision = resolve_model(model, trust_remote_code)
     try:
         config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
