@@ -71,6 +71,8 @@ def option(
     }
     if default_factory is not None:
         return field(default_factory=default_factory, metadata=meta)
+    if default is dataclasses.MISSING:  # a required option (``--flag`` must be given)
+        return field(metadata=meta)
     return field(default=default, metadata=meta)
 
 
@@ -97,7 +99,8 @@ def cli_default(f: dataclasses.Field[Any]) -> Any:
 def help_with_default(f: dataclasses.Field[Any]) -> str:
     """A field's help text, ending with its default when the text does not state it already."""
     text = str(f.metadata["help"])
-    if "default" in text or f.metadata.get("positional"):
+    required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    if "default" in text or f.metadata.get("positional") or required:
         return text
     default = cli_default(f)
     shown = ",".join(default) if isinstance(default, tuple) else "none" if default is None else default
@@ -123,6 +126,8 @@ def add_fields(parser: argparse.ArgumentParser, cls: type, *, skip: Sequence[str
                 parser.add_argument(flag(f.name), action="store_true", help=help_with_default(f))
             continue
         kwargs: dict[str, Any] = {"help": help_with_default(f)}
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            kwargs["required"] = not meta.get("positional")
         if meta["parse"] is not None:
             kwargs["default"] = ",".join(default) if isinstance(default, tuple) else default
         else:
