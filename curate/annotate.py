@@ -35,7 +35,7 @@ from mmspubench.dataset_builder.raw import ANNOTATION_FILE, IMAGES_DIR, RawEntry
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, NUM_OPTIONS
 from mmspubench.dataset_builder.staging import check_out_vs_source
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.options import option
+from mmspubench.options import option
 
 PROVENANCE_FILE = "provenance.jsonl"
 DISTRACTORS = NUM_OPTIONS - 1

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mmspubench.eval.options import add_fields, values_of
+from mmspubench.options import add_fields, values_of
 
 T = TypeVar("T")
 

@@ -29,7 +29,7 @@ from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE, IMAGES_DIR
 from mmspubench.dataset_builder.schema import TYPE_ABBREV, Item
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.options import option
+from mmspubench.options import option
 
 REPORT_FILE = "agreement.json"
 

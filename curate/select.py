@@ -27,7 +27,7 @@ from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.dataset_builder.raw import parse_source
 from mmspubench.dataset_builder.schema import SOURCES
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.options import option
+from mmspubench.options import option
 
 CANDIDATES_FILE = "candidates.jsonl"
 SELECTION_FILE = "selection.json"

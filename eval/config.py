@@ -20,7 +20,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends import registry
 from mmspubench.eval.backends.plugin import Backend
 from mmspubench.eval.config_checks import check_field, check_fields
-from mmspubench.eval.options import add_fields, choices_of, flag, help_with_default, option, values_of
+from mmspubench.options import add_fields, choices_of, flag, help_with_default, option, values_of
 
 __all__ = [
     "RunConfig",

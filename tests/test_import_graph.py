@@ -23,10 +23,10 @@ PARTS = {
 }
 """Package name under ``mmspubench`` -> source folder."""
 ALLOWED: dict[str, set[str]] = {
-    "dataset_builder": {"errors", "redact", "markup", "dataset_builder"},
-    "eval": {"errors", "redact", "markup", "dataset_builder", "eval"},
-    "space": {"errors", "redact", "markup", "app_guard", "dataset_builder", "eval", "space"},
-    "curate": {"errors", "redact", "markup", "app_guard", "dataset_builder", "eval", "curate"},
+    "dataset_builder": {"errors", "redact", "markup", "options", "dataset_builder"},
+    "eval": {"errors", "redact", "markup", "options", "dataset_builder", "eval"},
+    "space": {"errors", "redact", "markup", "options", "app_guard", "dataset_builder", "eval", "space"},
+    "curate": {"errors", "redact", "markup", "options", "app_guard", "dataset_builder", "eval", "curate"},
 }
 """What each part may import from the ``mmspubench`` namespace (its first component)."""
 ENTRY_POINTS = {"eval/cli.py": "the documented `python -m mmspubench.eval.cli` entry point delegates up"}
@@ -137,6 +137,7 @@ def test_errors_module_imports_nothing_of_the_package() -> None:
 
 def test_markup_module_imports_nothing_of_the_package() -> None:
     assert _imports(ROOT / "mmspubench" / "markup.py") == []
+    assert _imports(ROOT / "mmspubench" / "options.py") == []
 
 
 def test_the_app_guard_imports_only_the_neutral_modules() -> None:

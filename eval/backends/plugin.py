@@ -1,7 +1,7 @@
 """What a backend declares to plug into ``mmspubench eval``: the contract of every engine.
 
 A backend is one :class:`Backend` value: its name (``--backend NAME``), its ``Options`` (a frozen
-dataclass whose fields are made with :func:`mmspubench.eval.options.option`, so their flags, help,
+dataclass whose fields are made with :func:`mmspubench.options.option`, so their flags, help,
 defaults, type and range checks come from it), its default batch size, its checks and its loader.
 :mod:`mmspubench.eval.backends.registry` maps names to them; adding a backend is one module that
 declares a ``Backend`` plus one line there (or :func:`~mmspubench.eval.backends.registry.register`).

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends.plugin import Backend
-from mmspubench.eval.options import option
+from mmspubench.options import option
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig

@@ -14,7 +14,7 @@ from mmspubench.curate.backends import BACKENDS
 from mmspubench.curate.cli import _config
 from mmspubench.curate.export import ExportConfig
 from mmspubench.curate.select import SelectConfig
-from mmspubench.eval.options import flag, help_with_default
+from mmspubench.options import flag, help_with_default
 
 STEPS: list[tuple[str, type, list[str]]] = [
     ("select", SelectConfig, ["--data", "d", "--source-name", "ObjectNet"]),

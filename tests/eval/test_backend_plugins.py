@@ -20,7 +20,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import config
 from mmspubench.eval.backends import registry
 from mmspubench.eval.backends.plugin import Backend
-from mmspubench.eval.options import option
+from mmspubench.options import option
 
 from tests.eval.fakes import FakeModel
 

@@ -4,8 +4,8 @@
 from its fields (flags, defaults, help, choices) and :func:`values_of` reads them back. The run
 config of ``eval`` (:class:`~mmspubench.eval.config.RunConfig`), each backend's ``Options`` and the
 configs of the other commands are all declared this way, so a default cannot drift between a
-parser and a dataclass. Imports nothing of the package but the error type (backends and configs
-both build on it).
+parser and a dataclass. Part-neutral: it imports nothing of the package, so every part (the
+dataset builder too) declares its options with it.
 """
 
 from __future__ import annotations
