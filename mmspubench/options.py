@@ -126,8 +126,12 @@ def add_fields(parser: argparse.ArgumentParser, cls: type, *, skip: Sequence[str
                 parser.add_argument(flag(f.name), action="store_true", help=help_with_default(f))
             continue
         kwargs: dict[str, Any] = {"help": help_with_default(f)}
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            kwargs["required"] = not meta.get("positional")
+        if (
+            f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+            and not meta.get("positional")
+        ):
+            kwargs["required"] = True
         if meta["parse"] is not None:
             kwargs["default"] = ",".join(default) if isinstance(default, tuple) else default
         else:

@@ -22,7 +22,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
+from mmspubench.options import option
 from mmspubench.space.submit_checks import check_sample_consistency, check_split_ids, published_split
 from mmspubench.space.submit_dataset import check_against_dataset, check_prompt_templates, published_items
 
@@ -80,6 +81,26 @@ class Submission:
     """Content of ``.eval_results/mm-spubench.yaml``."""
     n: int
     """Number of items in the run."""
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitOptions:
+    """``mmspubench submit``'s options."""
+
+    results_json: str = option(
+        MISSING, "results.json of a run (samples.jsonl beside it)", positional=True, metavar="RESULTS_JSON"
+    )
+    """results.json of the run; its samples.jsonl sits beside it."""
+    model_repo: str = option(MISSING, "Hub model repo to open the pull request on")
+    """Hub model repository the pull request goes to."""
+    dry_run: str | None = option(None, "write the files under DIR instead of sending", metavar="DIR")
+    """Folder the files are written to instead of sending them."""
+    dataset_id: str = option(PUBLISHED_DATASET_ID, f"published dataset (default: {PUBLISHED_DATASET_ID})")
+    """The published dataset the run must be of."""
+    dataset_revision: str | None = option(None, "published dataset revision (commit sha)")
+    """Its revision (commit sha); ``None``: the published one."""
+    token: str | None = option(None, "Hub token (default: the logged-in token)")
+    """Hub token; ``None``: the logged-in one."""
 
 
 def published_revision(dataset_id: str = PUBLISHED_DATASET_ID, explicit: str | None = None) -> str:
