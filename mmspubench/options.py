@@ -38,6 +38,7 @@ def option(
     expect: str | None = None,
     positional: bool = False,
     metavar: str | None = None,
+    exclusive: str | None = None,
 ) -> Any:
     """A dataclass field with what the parser, the check and results.json need.
 
@@ -50,7 +51,8 @@ def option(
     such a file gives the default (the options of the first release are required).
     ``minimum``/``maximum``: the range of a number, ``expect`` its wording in the error line
     (checked with every field's type by :mod:`mmspubench.eval.config_checks`). ``positional``: an
-    argument without a flag (``report RESULTS_JSON``); ``metavar``: its name in the usage line.
+    argument without a flag (``report RESULTS_JSON``); ``metavar``: its name in the usage line;
+    ``exclusive``: options of the same group name may not be given together.
     """
     meta = {
         "help": help,
@@ -68,6 +70,7 @@ def option(
         "expect": expect,
         "positional": positional,
         "metavar": metavar,
+        "exclusive": exclusive,
     }
     if default_factory is not None:
         return field(default_factory=default_factory, metadata=meta)
@@ -109,45 +112,48 @@ def help_with_default(f: dataclasses.Field[Any]) -> str:
 
 def add_fields(parser: argparse.ArgumentParser, cls: type, *, skip: Sequence[str] = ()) -> None:
     """One argparse argument per command-line field of the dataclass ``cls``, in field order."""
+    groups: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         meta = f.metadata
         if not meta.get("cli", False) or f.name in skip:
             continue
-        default = cli_default(f)
-        if isinstance(default, bool):
-            if default:  # on by default: the flag turns it off
-                parser.add_argument(
-                    f"--no-{f.name.replace('_', '-')}",
-                    dest=f.name,
-                    action="store_false",
-                    help=help_with_default(f),
-                )
-            else:
-                parser.add_argument(flag(f.name), action="store_true", help=help_with_default(f))
-            continue
-        kwargs: dict[str, Any] = {"help": help_with_default(f)}
-        if (
-            f.default is dataclasses.MISSING
-            and f.default_factory is dataclasses.MISSING
-            and not meta.get("positional")
-        ):
-            kwargs["required"] = True
-        if meta["parse"] is not None:
-            kwargs["default"] = ",".join(default) if isinstance(default, tuple) else default
+        exclusive = meta.get("exclusive")
+        if exclusive is not None and exclusive not in groups:
+            groups[exclusive] = parser.add_mutually_exclusive_group()
+        _add_field(groups[exclusive] if exclusive is not None else parser, f)
+
+
+def _add_field(parser: Any, f: dataclasses.Field[Any]) -> None:
+    """The argparse argument of one field (on a parser or a mutually exclusive group)."""
+    meta = f.metadata
+    default = cli_default(f)
+    if isinstance(default, bool):
+        if default:  # on by default: the flag turns it off
+            name = f"--no-{f.name.replace('_', '-')}"
+            parser.add_argument(name, dest=f.name, action="store_false", help=help_with_default(f))
         else:
-            kwargs["default"] = default
-            choices = choices_of(f)
-            if choices is not None and meta["cli_choices"]:
-                kwargs["choices"] = choices
-        if meta["arg_type"] is not None:
-            kwargs["type"] = meta["arg_type"]
-        if meta.get("metavar"):
-            kwargs["metavar"] = meta["metavar"]
-        if meta.get("positional"):
-            kwargs.pop("default")
-            parser.add_argument(f.name, **kwargs)
-        else:
-            parser.add_argument(flag(f.name), **kwargs)
+            parser.add_argument(flag(f.name), action="store_true", help=help_with_default(f))
+        return
+    kwargs: dict[str, Any] = {"help": help_with_default(f)}
+    required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    if required and not meta.get("positional"):
+        kwargs["required"] = True
+    if meta["parse"] is not None:
+        kwargs["default"] = ",".join(default) if isinstance(default, tuple) else default
+    else:
+        kwargs["default"] = default
+        choices = choices_of(f)
+        if choices is not None and meta["cli_choices"]:
+            kwargs["choices"] = choices
+    if meta["arg_type"] is not None:
+        kwargs["type"] = meta["arg_type"]
+    if meta.get("metavar"):
+        kwargs["metavar"] = meta["metavar"]
+    if meta.get("positional"):
+        kwargs.pop("default")
+        parser.add_argument(f.name, **kwargs)
+    else:
+        parser.add_argument(flag(f.name), **kwargs)
 
 
 def values_of(cls: type, args: argparse.Namespace) -> dict[str, Any]:
