@@ -6,10 +6,11 @@ Nothing heavy is imported here: CLIP, the annotators and Gradio load inside the 
 from __future__ import annotations
 
 import argparse
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mmspubench.options import add_fields, values_of
+from mmspubench.options import add_fields, option, values_of
 
 T = TypeVar("T")
 
@@ -72,16 +73,27 @@ def _add_annotate(steps: argparse._SubParsersAction[Any]) -> None:
     p.set_defaults(func=_run_annotate)
 
 
+@dataclass(frozen=True, slots=True)
+class ReviewOptions:
+    """``curate review``'s options."""
+
+    draft: Path = option(MISSING, "folder written by `curate annotate`", arg_type=Path)
+    """The draft release under review."""
+    db: Path = option(MISSING, "SQLite file (created when missing)", arg_type=Path)
+    """The append-only review database."""
+    host: str = option("127.0.0.1", "interface to listen on")
+    """Interface the app listens on."""
+    port: int = option(7861, "port", arg_type=int)
+    """Port the app listens on."""
+
+
 def _add_review(steps: argparse._SubParsersAction[Any]) -> None:
     p = steps.add_parser(
         "review",
         help="Gradio app: annotators rate, edit, accept or reject draft items",
         description="Serve the review app; every rating and edit goes into an append-only SQLite audit trail.",
     )
-    p.add_argument("--draft", required=True, type=Path, help="folder written by `curate annotate`")
-    p.add_argument("--db", required=True, type=Path, help="SQLite file (created when missing)")
-    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=7861, help="port (default 7861)")
+    add_fields(p, ReviewOptions)
     p.set_defaults(func=_run_review)
 
 
@@ -145,7 +157,8 @@ def printable(text: str) -> str:
 def _run_review(args: argparse.Namespace) -> int:
     from mmspubench.curate.review_app import launch_review
 
-    launch_review(args.draft, args.db, host=args.host, port=args.port)
+    options = ReviewOptions(**values_of(ReviewOptions, args))
+    launch_review(options.draft, options.db, host=options.host, port=options.port)
     return 0
 
 

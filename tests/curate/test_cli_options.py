@@ -11,7 +11,7 @@ import pytest
 from mmspubench.cli import build_parser
 from mmspubench.curate.annotate import AnnotateConfig
 from mmspubench.curate.backends import BACKENDS
-from mmspubench.curate.cli import _config
+from mmspubench.curate.cli import ReviewOptions, _config
 from mmspubench.curate.export import ExportConfig
 from mmspubench.curate.select import SelectConfig
 from mmspubench.options import flag, help_with_default
@@ -20,6 +20,7 @@ STEPS: list[tuple[str, type, list[str]]] = [
     ("select", SelectConfig, ["--data", "d", "--source-name", "ObjectNet"]),
     ("annotate", AnnotateConfig, ["--candidates", "c", "--backend", "openai", "--model", "m"]),
     ("export", ExportConfig, ["--draft", "d", "--db", "x.sqlite"]),
+    ("review", ReviewOptions, ["--draft", "d", "--db", "x.sqlite"]),
 ]
 
 
@@ -44,7 +45,7 @@ def test_each_field_is_its_flag_with_its_default_and_help(step: str, cls: type, 
         assert action.required is not has_default
         if has_default:
             assert action.default == f.default
-    parsed = parser.parse_args([*required, "--out", "o"])
+    parsed = parser.parse_args([*required, "--out", "o"] if step != "review" else required)
     given = {
         f.name: getattr(parsed, f.name) for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
     }
