@@ -76,7 +76,7 @@ def figures(samples: Sequence[SampleResult], config: RunConfig) -> dict[str, Any
 
 def run_one(model_dir: Path, items: Sequence[Item], config: RunConfig, out: Path) -> dict[str, Any]:
     """Evaluate one model on one item set with eval's runner; write samples.jsonl; its figures."""
-    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.backends.transformers.loading import load_model
     from mmspubench.eval.runner import evaluate_items
 
     model = load_model(model_dir, batch_size=config.batch_size, scorer=config.scorer)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import shutil
 import sys
 import tempfile
@@ -147,23 +148,26 @@ def time_engine(model: Any, items: list[Any], batch: int, max_new_tokens: int) -
 
 
 def run_engine(name: str, folder: Path, args: argparse.Namespace) -> Any:
-    from mmspubench.eval.backends import BackendOptions, load_backend, parse_engine_args
+    from mmspubench.eval.backends.vllm import parse_engine_args
+    from mmspubench.eval.config import with_options
 
     backend = "vllm" if name.startswith("vllm") else "transformers"
     engine_args = parse_engine_args(args.engine_args) if backend == "vllm" else {}
     if name == "vllm-no-cache-read":
         engine_args = {**engine_args, "enable_prefix_caching": False}
-    options = BackendOptions(name=backend, engine_args=engine_args)
-    return load_backend(
-        options,
-        str(folder),
-        device=args.device,
-        dtype=args.dtype,
-        batch_size=args.batch_size,
-        scorer="plain" if name == "transformers-plain" else "fast",
-        trust_remote_code=False,
-        needs_prompt_logprobs=True,
+    engine = {"engine_args": json.dumps(engine_args)} if engine_args else {}
+    config = with_options(
+        None,
+        {
+            "model": str(folder),
+            "backend": backend,
+            "dtype": args.dtype,
+            "batch_size": args.batch_size,
+            "scorer": "plain" if name == "transformers-plain" else "fast",
+            **engine,
+        },
     )
+    return config.plugin().load(config, args.device)
 
 
 ENGINES = ("transformers-plain", "transformers-fast", "vllm", "vllm-no-cache-read")

@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import llava_profile
 from mmspubench.eval import prompts
-from mmspubench.eval.prefix_plan import common_prefix_len
+from mmspubench.eval.backends.transformers.prefix_plan import common_prefix_len
 from mmspubench.eval.protocol import ScoreRequest
 
 ATTRIBUTE_WORDS = (
@@ -218,7 +218,7 @@ def run_scorer(
 
 def token_counts(adapter: Any, calls: list[tuple[ScoreRequest, ...]]) -> tuple[int, int, int]:
     """(plain tokens with its padding, fast tokens with its padding, unique-token minimum)."""
-    from mmspubench.eval import fast_scoring
+    from mmspubench.eval.backends.transformers import fast_scoring
 
     plain = fast = minimum = 0
     for requests in calls:
@@ -244,9 +244,9 @@ def token_counts(adapter: Any, calls: list[tuple[ScoreRequest, ...]]) -> tuple[i
 
 def load_profile(args: argparse.Namespace, workdir: Path) -> Any:
     """The adapter of ``args.profile`` (see module docstring)."""
-    from mmspubench.eval.adapter import TransformersVLM
-    from mmspubench.eval.hooks import hooks_for
-    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.backends.transformers.adapter import TransformersVLM
+    from mmspubench.eval.backends.transformers.loading import load_model
+    from mmspubench.eval.modelio.hooks import hooks_for
     from mmspubench.eval.protocol import ModelInfo
 
     if args.profile == "bundled":
@@ -326,7 +326,7 @@ def bench_families(args: argparse.Namespace, workdir: Path) -> None:
     """One row per matrix family: plain vs fast items/s on the same generated items (CGLA + options)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from mmspubench.dataset_builder.errors import MMSpuBenchError
-    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.backends.transformers.loading import load_model
 
     from tests.eval.families.registry import BUILDERS, family_dir
 

@@ -28,6 +28,7 @@ from mmspubench.dataset_builder.raw import (
 from mmspubench.dataset_builder.schema import FEATURES, Item
 from mmspubench.dataset_builder.staging import check_out_vs_source, make_staging
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.options import option
 
 BUILDER_NAME = "mm_spubench"
 SPLIT = "test"
@@ -40,13 +41,19 @@ WRITER_BATCH_SIZE = 100
 class BuildOptions:
     """How strictly to read the raw release and how to shard the output."""
 
-    max_image_pixels: int = MAX_IMAGE_PIXELS
+    max_image_pixels: int = option(
+        MAX_IMAGE_PIXELS, "refuse larger images as decompression bombs", arg_type=int
+    )
     """Images with more pixels are refused as decompression bombs."""
-    unknown_keys: UnknownKeyPolicy = "error"
+    unknown_keys: UnknownKeyPolicy = option(
+        "error",
+        "what to do with a raw key the key table does not know (default: error)",
+        choices=("error", "ignore"),
+    )
     """``error``: a raw key outside ``raw.KEY_TABLE`` stops the build; ``ignore``: it is dropped."""
-    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES
+    max_shard_bytes: int = option(DEFAULT_MAX_SHARD_BYTES, "Parquet shard size", cli=False)
     """A new Parquet shard starts once the current one holds this many bytes (checked per row group)."""
-    writer_batch_size: int = WRITER_BATCH_SIZE
+    writer_batch_size: int = option(WRITER_BATCH_SIZE, "rows per Parquet row group", cli=False)
     """Rows per Parquet row group; bounds the image bytes held in memory at once."""
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.dataset_builder import synth_cli
+from mmspubench.options import add_fields, values_of
 
 BUILD_EPILOG = """examples:
   mmspubench build --source raw --out repo
@@ -26,6 +27,8 @@ PUSH_EPILOG = """examples:
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add this part's subcommands to the ``mmspubench`` parser."""
+    from mmspubench.dataset_builder.builder import BuildOptions
+
     build = sub.add_parser(
         "build",
         help="raw release (annotation.json + data/images/) -> Hub-layout dataset folder",
@@ -41,15 +44,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--out", required=True, type=Path, help="folder to create (the Hub repository content)"
     )
     build.add_argument("--overwrite", action="store_true", help="replace --out if it already exists")
-    build.add_argument(
-        "--max-image-pixels", type=int, default=None, help="refuse larger images as decompression bombs"
-    )
-    build.add_argument(
-        "--unknown-keys",
-        choices=("error", "ignore"),
-        default="error",
-        help="what to do with a raw key the key table does not know (default: error)",
-    )
+    add_fields(build, BuildOptions)
     build.set_defaults(func=_run_build)
 
     push = sub.add_parser(
@@ -73,11 +68,9 @@ def _run_build(args: argparse.Namespace) -> int:
     from mmspubench.dataset_builder.builder import BuildOptions, build_repo
     from mmspubench.errors import MMSpuBenchError
 
-    defaults = BuildOptions()
-    max_pixels = defaults.max_image_pixels if args.max_image_pixels is None else args.max_image_pixels
-    if max_pixels <= 0:
-        raise MMSpuBenchError(f"--max-image-pixels {max_pixels}: expected a positive number")
-    options = BuildOptions(max_image_pixels=max_pixels, unknown_keys=args.unknown_keys)
+    options = BuildOptions(**values_of(BuildOptions, args))
+    if options.max_image_pixels <= 0:
+        raise MMSpuBenchError(f"--max-image-pixels {options.max_image_pixels}: expected a positive number")
     out = build_repo(args.source, args.out, overwrite=args.overwrite, options=options)
     print(f"built {out}")
     return 0

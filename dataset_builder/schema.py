@@ -43,6 +43,8 @@ SPURIOUS_TYPES: tuple[SpuriousType, ...] = (
 )
 TYPE_NAMES: tuple[str, ...] = tuple(t.name for t in SPURIOUS_TYPES)
 TYPE_ABBREV: dict[str, str] = {t.name: t.abbrev for t in SPURIOUS_TYPES}
+TYPE_LABEL: dict[str, str] = {t.name: f"{t.title} ({t.abbrev})" for t in SPURIOUS_TYPES}
+"""How the apps (the Space's filters and item view, the review app) name each canonical type."""
 ABBREV_TYPE: dict[str, str] = {t.abbrev: t.name for t in SPURIOUS_TYPES}
 
 SOURCES: tuple[str, ...] = (
@@ -197,6 +199,7 @@ __all__ = [
     "SOURCES",
     "SPURIOUS_TYPES",
     "TYPE_ABBREV",
+    "TYPE_LABEL",
     "TYPE_NAMES",
     "Item",
     "SpuriousType",

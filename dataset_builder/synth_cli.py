@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any
+
+from mmspubench.dataset_builder.defaults import CUES, DEFAULT_IMAGE_SIZE, DEFAULT_N, DEFAULT_SEED, MODES
+from mmspubench.options import add_fields, option
 
 EPILOG = """examples:
   mmspubench synth --out raw                                   # 90-item benchmark-style release
@@ -38,17 +42,55 @@ def _types(text: str) -> tuple[str, ...]:
     return tuple(name for name in TYPE_NAMES if name in chosen)
 
 
+@dataclass(frozen=True, slots=True)
+class SynthOptions:
+    """``mmspubench synth``'s options (light constants only: the generator loads in the handler)."""
+
+    out: Path = option(MISSING, "folder to create (the raw release)", arg_type=Path)
+    """Folder to create (the raw release)."""
+    n: int = option(DEFAULT_N, "number of items", arg_type=int)
+    """Number of items."""
+    seed: int = option(DEFAULT_SEED, "random seed", arg_type=int)
+    """Random seed of the scenes."""
+    image_size: int = option(DEFAULT_IMAGE_SIZE, "side of the square images in pixels", arg_type=int)
+    """Side of the square images in pixels."""
+    mode: str = option(
+        "benchmark",
+        "benchmark: balanced types, cue broken by default; train: independent draws, "
+        "class-cue correlation 0.9 by default",
+        choices=MODES,
+    )
+    """``benchmark`` (balanced types) or ``train`` (independent draws)."""
+    correlation: float | None = option(
+        None,
+        "probability that the planted values are the true class's home values",
+        arg_type=_probability,
+        metavar="P",
+        exclusive="policy",
+    )
+    """Probability that the planted values are the true class's home values."""
+    cue: str | None = option(
+        None,
+        "aligned: always the true class's home values; broken: always a misleading "
+        "class's; random: uniform, uncorrelated with the class",
+        choices=CUES,
+        exclusive="policy",
+    )
+    """How the planted values relate to the class (instead of ``correlation``)."""
+    correlated_types: tuple[str, ...] | None = option(
+        None,
+        "train mode: plant the correlated cue only on these types (e.g. background or BG); "
+        "the other types' values are drawn uniformly",
+        arg_type=_types,
+        metavar="TYPE,...",
+    )
+    """Types that carry the correlated cue (train mode); ``None``: all."""
+    overwrite: bool = option(False, "replace --out if it exists")
+    """Replace ``out`` if it exists."""
+
+
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add the ``synth`` subcommand to the ``mmspubench`` parser."""
-    # Light constants only: the generator itself (numpy, PIL, datasets) loads in the handler.
-    from mmspubench.dataset_builder.defaults import (
-        CUES,
-        DEFAULT_IMAGE_SIZE,
-        DEFAULT_N,
-        DEFAULT_SEED,
-        MODES,
-    )
-
     parser = sub.add_parser(
         "synth",
         help="write a synthetic raw release (annotation.json + data/images/)",
@@ -58,48 +100,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--out", required=True, type=Path, help="folder to create (the raw release)")
-    parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"number of items (default {DEFAULT_N})")
-    parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
-    )
-    parser.add_argument(
-        "--image-size",
-        type=int,
-        default=DEFAULT_IMAGE_SIZE,
-        help=f"side of the square images in pixels (default {DEFAULT_IMAGE_SIZE})",
-    )
-    parser.add_argument(
-        "--mode",
-        choices=MODES,
-        default="benchmark",
-        help="benchmark: balanced types, cue broken by default; train: independent draws, "
-        "class-cue correlation 0.9 by default",
-    )
-    policy = parser.add_mutually_exclusive_group()
-    policy.add_argument(
-        "--correlation",
-        type=_probability,
-        default=None,
-        metavar="P",
-        help="probability that the planted values are the true class's home values",
-    )
-    policy.add_argument(
-        "--cue",
-        choices=CUES,
-        default=None,
-        help="aligned: always the true class's home values; broken: always a misleading "
-        "class's; random: uniform, uncorrelated with the class",
-    )
-    parser.add_argument(
-        "--correlated-types",
-        type=_types,
-        default=None,
-        metavar="TYPE,...",
-        help="train mode: plant the correlated cue only on these types (e.g. background or BG); "
-        "the other types' values are drawn uniformly",
-    )
-    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    add_fields(parser, SynthOptions)
     parser.set_defaults(func=run_synth)
 
 

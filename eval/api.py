@@ -90,13 +90,8 @@ def run_config(config: RunConfig, *, notify: Callable[[str], None]) -> tuple[dic
     if config.out is None:
         raise MMSpuBenchError("no run folder: pass --out DIR (out=...)")
     check_out_dir(Path(config.out))
-    _check_engine(config)
     shard = distributed.current_shard()
-    if config.backend == "vllm" and shard.world > 1:
-        raise MMSpuBenchError(
-            "--backend vllm runs in one process (it places the model on the GPUs itself): use "
-            "--tensor-parallel-size or --engine-args instead of several launched processes"
-        )
+    config.plugin().preflight(config, shard.world)
     try:
         with libraries_quiet(config.progress):
             return _run(config, shard, notify), Path(config.out)
@@ -104,22 +99,9 @@ def run_config(config: RunConfig, *, notify: Callable[[str], None]) -> tuple[dic
         distributed.finish(shard)
 
 
-def _check_engine(config: RunConfig) -> None:
-    """The transformers engine: its packages are installed and the device exists (one line if not)."""
-    if config.backend != "transformers":
-        return
-    from mmspubench.eval.extras import require
-
-    require("--backend transformers (the default engine)", ["torch", "transformers"])
-    from mmspubench.eval.loading import torch_device_and_dtype
-
-    torch_device_and_dtype(config.device, config.dtype)
-
-
 def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[str, Any] | None:
     from mmspubench.dataset_builder.load import load_pinned
     from mmspubench.eval import distributed, prompts
-    from mmspubench.eval.backends import DEFAULT_BATCH_SIZE, load_backend, options_of
     from mmspubench.eval.runner import max_new_tokens, run_eval
 
     if config.dataset is None:
@@ -130,7 +112,8 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
     ds, dataset_info = load_pinned(
         config.dataset, config.split, revision=config.dataset_revision, unknown_keys=config.unknown_keys
     )
-    batch_size = config.batch_size or DEFAULT_BATCH_SIZE[config.backend]
+    plugin = config.plugin()
+    batch_size = config.batch_size or plugin.default_batch_size
     config = dataclasses.replace(
         config,
         model=resolve_model(config),
@@ -138,23 +121,10 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
         batch_size=batch_size,
         max_new_tokens=max_new_tokens(config),
     )
-    model = str(config.model)
-
     loaded: list[Any] = []
 
     def load() -> Any:
-        loaded.append(
-            load_backend(
-                options_of(config),
-                model,
-                device=distributed.device_for(config.device, shard),
-                dtype=config.dtype,
-                batch_size=batch_size,
-                scorer=config.scorer,
-                trust_remote_code=config.trust_remote_code,
-                needs_prompt_logprobs="cgla" in config.metrics or config.answer_mode == "logprob",
-            )
-        )
+        loaded.append(plugin.load(config, distributed.device_for(config.device, shard)))
         return loaded[-1]
 
     try:

@@ -11,13 +11,28 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.config_checks import check_fields
+from mmspubench.eval.backends import registry
+from mmspubench.eval.backends.plugin import Backend
+from mmspubench.eval.config_checks import check_field, check_fields
 from mmspubench.eval.prompts import CGLA_VARIANTS, STANDARD, VARIANTS
+from mmspubench.options import add_fields, choices_of, flag, help_with_default, option, values_of
+
+__all__ = [
+    "RunConfig",
+    "add_arguments",
+    "check_values",
+    "flag",
+    "from_args",
+    "help_with_default",
+    "option",
+    "with_options",
+]
 
 Metric = Literal["accuracy", "cgla"]
 AnswerMode = Literal["generate", "logprob"]
@@ -33,8 +48,6 @@ CORE_REDUCTIONS: tuple[str, ...] = get_args(CoreReduction)
 DTYPES: tuple[str, ...] = get_args(DtypeName)
 UnknownKeyPolicy = Literal["error", "ignore"]
 UNKNOWN_KEY_POLICIES: tuple[str, ...] = get_args(UnknownKeyPolicy)
-BackendName = Literal["transformers", "vllm", "openai"]
-BACKENDS: tuple[str, ...] = get_args(BackendName)
 MAX_SEED = 2**32 - 1
 """Largest ``--seed`` (numpy's legacy seed range, so a seed means the same to every reader)."""
 MAX_BATCH_SIZE = 65536
@@ -50,58 +63,6 @@ def parse_metrics(text: str) -> tuple[str, ...]:
     if unknown or not names:
         raise MMSpuBenchError(f"--metrics {text!r}: expected a comma-separated subset of {','.join(METRICS)}")
     return tuple(m for m in METRICS if m in names)
-
-
-def option(
-    default: Any,
-    help: str,
-    *,
-    choices: Sequence[str] | None = None,
-    cli_choices: bool = True,
-    parse: Callable[[str], Any] | None = None,
-    arg_type: Callable[[str], Any] | None = None,
-    recorded: bool = True,
-    identity: bool = True,
-    cli: bool = True,
-    added_later: bool = False,
-    identity_when_set: bool = False,
-    default_factory: Callable[[], Any] | None = None,
-    minimum: float | None = None,
-    maximum: float | None = None,
-    expect: str | None = None,
-) -> Any:
-    """A :class:`RunConfig` field with what the parser, the check and results.json need.
-
-    ``choices``: allowed values (checked by ``validate``; given to argparse unless ``cli_choices``
-    is false, for options whose error line predates the generated parser). ``parse``: turns the
-    command-line text into the value (e.g. the metrics list). ``arg_type``: argparse ``type``.
-    ``recorded``: written into results.json's ``config``; ``identity``: a resumed run must match it
-    (speed-only options such as the device are not). ``cli``: has a command-line flag.
-    ``added_later``: a recorded option that results files written before it existed lack; reading
-    such a file gives the default (the options of the first release are required).
-    ``identity_when_set``: the option joins the run identity only when it differs from its default,
-    so runs made before it existed keep their identity (and resume).
-    ``minimum``/``maximum``: the range of a number, ``expect`` its wording in the error line
-    (checked with every field's type by :mod:`mmspubench.eval.config_checks`).
-    """
-    meta = {
-        "help": help,
-        "choices": None if choices is None else tuple(choices),
-        "cli_choices": cli_choices,
-        "parse": parse,
-        "arg_type": arg_type,
-        "recorded": recorded,
-        "identity": identity and recorded,
-        "cli": cli,
-        "added_later": added_later,
-        "identity_when_set": identity_when_set,
-        "minimum": minimum,
-        "maximum": maximum,
-        "expect": expect,
-    }
-    if default_factory is not None:
-        return field(default_factory=default_factory, metadata=meta)
-    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +130,7 @@ class RunConfig:
         expect=f"an integer from 1 to {MAX_BATCH_SIZE}",
     )
     """Items per runner chunk (``generate`` call, ``score`` call; the transformers adapter's sequences
-    per forward); ``None``: the backend's default (:data:`mmspubench.eval.backends.DEFAULT_BATCH_SIZE`),
+    per forward); ``None``: the backend's default (``Backend.default_batch_size``),
     resolved when the run starts, so results.json records the number used."""
     device: str = option("cpu", "torch device: cpu, cuda, cuda:1, mps (default: cpu)", identity=False)
     """Torch device, e.g. ``cpu`` or ``cuda``."""
@@ -208,73 +169,19 @@ class RunConfig:
         True, "hide the progress bars, the weights' loading bar too (default: shown)", recorded=False
     )
     """Show a progress bar (``--no-progress`` turns it off)."""
-    backend: BackendName = option(
+    backend: str = option(
         "transformers",
         "engine: transformers (this process), vllm (vLLM's offline engine), openai (an "
         "OpenAI-compatible server; see --base-url)",
-        choices=BACKENDS,
+        choices=registry.names,
         identity=False,
         added_later=True,
     )
-    """Engine that runs the model (``mmspubench.eval.backends``); results.json ``backend`` records
-    its version and settings."""
-    tensor_parallel_size: int | None = option(
-        None,
-        "vllm: GPUs one model is split across (default: 1)",
-        arg_type=int,
-        recorded=False,
-        minimum=1,
-        maximum=1024,
-        expect="an integer from 1 to 1024",
-    )
-    """vLLM: ``tensor_parallel_size`` of ``vllm.LLM``."""
-    engine_args: str | None = option(
-        None, "vllm: JSON object of more vllm.LLM arguments, e.g. '{\"max_model_len\": 4096}'", recorded=False
-    )
-    """vLLM: a JSON object of further ``vllm.LLM`` keyword arguments."""
-    base_url: str | None = option(
-        None,
-        "openai: server URL, e.g. http://127.0.0.1:8000/v1 (--model: the name it serves)",
-        recorded=False,
-    )
-    """openai: base URL of the chat-completions server."""
-    api_key_env: str = option(
-        "OPENAI_API_KEY",
-        "openai: NAME of the environment variable holding the API key, or none for a server "
-        "that needs no key (default: OPENAI_API_KEY)",
-        recorded=False,
-    )
-    """openai: name of the environment variable with the key (the key itself is never written)."""
-    max_concurrency: int = option(
-        8,
-        "openai: requests in flight at once (default: 8)",
-        arg_type=int,
-        recorded=False,
-        minimum=1,
-        maximum=1024,
-        expect="an integer from 1 to 1024",
-    )
-    """openai: requests in flight at once."""
-    max_retries: int = option(
-        5,
-        "openai: retries after a 429, 5xx, timeout or lost connection (default: 5)",
-        arg_type=int,
-        recorded=False,
-        minimum=0,
-        maximum=100,
-        expect="an integer from 0 to 100",
-    )
-    """openai: retries of a failed request (exponential backoff)."""
-    request_timeout: float = option(
-        120.0,
-        "openai: seconds per request before it is retried (default: 120)",
-        arg_type=float,
-        recorded=False,
-        minimum=0.001,
-        maximum=86400,
-        expect="a number of seconds from 0.001 to 86400",
-    )
-    """openai: timeout of one request in seconds."""
+    """Engine that runs the model (``mmspubench.eval.backends.registry``); results.json ``backend``
+    records its version and settings."""
+    backend_options: Any = option(None, "the chosen backend's own options", cli=False, recorded=False)
+    """The chosen backend's ``Options`` (its flags: ``--base-url``, ``--tensor-parallel-size``...);
+    ``None`` given: that backend's defaults."""
     prompt_variant: str = option(
         STANDARD,
         "multiple-choice prompt: "
@@ -302,28 +209,39 @@ class RunConfig:
     )
     """Prompt templates with their version (``mmspubench.eval.prompts.prompt_spec()``)."""
 
+    def __post_init__(self) -> None:
+        # The chosen backend's defaults when none are given, or when those given are another
+        # backend's defaults (``dataclasses.replace(config, backend=...)``); anything else is
+        # left for validate() to name.
+        plugin = registry.REGISTRY.get(self.backend) if isinstance(self.backend, str) else None
+        given = self.backend_options
+        if plugin is None or isinstance(given, plugin.options):
+            return
+        if given is None or _all_defaults(given):
+            object.__setattr__(self, "backend_options", plugin.options())
+
+    def plugin(self) -> Backend:
+        """The chosen backend (one line if none is registered under its name)."""
+        return registry.get_backend(self.backend)
+
     def validate(self) -> RunConfig:
         """The one check of every option that needs no model or data; returns ``self``.
 
         Every field's type and range (:func:`~mmspubench.eval.config_checks.check_fields`), the
-        choices, then the engine options' consistency.
+        choices, then the chosen backend's options: theirs, and the backend's own checks.
         """
         check_fields(self)
-        for f in dataclasses.fields(self):
-            choices = f.metadata.get("choices")
-            value = getattr(self, f.name)
-            if choices is None or value is None:
-                continue
-            values = value if isinstance(value, tuple) else (value,)
-            bad = [v for v in values if v not in choices]
-            if bad or not values:
-                raise MMSpuBenchError(
-                    f"{flag(f.name)} {value!r}: unknown; expected one of {', '.join(choices)}"
-                )
+        _check_choices(self)
         _check_variant(self)
-        from mmspubench.eval.backends import check_options, options_of
-
-        check_options(options_of(self), self.model, self.metrics)
+        plugin = self.plugin()
+        if not isinstance(self.backend_options, plugin.options):
+            _refuse_foreign_options(self.backend_options)
+            raise MMSpuBenchError(
+                f"--backend {self.backend}: its options are not {plugin.options.__qualname__}"
+            )
+        check_fields(self.backend_options)
+        _check_choices(self.backend_options)
+        plugin.check(self.backend_options, self)
         return self
 
     def to_json(self) -> dict[str, Any]:
@@ -367,6 +285,46 @@ def _check_variant(config: RunConfig) -> None:
         )
 
 
+def check_values(**values: Any) -> None:
+    """Check some options by their :class:`RunConfig` fields (type, range, choices), without a config."""
+    fields = {f.name: f for f in dataclasses.fields(RunConfig)}
+    hints = typing.get_type_hints(RunConfig)
+    for name, value in values.items():
+        check_field(fields[name], hints[name], value)
+        choices = choices_of(fields[name])
+        if choices is not None and value not in choices:
+            raise MMSpuBenchError(f"{flag(name)} {value!r}: unknown; expected one of {', '.join(choices)}")
+
+
+def _check_choices(config: Any) -> None:
+    for f in dataclasses.fields(config):
+        choices = choices_of(f)
+        value = getattr(config, f.name)
+        if choices is None or value is None:
+            continue
+        values = value if isinstance(value, tuple) else (value,)
+        bad = [v for v in values if v not in choices]
+        if bad or not values:
+            raise MMSpuBenchError(f"{flag(f.name)} {value!r}: unknown; expected one of {', '.join(choices)}")
+
+
+def _all_defaults(options: Any) -> bool:
+    """Whether ``options`` is a backend's ``Options`` left at its defaults."""
+    if not dataclasses.is_dataclass(options) or isinstance(options, type):
+        return False
+    return all(getattr(options, f.name) == f.default for f in dataclasses.fields(options))
+
+
+def _refuse_foreign_options(options: Any) -> None:
+    """One line for the first option given (not its default) that belongs to another backend."""
+    if not dataclasses.is_dataclass(options):
+        return
+    owner = next((b for b in registry.REGISTRY.values() if isinstance(options, b.options)), None)
+    for f in dataclasses.fields(options):
+        if owner is not None and getattr(options, f.name) != f.default:
+            raise MMSpuBenchError(f"{flag(f.name)} is used only with --backend {owner.name}")
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, tuple):
         return list(value)
@@ -390,75 +348,61 @@ def _from_jsonable(f: dataclasses.Field[Any], value: Any) -> Any:
     return str(value)
 
 
-def flag(name: str) -> str:
-    """The command-line flag of a field: ``batch_size`` -> ``--batch-size``."""
-    return "--" + name.replace("_", "-")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """One argparse option per command-line field of :class:`RunConfig`, in field order."""
-    for f in dataclasses.fields(RunConfig):
-        meta = f.metadata
-        if not meta["cli"]:
-            continue
-        if isinstance(f.default, bool):
-            if f.default:  # on by default: the flag turns it off
-                parser.add_argument(
-                    f"--no-{f.name.replace('_', '-')}",
-                    dest=f.name,
-                    action="store_false",
-                    help=help_with_default(f),
-                )
-            else:
-                parser.add_argument(flag(f.name), action="store_true", help=help_with_default(f))
-            continue
-        kwargs: dict[str, Any] = {"help": help_with_default(f), "default": _cli_default(f)}
-        if meta["parse"] is not None:
-            kwargs["default"] = ",".join(f.default) if isinstance(f.default, tuple) else f.default
-        elif meta["choices"] is not None and meta["cli_choices"]:
-            kwargs["choices"] = meta["choices"]
-        if meta["arg_type"] is not None:
-            kwargs["type"] = meta["arg_type"]
-        parser.add_argument(flag(f.name), **kwargs)
-
-
-def help_with_default(f: dataclasses.Field[Any]) -> str:
-    """A field's help text, ending with its default when the text does not state it already."""
-    text = str(f.metadata["help"])
-    if "default" in text:
-        return text
-    default = _cli_default(f)
-    shown = ",".join(default) if isinstance(default, tuple) else "none" if default is None else default
-    return f"{text} (default: {shown})"
-
-
-def _cli_default(f: dataclasses.Field[Any]) -> Any:
-    return f.default if f.default is not dataclasses.MISSING else None
+    """One argparse option per command-line field of :class:`RunConfig`, then each backend's options."""
+    add_fields(parser, RunConfig)
+    for plugin in registry.REGISTRY.values():
+        add_fields(parser, plugin.options)
 
 
 def from_args(args: argparse.Namespace) -> RunConfig:
     """The config of a parsed command line (text options parsed, then validated)."""
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(RunConfig):
-        if not f.metadata["cli"]:
-            continue
-        value = getattr(args, f.name)
-        parse = f.metadata["parse"]
-        values[f.name] = parse(value) if parse is not None and isinstance(value, str) else value
-    return RunConfig(**values).validate()
+    values = values_of(RunConfig, args)
+    for plugin in registry.REGISTRY.values():
+        values.update(values_of(plugin.options, args))
+    return with_options(None, values)
 
 
 def with_options(config: RunConfig | None, options: Mapping[str, Any]) -> RunConfig:
-    """``config`` (or the defaults) with ``options`` replaced; an unknown option name is an error."""
-    names = {f.name for f in dataclasses.fields(RunConfig)}
-    unknown = sorted(set(options) - names)
+    """``config`` (or the defaults) with ``options`` replaced; an unknown option name is an error.
+
+    ``options`` may name the run's fields and any backend's options (``base_url=...``); a backend
+    option given a value other than its default must belong to the chosen backend.
+    """
+    base = config or RunConfig()
+    names = {f.name for f in dataclasses.fields(RunConfig)} - {"backend_options"}
+    engine = {n: registry.owner_of(n) for n in options if n not in names}
+    unknown = sorted(n for n, owner in engine.items() if owner is None)
     if unknown:
+        known = names | {f.name for b in registry.REGISTRY.values() for f in dataclasses.fields(b.options)}
         raise MMSpuBenchError(
-            f"unknown option(s) {', '.join(unknown)}; expected some of {', '.join(sorted(names))}"
+            f"unknown option(s) {', '.join(unknown)}; expected some of {', '.join(sorted(known))}"
         )
-    values = dict(options)
+    values = {k: v for k, v in options.items() if k not in engine}
     if isinstance(values.get("metrics"), str):
         values["metrics"] = parse_metrics(values["metrics"])
     elif values.get("metrics") is not None:
         values["metrics"] = tuple(values["metrics"])
-    return dataclasses.replace(config or RunConfig(), **values).validate()
+    backend = values.get("backend", base.backend)
+    values["backend_options"] = _backend_options(base, backend, {n: options[n] for n in engine})
+    return dataclasses.replace(base, **values).validate()
+
+
+def _backend_options(base: RunConfig, backend: Any, given: Mapping[str, Any]) -> Any:
+    """The options of ``backend``: ``base``'s (same backend) with ``given`` replaced. A value given
+    for another backend's option is checked (type, range), then refused unless it is its default."""
+    plugin = registry.REGISTRY.get(backend) if isinstance(backend, str) else None
+    if plugin is None:
+        return None  # validate() names the unknown backend
+    current = base.backend_options if isinstance(base.backend_options, plugin.options) else plugin.options()
+    own = {f.name: f for f in dataclasses.fields(plugin.options)}
+    for name, value in given.items():
+        if name in own:
+            continue
+        owner = registry.owner_of(name)
+        assert owner is not None
+        foreign = {f.name: f for f in dataclasses.fields(owner.options)}[name]
+        check_field(foreign, typing.get_type_hints(owner.options)[name], value)
+        if value != foreign.default:
+            raise MMSpuBenchError(f"{flag(name)} is used only with --backend {owner.name}")
+    return dataclasses.replace(current, **{n: v for n, v in given.items() if n in own})

@@ -85,7 +85,8 @@ def check_field(f: dataclasses.Field[Any], hint: Any, value: Any) -> None:
 
 
 def check_fields(config: Any) -> None:
-    """Check the type and range of every field of ``config`` (a ``RunConfig``)."""
+    """Check the type and range of every field of ``config`` (a ``RunConfig``, a backend's ``Options``)."""
     hints = typing.get_type_hints(type(config))
     for f in dataclasses.fields(config):
-        check_field(f, hints[f.name], getattr(config, f.name))
+        if hints[f.name] is not Any:  # e.g. the backend's options, checked as their own dataclass
+            check_field(f, hints[f.name], getattr(config, f.name))

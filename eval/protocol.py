@@ -1,7 +1,7 @@
 """The small interface every model adapter implements, and the requests it answers.
 
 The runner, the metrics and the Space speak only to this Protocol; the transformers adapter
-(``mmspubench.eval.adapter``) and the fake models of the tests implement it.
+(``mmspubench.eval.backends.transformers.adapter``) and the fake models of the tests implement it.
 """
 
 from __future__ import annotations

@@ -19,3 +19,9 @@ def record_error(file: str, record_id: str | None, field: str | None, message: s
     if field is not None:
         parts.append(f"field {field!r}")
     return MMSpuBenchError(": ".join([*parts, message]))
+
+
+def first_line(err: BaseException, limit: int | None = None) -> str:
+    """An exception's message cut to its first line (and to ``limit`` characters): errors are one line."""
+    text = str(err).strip()
+    return text.splitlines()[0][:limit] if text else type(err).__name__

@@ -10,8 +10,11 @@ import argparse
 import signal
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mmspubench.options import add_fields, option
 
 SPACE_EPILOG = """examples:
   mmspubench space                                   # bundled synthetic release, http://127.0.0.1:7860
@@ -34,6 +37,26 @@ The published dataset revision is --dataset-revision, else $MMSPUBENCH_PUBLISHED
 the current commit of --dataset-id on the Hub. The published split is read from the Hub at that
 revision, or from $MMSPUBENCH_PUBLISHED_DATASET (a local copy) when set.
 """
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """``mmspubench space``'s options (``None``: the ``MMSPUBENCH_*`` environment, else the default)."""
+
+    host: str = option("127.0.0.1", "address to listen on")
+    """Address the server listens on."""
+    port: int = option(7860, "port", arg_type=int)
+    """Port the server listens on."""
+    dataset: str | None = option(None, "Hub id or local folder (default: bundled synthetic release)")
+    """Dataset explored (``MMSPUBENCH_DATASET``)."""
+    results: str | None = option(None, "folder (or Hub dataset) of runs for the leaderboard")
+    """Runs of the leaderboard (``MMSPUBENCH_RESULTS``)."""
+    unknown_keys: str | None = option(
+        None,
+        "raw release keys outside the key table: error (default) or ignore, as in build",
+        choices=("error", "ignore"),
+    )
+    """A raw release's keys outside the key table (``MMSPUBENCH_UNKNOWN_KEYS``)."""
 
 
 def _run_space(args: argparse.Namespace) -> int:
@@ -123,7 +146,7 @@ def _results_repo_files(args: argparse.Namespace, submission: Any) -> dict[str, 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``space`` and ``submit`` to the ``mmspubench`` parser."""
-    from mmspubench.space.submit import PUBLISHED_DATASET_ID
+    from mmspubench.space.submit import SubmitOptions
 
     space = sub.add_parser(
         "space",
@@ -132,18 +155,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         epilog=SPACE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    space.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    space.add_argument("--port", type=int, default=7860, help="port (default: 7860)")
-    space.add_argument(
-        "--dataset", default=None, help="Hub id or local folder (default: bundled synthetic release)"
-    )
-    space.add_argument("--results", default=None, help="folder (or Hub dataset) of runs for the leaderboard")
-    space.add_argument(
-        "--unknown-keys",
-        choices=("error", "ignore"),
-        default=None,
-        help="raw release keys outside the key table: error (default) or ignore, as in build",
-    )
+    add_fields(space, ServeOptions)
     space.set_defaults(func=_run_space)
     from mmspubench.space.deploy_cli import register_space_subcommands
 
@@ -156,25 +168,5 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         epilog=SUBMIT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    submit.add_argument(
-        "results_json", metavar="RESULTS_JSON", help="results.json of a run (samples.jsonl beside it)"
-    )
-    submit.add_argument("--model-repo", required=True, help="Hub model repo to open the pull request on")
-    submit.add_argument(
-        "--dry-run", metavar="DIR", default=None, help="write the files under DIR instead of sending"
-    )
-    submit.add_argument(
-        "--dataset-id",
-        default=PUBLISHED_DATASET_ID,
-        help=f"published dataset (default: {PUBLISHED_DATASET_ID})",
-    )
-    submit.add_argument("--dataset-revision", default=None, help="published dataset revision (commit sha)")
-    submit.add_argument("--token", default=None, help="Hub token (default: the logged-in token)")
-    submit.add_argument(
-        "--results-repo",
-        default=None,
-        metavar="ORG/RESULTS",
-        help="also open a PR adding results.json + samples.jsonl under runs/<model>/<revision-or-time>/ "
-        "of this results dataset (the Space's leaderboard and CGLA view read it)",
-    )
+    add_fields(submit, SubmitOptions)
     submit.set_defaults(func=_run_submit)

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, SOURCES, SPURIOUS_TYPES, TYPE_NAMES, Item
+from mmspubench.dataset_builder.schema import (
+    ANSWER_LETTERS,
+    SOURCES,
+    SPURIOUS_TYPES,
+    TYPE_LABEL,
+    TYPE_NAMES,
+    Item,
+)
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 
@@ -19,8 +26,6 @@ if TYPE_CHECKING:
     import datasets
 
 TYPE_TITLE: dict[str, str] = {t.name: t.title for t in SPURIOUS_TYPES}
-TYPE_LABEL: dict[str, str] = {t.name: f"{t.title} ({t.abbrev})" for t in SPURIOUS_TYPES}
-"""Label shown in the type filter for each canonical type name."""
 LABEL_TYPE: dict[str, str] = {label: name for name, label in TYPE_LABEL.items()}
 INDEX_COLUMNS: tuple[str, ...] = ("id", "class_name", "types", "source", "question")
 ALL = "(all)"

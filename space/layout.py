@@ -6,21 +6,18 @@ error reaches the visitor as a one-line ``gr.Error`` message, never a traceback.
 
 from __future__ import annotations
 
-import inspect
-import logging
 from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
 import pandas as pd
-from mmspubench.errors import MMSpuBenchError
-from mmspubench.markup import escape_cell, escape_html
+from mmspubench.app_guard import guarded, named_like
+from mmspubench.markup import escape_cell
 from mmspubench.space import cgla_view, handlers, leaderboard, live, preview, zerogpu
 from mmspubench.space.handlers import SpaceConfig, SpaceState
 from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
 TITLE = "MM-SpuBench"
-LOG = logging.getLogger("mmspubench.space")
 INTRO = """# MM-SpuBench: spurious biases in multimodal LLMs
 Browse the benchmark, see how a model's likelihood of the class name shifts between **core** and
 **spurious** attributes of one picture (CGLA), run a small model live, and compare models.
@@ -52,40 +49,6 @@ def _dataframe(*args: Any, **kwargs: Any) -> gr.Dataframe:
     return gr.Dataframe(*args, latex_delimiters=[], **kwargs)
 
 
-def _named_like(call: Callable[..., Any], fn: Callable[..., Any], bound: int = 0) -> Callable[..., Any]:
-    """``call`` carrying ``fn``'s name and parameters (less the first ``bound``), so the page's API
-    (``gradio_client``, the "Use via API" page) names each input as the handler does, not ``param_0``."""
-    params = list(inspect.signature(fn).parameters.values())[bound:]
-    call.__name__ = fn.__name__
-    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [p.replace(annotation=inspect.Parameter.empty) for p in params]
-    )
-    return call
-
-
-def guarded(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
-    """``fn`` with ``bound`` first arguments, turning any failure into a readable ``gr.Error``.
-
-    Gradio shows an error's message as HTML: its text (which may quote a run, a dataset or a
-    visitor) is escaped.
-    """
-
-    def call(*args: Any) -> Any:
-        try:
-            return fn(*bound, *args)
-        except MMSpuBenchError as err:
-            raise gr.Error(escape_html(str(err)), print_exception=False) from None
-        except gr.Error:
-            raise
-        except Exception as err:
-            # Unexpected failures are logged for the maintainer; the visitor sees one line.
-            LOG.exception("handler %s failed", fn.__name__)
-            message = f"internal error in {fn.__name__} ({type(err).__name__}: {err})"
-            raise gr.Error(escape_html(message), print_exception=False) from None
-
-    return _named_like(call, fn, len(bound))
-
-
 def _axis(frame: pd.DataFrame) -> list[float | None]:
     """The y-axis of a CGL chart (``cgla_view.cgl_axis_limits``); unset for an empty chart."""
     return list(cgla_view.cgl_axis_limits(frame)) if len(frame) else [None, None]
@@ -100,7 +63,7 @@ def with_cgl_axis(fn: Callable[..., tuple[Any, ...]], position: int) -> Callable
         out[position] = gr.BarPlot(frame, y_lim=_axis(frame))
         return tuple(out)
 
-    return _named_like(call, fn)
+    return named_like(call, fn)
 
 
 def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int) -> gr.Textbox:
@@ -331,7 +294,7 @@ def _leaderboard_tab(state: SpaceState) -> None:
         frame = view(*values)
         return _dataframe(frame, datatype=leaderboard.column_datatypes(list(frame.columns)))
 
-    show = _named_like(show, handlers.leaderboard_table, 1)
+    show = named_like(show, handlers.leaderboard_table, 1)
     for component in controls:
         component.change(show, controls, table, api_name=f"leaderboard_{component.elem_id}".replace("-", "_"))
     refresh = gr.Button("Refresh plot", size="sm")

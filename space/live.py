@@ -230,7 +230,7 @@ class ModelCache:
 
 
 def _default_loader(source: str | Path) -> VisionLanguageModel:
-    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.backends.transformers.loading import load_model
     from mmspubench.space.zerogpu import live_device
 
     return load_model(

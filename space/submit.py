@@ -22,7 +22,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import CEILING_NOTE, CGLA_VARIANTS, VARIANTS
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.variants import is_ceiling, variant_label
+from mmspubench.options import option
 from mmspubench.space.submit_checks import check_sample_consistency, check_split_ids, published_split
 from mmspubench.space.submit_dataset import check_against_dataset, check_prompt_templates, published_items
 
@@ -84,6 +85,33 @@ class Submission:
     """Number of items in the run."""
     variant: str = "standard"
     """The run's prompt variant (:func:`~mmspubench.eval.variants.variant_label`), shown with the verdict."""
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitOptions:
+    """``mmspubench submit``'s options."""
+
+    results_json: str = option(
+        MISSING, "results.json of a run (samples.jsonl beside it)", positional=True, metavar="RESULTS_JSON"
+    )
+    """results.json of the run; its samples.jsonl sits beside it."""
+    model_repo: str = option(MISSING, "Hub model repo to open the pull request on")
+    """Hub model repository the pull request goes to."""
+    dry_run: str | None = option(None, "write the files under DIR instead of sending", metavar="DIR")
+    """Folder the files are written to instead of sending them."""
+    dataset_id: str = option(PUBLISHED_DATASET_ID, f"published dataset (default: {PUBLISHED_DATASET_ID})")
+    """The published dataset the run must be of."""
+    dataset_revision: str | None = option(None, "published dataset revision (commit sha)")
+    """Its revision (commit sha); ``None``: the published one."""
+    token: str | None = option(None, "Hub token (default: the logged-in token)")
+    """Hub token; ``None``: the logged-in one."""
+    results_repo: str | None = option(
+        None,
+        "also open a PR adding results.json + samples.jsonl under runs/<model>/<revision-or-time>/ "
+        "of this results dataset (the Space's leaderboard and CGLA view read it)",
+        metavar="ORG/RESULTS",
+    )
+    """Results dataset the run's files also go to (a pull request); ``None``: none."""
 
 
 def published_revision(dataset_id: str = PUBLISHED_DATASET_ID, explicit: str | None = None) -> str:

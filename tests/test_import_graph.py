@@ -1,4 +1,5 @@
-"""The parts depend one way: dataset_builder <- eval <- space <- curate; the package top sits above them all.
+"""The parts depend one way: dataset_builder <- eval <- space, and eval <- curate (curate and the Space
+never import each other); the package top's dispatcher sits above them all.
 
 Every import statement is read from the source (module level, inside functions and under
 ``TYPE_CHECKING`` alike), so a lazy import cannot hide an upward dependency.
@@ -18,14 +19,14 @@ PARTS = {
     "dataset_builder": "dataset_builder",
     "eval": "eval",
     "space": "space",
-    "curate": "mmspubench/curate",
+    "curate": "curate",
 }
 """Package name under ``mmspubench`` -> source folder."""
 ALLOWED: dict[str, set[str]] = {
-    "dataset_builder": {"errors", "redact", "markup", "dataset_builder"},
-    "eval": {"errors", "redact", "markup", "dataset_builder", "eval"},
-    "space": {"errors", "redact", "markup", "dataset_builder", "eval", "space"},
-    "curate": {"errors", "redact", "markup", "dataset_builder", "eval", "space", "curate"},
+    "dataset_builder": {"errors", "redact", "markup", "options", "dataset_builder"},
+    "eval": {"errors", "redact", "markup", "options", "dataset_builder", "eval"},
+    "space": {"errors", "redact", "markup", "options", "app_guard", "dataset_builder", "eval", "space"},
+    "curate": {"errors", "redact", "markup", "options", "app_guard", "dataset_builder", "eval", "curate"},
 }
 """What each part may import from the ``mmspubench`` namespace (its first component)."""
 ENTRY_POINTS = {"eval/cli.py": "the documented `python -m mmspubench.eval.cli` entry point delegates up"}
@@ -40,6 +41,19 @@ def _imports(path: Path) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.append(node.module)
     return [n for n in names if n == "mmspubench" or n.startswith("mmspubench.")]
+
+
+def _private_imports(path: Path) -> list[str]:
+    """Every underscore name ``path`` imports from another ``mmspubench`` module (``from m import _x``)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mmspubench"):
+            names.extend(
+                f"{node.module}.{alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            )
+    return names
 
 
 def _upward(part: str) -> list[str]:
@@ -71,6 +85,45 @@ def test_curate_imports_nothing_above_it() -> None:
     assert _upward("curate") == []
 
 
+def test_curate_and_the_space_do_not_import_each_other() -> None:
+    assert "space" not in ALLOWED["curate"] and "curate" not in ALLOWED["space"]
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    bad = [
+        f"{path.relative_to(ROOT).as_posix()} imports {name}"
+        for folder in [*PARTS.values(), "mmspubench"]
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for name in _private_imports(path)
+    ]
+    assert bad == []
+
+
+def test_the_shared_model_modules_sit_below_every_backend() -> None:
+    """``eval/modelio`` imports no backend, and no backend imports another one's modules: what two
+    engines share lives in ``modelio`` (the registry imports every declaration)."""
+    bad = [
+        f"{path.relative_to(ROOT).as_posix()} imports {name}"
+        for path in sorted((ROOT / "eval" / "modelio").rglob("*.py"))
+        for name in _imports(path)
+        if name.startswith("mmspubench.eval.backends")
+    ]
+    bad += [
+        f"{path.relative_to(ROOT).as_posix()} imports {name}"
+        for path in sorted((ROOT / "eval" / "backends").glob("*.py"))
+        for name in _imports(path)
+        if name.startswith("mmspubench.eval.backends.transformers")
+        and path.name not in ("__init__.py", "registry.py")
+    ]
+    assert bad == []
+
+
+def test_the_checker_sees_a_private_import(tmp_path: Path) -> None:
+    bad = tmp_path / "m.py"
+    bad.write_text("def f():\n    from mmspubench.eval.loading import _hidden\n", encoding="utf-8")
+    assert _private_imports(bad) == ["mmspubench.eval.loading._hidden"]
+
+
 def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
     bad = tmp_path / "m.py"
     bad.write_text("def f():\n    from mmspubench.space import layout\n", encoding="utf-8")
@@ -84,6 +137,11 @@ def test_errors_module_imports_nothing_of_the_package() -> None:
 
 def test_markup_module_imports_nothing_of_the_package() -> None:
     assert _imports(ROOT / "mmspubench" / "markup.py") == []
+    assert _imports(ROOT / "mmspubench" / "options.py") == []
+
+
+def test_the_app_guard_imports_only_the_neutral_modules() -> None:
+    assert set(_imports(ROOT / "mmspubench" / "app_guard.py")) <= {"mmspubench.errors", "mmspubench.markup"}
 
 
 def test_package_top_lists_the_api_and_stays_light() -> None:

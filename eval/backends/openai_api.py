@@ -43,7 +43,7 @@ from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 from mmspubench.redact import clean, redact
 
 if TYPE_CHECKING:
-    from mmspubench.eval.backends import BackendOptions
+    from mmspubench.eval.backends.openai import Options as OpenAIOptions
     from PIL.Image import Image
 
 T = TypeVar("T")
@@ -106,7 +106,7 @@ def data_url(image: Image) -> str:
 class OpenAIModel:
     """A model served behind an OpenAI-compatible chat-completions endpoint."""
 
-    def __init__(self, name: str, options: BackendOptions, features: ServerFeatures, info: ModelInfo) -> None:
+    def __init__(self, name: str, options: OpenAIOptions, features: ServerFeatures, info: ModelInfo) -> None:
         self.name = name
         """The model name the server serves."""
         self.options = options
@@ -271,12 +271,12 @@ def _urls(images: Sequence[Image]) -> dict[int, str]:
     return {id(image): data_url(image) for image in images}
 
 
-def api_key(options: BackendOptions) -> str:
+def api_key(options: OpenAIOptions) -> str:
     """The key from ``$api_key_env`` (:func:`~mmspubench.eval.backends.api_key.read_api_key`)."""
     return read_api_key(options.api_key_env)
 
 
-def _client(options: BackendOptions) -> Any:
+def _client(options: OpenAIOptions) -> Any:
     from openai import AsyncOpenAI
 
     return AsyncOpenAI(
@@ -292,7 +292,7 @@ def _run(model: OpenAIModel, jobs: Sequence[Callable[[Any], Awaitable[T]]]) -> l
     return _call(model.options, jobs)
 
 
-def _call(options: BackendOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]]) -> list[T]:
+def _call(options: OpenAIOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]]) -> list[T]:
     async def main() -> list[T]:
         semaphore = asyncio.Semaphore(options.max_concurrency)
         async with _client(options) as client:
@@ -323,14 +323,14 @@ MAX_RETRY_WAIT = 60.0
 """The longest wait between retries the OpenAI client honours (a server's ``retry-after``)."""
 
 
-def job_deadline(options: BackendOptions) -> float:
+def job_deadline(options: OpenAIOptions) -> float:
     """Seconds one job may take with every retry: ``--request-timeout`` bounds one read, so a
     server that trickles bytes would otherwise keep a request open for ever."""
     one_request = (options.max_retries + 1) * options.request_timeout + options.max_retries * MAX_RETRY_WAIT
     return REQUESTS_PER_JOB * one_request
 
 
-def describe_error(err: BaseException, options: BackendOptions) -> str:
+def describe_error(err: BaseException, options: OpenAIOptions) -> str:
     """One line for a failed request: status, the server's message, how many retries were made."""
     import openai
 
@@ -361,7 +361,7 @@ def describe_error(err: BaseException, options: BackendOptions) -> str:
     return f"--backend openai: request to {redact(options.base_url or '')} failed ({what}: {message[:300]}){hint}"
 
 
-def probe(options: BackendOptions, name: str) -> ServerFeatures:
+def probe(options: OpenAIOptions, name: str) -> ServerFeatures:
     """Ask the server once whether it tokenizes chats and returns prompt log-probabilities, and
     whether its chat template already writes the BOS (then no special tokens are added)."""
     import openai
@@ -401,7 +401,7 @@ def probe(options: BackendOptions, name: str) -> ServerFeatures:
     return _call(options, [ask])[0]
 
 
-def load_openai(name: str, options: BackendOptions, *, needs_prompt_logprobs: bool) -> OpenAIModel:
+def load_openai(name: str, options: OpenAIOptions, *, needs_prompt_logprobs: bool) -> OpenAIModel:
     """Probe the server, refuse a run that needs prompt log-probabilities it does not return."""
     try:
         import openai  # noqa: F401

@@ -1,9 +1,9 @@
 """``--backend vllm``: the offline vLLM engine behind the model Protocol.
 
 The prompt is rendered and tokenized here, by the model's own processor, exactly as the
-transformers adapter does it (:func:`~mmspubench.eval.adapter.render_chat`, the BOS rule
-:func:`~mmspubench.eval.encoding.add_special_tokens_for` and the prefix rule and checks of
-:func:`~mmspubench.eval.encoding.encode_request`); vLLM receives token ids (``TokensPrompt``) with
+transformers adapter does it (:func:`~mmspubench.eval.modelio.chat.render_chat`, the BOS rule
+:func:`~mmspubench.eval.modelio.encoding.add_special_tokens_for` and the prefix rule and checks of
+:func:`~mmspubench.eval.modelio.encoding.encode_request`); vLLM receives token ids (``TokensPrompt``) with
 the image, expands the image placeholder itself, and returns the prompt log-probabilities.
 
 - ``score``: one request per (image, context + continuation) with ``prompt_logprobs=0`` and one
@@ -26,15 +26,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.adapter import render_chat
+from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.backends.vllm_cache import CacheCounts, score_reading_cache
-from mmspubench.eval.encoding import add_special_tokens_for, encode_request
+from mmspubench.eval.modelio.chat import render_chat
+from mmspubench.eval.modelio.encoding import add_special_tokens_for, encode_request
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 
 if TYPE_CHECKING:
-    from mmspubench.eval.backends import BackendOptions
-    from mmspubench.eval.hooks import FamilyHooks
+    from mmspubench.eval.backends.vllm import Options as VLLMOptions
+    from mmspubench.eval.modelio.hooks import FamilyHooks
     from PIL.Image import Image
 
 _RESERVED = ("model", "tokenizer", "dtype", "tensor_parallel_size", "trust_remote_code")
@@ -270,17 +270,21 @@ def _platform_defaults(engine_args: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in defaults.items() if k not in engine_args}
 
 
-def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
+def load_vllm(model: str, options: VLLMOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
     """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``."""
     from mmspubench.eval.config import DTYPES
-    from mmspubench.eval.hooks import hooks_for
-    from mmspubench.eval.loading import _first_line, _load_processor, resolve_model
-    from mmspubench.eval.model_checks import check_template
+    from mmspubench.eval.modelio.hooks import hooks_for
+    from mmspubench.eval.modelio.hub import resolve_model
+    from mmspubench.eval.modelio.model_checks import check_template
+    from mmspubench.eval.modelio.processors import load_processor
     from transformers import AutoConfig
 
     if dtype not in DTYPES:
         raise MMSpuBenchError(f"--dtype {dtype!r}: unknown; expected one of {', '.join(DTYPES)}")
-    reserved = sorted(set(options.engine_args) & set(_RESERVED))
+    from mmspubench.eval.backends.vllm import parse_engine_args
+
+    engine_args = parse_engine_args(options.engine_args)
+    reserved = sorted(set(engine_args) & set(_RESERVED))
     if reserved:
         raise MMSpuBenchError(
             f"--engine-args: {', '.join(reserved)} are set by their own options (--model, --dtype, "
@@ -296,15 +300,15 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
     folder, revision = resolve_model(model, trust_remote_code)
     config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
     hooks = hooks_for(config.model_type)
-    processor = _load_processor(model, folder, hooks, trust_remote_code)
+    processor = load_processor(model, folder, hooks, trust_remote_code)
     check_template(model, processor, hooks)  # before the engine starts, not in the first chunk
     args: dict[str, Any] = {
         "tensor_parallel_size": options.tensor_parallel_size or 1,
         "limit_mm_per_prompt": {"image": 1},
         "seed": 0,
         "enable_prefix_caching": True,
-        **_platform_defaults(options.engine_args),
-        **options.engine_args,
+        **_platform_defaults(engine_args),
+        **engine_args,
     }
     try:
         llm = vllm.LLM(
@@ -312,7 +316,7 @@ def load_vllm(model: str, options: BackendOptions, *, dtype: str, trust_remote_c
         )
     except (TypeError, ValueError, RuntimeError, OSError) as err:
         raise MMSpuBenchError(
-            f"--backend vllm: the engine could not start for {model!r} ({_first_line(err)})"
+            f"--backend vllm: the engine could not start for {model!r} ({first_line(err)})"
         ) from None
     info = ModelInfo(id=model, path=str(folder), revision=revision, dtype=dtype, adapter=f"vllm/{hooks.name}")
     return VLLMModel(llm, processor, hooks, info, {"dtype": dtype, **args})

@@ -40,7 +40,7 @@ from mmspubench.eval.tiny.tokenizer import END_OF_TURN
 
 if TYPE_CHECKING:
     import torch
-    from mmspubench.eval.adapter import TransformersVLM
+    from mmspubench.eval.backends.transformers.adapter import TransformersVLM
     from PIL.Image import Image
     from transformers import LlavaForConditionalGeneration
 
@@ -265,7 +265,7 @@ def initial_adapter(items: Sequence[Item], arch: Architecture, seed: int, folder
     Training then renders and tokenizes with this adapter, so that every sequence it learns from
     is exactly what eval will give the shipped model.
     """
-    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.backends.transformers.loading import load_model
 
     tokenizer = build_tokenizer(items, arch.vocab_size)
     save_tiny_llava(folder, tokenizer, arch, seed)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mmspubench.eval.adapter import TransformersVLM
-from mmspubench.eval.loading import load_model
+from mmspubench.eval.backends.transformers.adapter import TransformersVLM
+from mmspubench.eval.backends.transformers.loading import load_model
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest, VisionLanguageModel
 
 from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir
@@ -92,7 +92,7 @@ def test_fast_scorer_is_used_when_asked(session_cache: Path, monkeypatch: pytest
         calls.append(len(requests))
         return [-1.5] * len(requests)
 
-    from mmspubench.eval import fast_scoring
+    from mmspubench.eval.backends.transformers import fast_scoring
 
     monkeypatch.setattr(fast_scoring, "score_fast", score_fast)
     folder = tiny_model_dir("llava", session_cache)

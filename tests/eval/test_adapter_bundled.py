@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mmspubench.eval import bundled
-from mmspubench.eval.loading import load_model
+from mmspubench.eval.backends.transformers.loading import load_model
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
 from mmspubench.eval.tiny.llava import build_tiny_llava
 from mmspubench.eval.tiny.tokenizer import bundled_corpus_words

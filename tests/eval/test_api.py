@@ -10,7 +10,8 @@ from pathlib import Path
 import mmspubench
 import pytest
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import config, fast_scoring
+from mmspubench.eval import config
+from mmspubench.eval.backends.transformers import fast_scoring
 
 from tests.eval.families.registry import family_dir
 from tests.eval.tiny_models import FAMILIES, tiny_model_dir

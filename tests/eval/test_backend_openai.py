@@ -21,9 +21,10 @@ import pytest
 pytest.importorskip("openai", reason="the api extra (openai) is not installed")
 
 from mmspubench.dataset_builder.errors import MMSpuBenchError
-from mmspubench.eval.backends import BackendOptions, check_options, parse_engine_args
 from mmspubench.eval.backends.openai_api import NO_PROMPT_LOGPROBS, continuation_sum, render_messages
+from mmspubench.eval.backends.vllm import parse_engine_args
 from mmspubench.eval.cli import main
+from mmspubench.eval.config import with_options
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
 from mmspubench.eval.report import markdown_table
 from PIL import Image
@@ -185,15 +186,17 @@ def test_killed_run_resumes_without_repeating_items(tmp_path: Path) -> None:
 
 def test_engine_option_checks() -> None:
     with pytest.raises(MMSpuBenchError, match="--base-url is used only with --backend openai"):
-        check_options(BackendOptions(name="vllm", base_url="http://x"), "m", ("accuracy",))
+        with_options(None, {"model": "m", "backend": "vllm", "base_url": "http://x"})
     with pytest.raises(MMSpuBenchError, match="needs --base-url"):
-        check_options(BackendOptions(name="openai"), "m", ("accuracy",))
+        with_options(None, {"model": "m", "backend": "openai"})
     with pytest.raises(MMSpuBenchError, match="needs --model"):
-        check_options(BackendOptions(name="openai", base_url="http://x"), None, ("accuracy",))
+        with_options(None, {"backend": "openai", "base_url": "http://x"})
     with pytest.raises(MMSpuBenchError, match="--engine-args is used only with --backend vllm"):
-        check_options(BackendOptions(engine_args={"a": 1}), "m", ("accuracy",))
-    with pytest.raises(MMSpuBenchError, match="--tensor-parallel-size 0"):
-        check_options(BackendOptions(name="vllm", tensor_parallel_size=0), "m", ("accuracy",))
+        with_options(None, {"model": "m", "engine_args": '{"a": 1}'})
+    with pytest.raises(MMSpuBenchError, match="--tensor-parallel-size must be an integer from 1"):
+        with_options(None, {"model": "m", "backend": "vllm", "tensor_parallel_size": 0})
+    with pytest.raises(MMSpuBenchError, match="not valid JSON"):
+        with_options(None, {"model": "m", "backend": "vllm", "engine_args": "{max_model_len: 1}"})
     with pytest.raises(MMSpuBenchError, match="not valid JSON"):
         parse_engine_args("{max_model_len: 1}")
     with pytest.raises(MMSpuBenchError, match="expected a JSON object"):

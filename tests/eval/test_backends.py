@@ -51,11 +51,15 @@ class _Closing:
 def test_a_backend_with_close_is_closed_when_the_run_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool
 ) -> None:
-    from mmspubench.eval import backends, runner
+    import dataclasses
+
+    from mmspubench.eval import runner
+    from mmspubench.eval.backends import registry
 
     log: list[str] = []
-    real_load = backends.load_backend
-    monkeypatch.setattr(backends, "load_backend", lambda *a, **k: _Closing(real_load(*a, **k), log))
+    real = registry.REGISTRY["transformers"]
+    closing = dataclasses.replace(real, load=lambda *a: _Closing(real.load(*a), log))
+    monkeypatch.setitem(registry.REGISTRY, "transformers", closing)
     if fails:
 
         def broken(*args: Any, **kwargs: Any) -> None:

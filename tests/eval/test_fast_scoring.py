@@ -7,10 +7,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from mmspubench.eval import encoding, fast_families, fast_scoring, prompts, scoring
-from mmspubench.eval.adapter import TransformersVLM
-from mmspubench.eval.loading import load_model
-from mmspubench.eval.prefix_plan import TokenView, make_plan, split_passes
+from mmspubench.eval import prompts
+from mmspubench.eval.backends.transformers import fast_families, fast_scoring, scoring
+from mmspubench.eval.backends.transformers.adapter import TransformersVLM
+from mmspubench.eval.backends.transformers.loading import load_model
+from mmspubench.eval.backends.transformers.prefix_plan import TokenView, make_plan, split_passes
+from mmspubench.eval.modelio import encoding
 from mmspubench.eval.protocol import ScoreRequest
 
 from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir

@@ -153,13 +153,16 @@ def test_a_second_eval_into_a_folder_in_use_is_refused_and_the_first_goes_on(tmp
 def test_ctrl_c_while_the_model_loads_leaves_no_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import dataclasses
+
     from mmspubench.cli import main
-    from mmspubench.eval import backends
+    from mmspubench.eval.backends import registry
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(backends, "load_backend", interrupted)
+    real = registry.REGISTRY["transformers"]
+    monkeypatch.setitem(registry.REGISTRY, "transformers", dataclasses.replace(real, load=interrupted))
     out = tmp_path / "run"
     assert main(["eval", "--limit", "2", "--out", str(out), "--no-progress"]) == 130
     assert capsys.readouterr().err.strip() == "mmspubench eval: interrupted"

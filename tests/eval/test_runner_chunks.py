@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from mmspubench.dataset_builder.schema import Item
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import data, fast_scoring, prompts, scoring
+from mmspubench.eval import data, prompts
+from mmspubench.eval.backends.transformers import fast_scoring, scoring
+from mmspubench.eval.backends.transformers.loading import load_model
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.loading import load_model
 from mmspubench.eval.protocol import ScoreRequest
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.runner import Clock, evaluate_item, evaluate_items

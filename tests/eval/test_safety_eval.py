@@ -10,7 +10,7 @@ import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.loading import resolve_model
+from mmspubench.eval.modelio.hub import resolve_model
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.runner import run_eval
 

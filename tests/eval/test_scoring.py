@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import torch
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.adapter import TransformersVLM
-from mmspubench.eval.encoding import collate
-from mmspubench.eval.hooks import hooks_for
-from mmspubench.eval.loading import load_model
+from mmspubench.eval.backends.transformers.adapter import TransformersVLM
+from mmspubench.eval.backends.transformers.loading import load_model
+from mmspubench.eval.modelio.encoding import collate
+from mmspubench.eval.modelio.hooks import hooks_for
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 
 from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir
@@ -166,7 +166,7 @@ def test_hand_computed_log_probabilities(session_cache: Path, with_logits_to_kee
 
 
 def test_collate_pads_sequences_right_and_images_to_a_common_shape() -> None:
-    from mmspubench.eval.encoding import EncodedRequest
+    from mmspubench.eval.modelio.encoding import EncodedRequest
 
     a = EncodedRequest(
         inputs={
@@ -196,7 +196,7 @@ def test_collate_pads_sequences_right_and_images_to_a_common_shape() -> None:
 def test_windows_of_requests_score_like_one_window(
     family_model: TransformersVLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mmspubench.eval import scoring
+    from mmspubench.eval.backends.transformers import scoring
 
     requests = _requests(family_model)
     whole = family_model.score(requests)

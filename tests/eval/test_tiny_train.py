@@ -212,7 +212,7 @@ ASSETS = Path(__file__).resolve().parents[2] / "eval" / "assets"
 @pytest.mark.parametrize("name", ["tiny-llava-biased", "tiny-llava-balanced"])
 def test_shipped_weights_load_answer_and_score(name: str) -> None:
     from mmspubench.dataset_builder import synth
-    from mmspubench.eval.loading import load_model
+    from mmspubench.eval.backends.transformers.loading import load_model
     from mmspubench.eval.parse import parse_answer
 
     folder = ASSETS / name

@@ -18,23 +18,17 @@ def main() -> None:
     from mmspubench.dataset_builder.defaults import default_dataset_dir
     from mmspubench.dataset_builder.load import load_pinned
     from mmspubench.eval import prompts
-    from mmspubench.eval.backends import DEFAULT_BATCH_SIZE, BackendOptions, load_backend
-    from mmspubench.eval.config import RunConfig
+    from mmspubench.eval.backends.registry import get_backend
+    from mmspubench.eval.config import RunConfig, with_options
     from mmspubench.eval.runner import run_eval
 
     dataset = str(default_dataset_dir())
     ds, info = load_pinned(dataset, "test")
-    batch = DEFAULT_BATCH_SIZE[backend]
-    vlm = load_backend(
-        BackendOptions(name=backend, engine_args=engine_args),
-        model,
-        device="cpu",
-        dtype="float32",
-        batch_size=batch,
-        scorer=scorer,
-        trust_remote_code=False,
-        needs_prompt_logprobs=True,
-    )
+    plugin = get_backend(backend)
+    batch = plugin.default_batch_size
+    engine = {"engine_args": json.dumps(engine_args)} if engine_args else {}
+    loading = with_options(None, {"model": model, "backend": backend, "batch_size": batch, "scorer": scorer, **engine})
+    vlm = plugin.load(loading, "cpu")
     for mode, metrics in (("generate", ("accuracy", "cgla")), ("logprob", ("accuracy",))):
         config = RunConfig(
             model=model,

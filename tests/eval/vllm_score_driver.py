@@ -46,16 +46,22 @@ def requests_of(model: Any, n: int) -> list[Any]:
 
 def main() -> None:
     model, out, n, engine_args = sys.argv[1:5]
-    from mmspubench.eval.backends import BackendOptions, load_backend
+    from mmspubench.eval.config import with_options
 
-    common = {"device": "cpu", "dtype": "float32", "trust_remote_code": False, "needs_prompt_logprobs": True}
-    vllm = load_backend(
-        BackendOptions(name="vllm", engine_args=json.loads(engine_args)),
-        model,
-        batch_size=256,
-        scorer="fast",
-        **common,
-    )
+    def load(backend: str, scorer: str, **engine: str) -> Any:
+        config = with_options(
+            None,
+            {
+                "model": model,
+                "backend": backend,
+                "batch_size": 256 if backend == "vllm" else 8,
+                "scorer": scorer,
+                **engine,
+            },
+        )
+        return config.plugin().load(config, "cpu")
+
+    vllm = load("vllm", "fast", engine_args=engine_args)
     requests = requests_of(vllm, int(n))
     got = vllm.score(requests)
     # the long continuations once more: now their whole prompts are in the cache, which covers
@@ -65,7 +71,7 @@ def main() -> None:
     got_again = vllm.score(again)
     cache = vllm.backend_info["prefix_cache"]
     vllm.close()
-    plain = load_backend(BackendOptions(name="transformers"), model, batch_size=8, scorer="plain", **common)
+    plain = load("transformers", "plain")
     texts = [(r.context, r.continuation) for r in requests_of(plain, int(n))]
     assert texts == [(r.context, r.continuation) for r in requests], "both backends render alike"
     want = plain.score(requests)

@@ -50,8 +50,8 @@ def test_cli_options() -> None:
 def test_guarded_turns_failures_into_one_line_messages() -> None:
     import gradio as gr
     import pytest
+    from mmspubench.app_guard import guarded
     from mmspubench.errors import MMSpuBenchError
-    from mmspubench.space.layout import guarded
 
     def bad_input(x: int) -> int:
         raise MMSpuBenchError(f"field 'x': bad value {x}")

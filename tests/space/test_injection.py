@@ -10,10 +10,10 @@ from typing import Any
 import gradio as gr
 import pytest
 from markdown_it import MarkdownIt
+from mmspubench.app_guard import guarded
 from mmspubench.dataset_builder.schema import Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.space import cgla_view, explore, live
-from mmspubench.space.layout import guarded
 from mmspubench.space.leaderboard import (
     TEXT_COLUMNS,
     column_datatypes,

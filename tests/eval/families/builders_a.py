@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mmspubench.eval.families import without_video
+from mmspubench.eval.modelio.families import without_video
 
 from tests.eval.families.common import (
     PINPOINTS,

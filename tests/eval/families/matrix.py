@@ -63,8 +63,8 @@ def _cgls(run: Path) -> list[list[float]]:
 
 def run_family(family: str, root: Path, work: Path) -> Row:
     """Build (once, under ``root``) and run ``family`` through the matrix, writing runs under ``work``."""
-    from mmspubench.eval import adapter as adapter_module
-    from mmspubench.eval import scoring
+    from mmspubench.eval.backends.transformers import adapter as adapter_module
+    from mmspubench.eval.backends.transformers import scoring
 
     folder = str(family_dir(family, root))
     code, err = _eval(

@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 import torch
 from mmspubench.dataset_builder.errors import MMSpuBenchError
-from mmspubench.eval import encoding, families, fast_families, fast_scoring, prefix_lm, prompts, scoring
-from mmspubench.eval.loading import load_model
+from mmspubench.eval import prompts
+from mmspubench.eval.backends.transformers import fast_families, fast_scoring, scoring
+from mmspubench.eval.backends.transformers.loading import load_model
+from mmspubench.eval.modelio import encoding, families, prefix_lm
 from mmspubench.eval.protocol import ScoreRequest
 
 from tests.eval.families.registry import family_dir
@@ -265,7 +267,7 @@ def test_fallback_family_goes_through_plain_and_says_why_once(
 
     monkeypatch.setattr(scoring, "score_plain", spy)
     monkeypatch.setattr(fast_scoring, "_logged", set())
-    with caplog.at_level(logging.WARNING, logger="mmspubench.eval.fast_scoring"):
+    with caplog.at_level(logging.WARNING, logger="mmspubench.eval.backends.transformers.fast_scoring"):
         assert adapter.score(requests) == expected
         assert adapter.score(requests) == expected
     assert calls == [len(requests), len(requests)]

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from mmspubench.eval import fast_families
+from mmspubench.eval.backends.transformers import fast_families
 
 from tests.eval.families.matrix import Row, markdown, run_family
 from tests.eval.families.registry import BUILDERS, EXPECTED_ERRORS, FAST_SUITE

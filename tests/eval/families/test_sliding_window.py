@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mmspubench.eval import fast_families, fast_scoring, prompts, scoring
-from mmspubench.eval.loading import load_model
+from mmspubench.eval import prompts
+from mmspubench.eval.backends.transformers import fast_families, fast_scoring, scoring
+from mmspubench.eval.backends.transformers.loading import load_model
 from mmspubench.eval.protocol import ScoreRequest
 
 from tests.eval.tiny_models import make_image, tiny_model_dir

@@ -18,12 +18,12 @@ import json
 import random
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mmspubench.curate import prompts
-from mmspubench.curate.backends import Annotator, Request, open_annotator
+from mmspubench.curate.backends import BACKENDS, Annotator, Request, open_annotator
 from mmspubench.curate.draft_identity import RUN_FILE, new_draft_id
 from mmspubench.curate.paths import check_out
 from mmspubench.curate.select import read_candidates
@@ -35,6 +35,7 @@ from mmspubench.dataset_builder.raw import ANNOTATION_FILE, IMAGES_DIR, RawEntry
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, NUM_OPTIONS
 from mmspubench.dataset_builder.staging import check_out_vs_source
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.options import option
 
 PROVENANCE_FILE = "provenance.jsonl"
 DISTRACTORS = NUM_OPTIONS - 1
@@ -48,14 +49,25 @@ MAX_RAW_KEPT = 20_000
 class AnnotateConfig:
     """How to annotate (recorded in provenance)."""
 
-    backend: str
-    model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    attempts: int = 3
-    seed: int = 0
-    max_new_tokens: int = 768
-    device: str = "cpu"
+    backend: str = option(MISSING, "the annotator's engine", choices=BACKENDS)
+    """``transformers``, ``vllm`` or ``openai`` (:data:`mmspubench.curate.backends.BACKENDS`)."""
+    model: str = option(MISSING, "model id or folder (the served name for openai)")
+    """Model id or folder; the served name for ``openai``."""
+    base_url: str | None = option(None, "OpenAI-compatible server URL (openai backend)")
+    """Server URL of the ``openai`` backend."""
+    api_key_env: str = option(
+        "OPENAI_API_KEY",
+        "openai: NAME of the env var holding the API key, or none for a server that needs no key",
+    )
+    """Name of the environment variable holding the key (never the key itself)."""
+    attempts: int = option(3, "tries per candidate before it is failed", arg_type=int)
+    """Tries per candidate before it is failed."""
+    seed: int = option(0, "seed of the answer-letter balance", arg_type=int)
+    """Seed of the answer-letter balance."""
+    max_new_tokens: int = option(768, "generation budget per request", arg_type=int)
+    """Generation budget per request."""
+    device: str = option("cpu", "torch device (transformers backend)")
+    """Torch device of the ``transformers`` backend."""
 
 
 @dataclass(frozen=True, slots=True)

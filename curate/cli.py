@@ -6,9 +6,11 @@ Nothing heavy is imported here: CLIP, the annotators and Gradio load inside the 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from mmspubench.options import add_fields, option, values_of
 
 T = TypeVar("T")
 
@@ -43,7 +45,7 @@ def _add_out(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_select(steps: argparse._SubParsersAction[Any]) -> None:
-    from mmspubench.curate.clip import DEFAULT_CLIP
+    from mmspubench.curate.select import SelectConfig
 
     p = steps.add_parser(
         "select",
@@ -51,26 +53,14 @@ def _add_select(steps: argparse._SubParsersAction[Any]) -> None:
         description="Zero-shot CLIP over all class names; keep an image when the 1-based rank r of its "
         "true class satisfies k < r <= l. Writes OUT/candidates.jsonl and OUT/selection.json; resumable.",
     )
-    p.add_argument(
-        "--data", required=True, help="ROOT/<class name>/*.jpg|png, a local dataset folder or a Hub id"
-    )
-    p.add_argument("--source-name", required=True, help="the schema's source value, e.g. ObjectNet")
-    p.add_argument("--clip", default=DEFAULT_CLIP, help=f"CLIP model (default {DEFAULT_CLIP})")
-    p.add_argument("--k", type=int, default=3, help="drop images CLIP ranks in its top k (default 3)")
-    p.add_argument("--l", type=int, default=20, help="keep only images CLIP ranks in its top l (default 20)")
-    p.add_argument("--prompt-template", default="a photo of a {}.", help="class prompt ({} = class name)")
-    p.add_argument("--batch-size", type=int, default=32, help="images per forward pass (default 32)")
-    p.add_argument("--split", default="train", help="dataset split (datasets only; default train)")
-    p.add_argument("--image-column", default="image", help="image column (datasets only)")
-    p.add_argument(
-        "--label-column", default="label", help="ClassLabel or string label column (datasets only)"
-    )
-    p.add_argument("--device", default="cpu", help="torch device of CLIP (default cpu)")
+    add_fields(p, SelectConfig)
     _add_out(p, "candidates folder to create")
     p.set_defaults(func=_run_select)
 
 
 def _add_annotate(steps: argparse._SubParsersAction[Any]) -> None:
+    from mmspubench.curate.annotate import AnnotateConfig
+
     p = steps.add_parser(
         "annotate",
         help="one structured model request per candidate -> a draft raw release",
@@ -78,22 +68,23 @@ def _add_annotate(steps: argparse._SubParsersAction[Any]) -> None:
         "question under a JSON schema; validate as `build` does; write a raw release + provenance.jsonl.",
     )
     p.add_argument("--candidates", required=True, type=Path, help="folder written by `curate select`")
-    p.add_argument("--backend", required=True, choices=("transformers", "vllm", "openai"))
-    p.add_argument("--model", required=True, help="model id or folder (the served name for openai)")
-    p.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (openai backend)")
-    p.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        help="openai: NAME of the env var holding the API key, or none for a server that needs no key",
-    )
-    p.add_argument(
-        "--attempts", type=int, default=3, help="tries per candidate before it is failed (default 3)"
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the answer-letter balance (default 0)")
-    p.add_argument("--max-new-tokens", type=int, default=768, help="generation budget per request")
-    p.add_argument("--device", default="cpu", help="torch device (transformers backend)")
+    add_fields(p, AnnotateConfig)
     _add_out(p, "draft folder to create (a raw release)")
     p.set_defaults(func=_run_annotate)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewOptions:
+    """``curate review``'s options."""
+
+    draft: Path = option(MISSING, "folder written by `curate annotate`", arg_type=Path)
+    """The draft release under review."""
+    db: Path = option(MISSING, "SQLite file (created when missing)", arg_type=Path)
+    """The append-only review database."""
+    host: str = option("127.0.0.1", "interface to listen on")
+    """Interface the app listens on."""
+    port: int = option(7861, "port", arg_type=int)
+    """Port the app listens on."""
 
 
 def _add_review(steps: argparse._SubParsersAction[Any]) -> None:
@@ -102,14 +93,13 @@ def _add_review(steps: argparse._SubParsersAction[Any]) -> None:
         help="Gradio app: annotators rate, edit, accept or reject draft items",
         description="Serve the review app; every rating and edit goes into an append-only SQLite audit trail.",
     )
-    p.add_argument("--draft", required=True, type=Path, help="folder written by `curate annotate`")
-    p.add_argument("--db", required=True, type=Path, help="SQLite file (created when missing)")
-    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=7861, help="port (default 7861)")
+    add_fields(p, ReviewOptions)
     p.set_defaults(func=_run_review)
 
 
 def _add_export(steps: argparse._SubParsersAction[Any]) -> None:
+    from mmspubench.curate.export import ExportConfig
+
     p = steps.add_parser(
         "export",
         help="apply reviews, keep items meeting the thresholds, write a raw release + agreement report",
@@ -118,15 +108,14 @@ def _add_export(steps: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--draft", required=True, type=Path, help="folder written by `curate annotate`")
     p.add_argument("--db", required=True, type=Path, help="SQLite file written by `curate review`")
-    p.add_argument("--min-annotators", type=int, default=1, help="annotators needed per item (default 1)")
-    p.add_argument("--min-mean-rating", type=float, default=3.0, help="mean rating needed (default 3)")
+    add_fields(p, ExportConfig)
     _add_out(p, "raw release folder to create")
     p.set_defaults(func=_run_export)
 
 
 def _config(cls: type[T], args: argparse.Namespace) -> T:
-    """The step's config dataclass from the parsed options of the same names."""
-    return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
+    """The step's config dataclass from the parsed options of the same names (its generated flags)."""
+    return cls(**values_of(cls, args))
 
 
 def _run_select(args: argparse.Namespace) -> int:
@@ -175,7 +164,8 @@ def printable_report(text: str) -> str:
 def _run_review(args: argparse.Namespace) -> int:
     from mmspubench.curate.review_app import launch_review
 
-    launch_review(args.draft, args.db, host=args.host, port=args.port)
+    options = ReviewOptions(**values_of(ReviewOptions, args))
+    launch_review(options.draft, options.db, host=options.host, port=options.port)
     return 0
 
 

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.dataset_builder.raw import parse_source
 from mmspubench.dataset_builder.schema import SOURCES
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.options import option
 
 CANDIDATES_FILE = "candidates.jsonl"
 SELECTION_FILE = "selection.json"
@@ -37,27 +38,27 @@ STATE_FILE = "state.json"
 class SelectConfig:
     """The parameters of one selection (written into ``selection.json``)."""
 
-    data: str
+    data: str = option(MISSING, "ROOT/<class name>/*.jpg|png, a local dataset folder or a Hub id")
     """Class-folder root, local dataset folder or Hub dataset id."""
-    source_name: str
+    source_name: str = option(MISSING, "the schema's source value, e.g. ObjectNet")
     """The schema's ``source`` value of every candidate (canonical spelling)."""
-    clip: str = DEFAULT_CLIP
+    clip: str = option(DEFAULT_CLIP, "CLIP model")
     """CLIP model (local folder or Hub id)."""
-    k: int = 3
+    k: int = option(3, "drop images CLIP ranks in its top k", arg_type=int)
     """Keep only images whose true class is not in CLIP's top ``k``."""
-    l: int = 20  # noqa: E741 - the paper's name
+    l: int = option(20, "keep only images CLIP ranks in its top l", arg_type=int)  # noqa: E741 - the paper's name
     """... but is in CLIP's top ``l``."""
-    prompt_template: str = "a photo of a {}."
+    prompt_template: str = option("a photo of a {}.", "class prompt ({} = class name)")
     """Text prompt per class; ``{}`` is the class name."""
-    batch_size: int = 32
+    batch_size: int = option(32, "images per forward pass", arg_type=int)
     """Images per forward pass."""
-    split: str = "train"
+    split: str = option("train", "dataset split (datasets only)")
     """Dataset split (datasets only)."""
-    image_column: str = "image"
+    image_column: str = option("image", "image column (datasets only)")
     """Image column (datasets only)."""
-    label_column: str = "label"
+    label_column: str = option("label", "ClassLabel or string label column (datasets only)")
     """Label column, ClassLabel or string (datasets only)."""
-    device: str = "cpu"
+    device: str = option("cpu", "torch device of CLIP")
     """Torch device of CLIP."""
 
 

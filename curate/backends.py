@@ -1,6 +1,6 @@
 """The three annotation backends, each holding the model's answer to a JSON schema.
 
-- ``transformers``: eval's model loading (:func:`mmspubench.eval.loading.load_model`: local folder
+- ``transformers``: eval's model loading (:func:`mmspubench.eval.backends.transformers.loading.load_model`: local folder
   or Hub id, image support and chat template checked) and ``xgrammar``'s logits processor for
   constrained decoding during ``generate``;
 - ``vllm``: eval's vLLM engine (:func:`mmspubench.eval.backends.vllm_engine.load_vllm`: the prompt
@@ -72,7 +72,7 @@ class TransformersAnnotator:
     """A transformers vision-language model with xgrammar constrained decoding."""
 
     def __init__(self, model: str, *, device: str, max_new_tokens: int, seed: int) -> None:
-        from mmspubench.eval.loading import load_model
+        from mmspubench.eval.backends.transformers.loading import load_model
 
         try:
             import xgrammar
@@ -97,7 +97,7 @@ class TransformersAnnotator:
 
     def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
         import torch
-        from mmspubench.eval.encoding import to_model
+        from mmspubench.eval.modelio.encoding import to_model
         from xgrammar.contrib.hf import LogitsProcessor
 
         grammar = self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=False)
@@ -210,14 +210,15 @@ class VLLMAnnotator:
     """eval's vLLM engine; all requests of one attempt go to ``LLM.generate`` at once."""
 
     def __init__(self, model: str, *, max_new_tokens: int, seed: int) -> None:
-        from mmspubench.eval.backends import BackendOptions
+        from mmspubench.eval.backends import vllm
         from mmspubench.eval.backends.vllm_engine import load_vllm
-        from mmspubench.eval.loading import _check_image_model, resolve_model
+        from mmspubench.eval.modelio.hub import resolve_model
+        from mmspubench.eval.modelio.processors import check_image_model
         from transformers import AutoConfig
 
         folder, _ = resolve_model(model)
-        _check_image_model(model, AutoConfig.from_pretrained(folder), False)
-        options = BackendOptions(name="vllm", engine_args={"seed": seed})
+        check_image_model(model, AutoConfig.from_pretrained(folder), False)
+        options = vllm.Options(engine_args=json.dumps({"seed": seed}))
         self.engine = load_vllm(model, options, dtype="float32", trust_remote_code=False)
         self.max_new_tokens, self.seed = max_new_tokens, seed
         self.info: dict[str, Any] = {

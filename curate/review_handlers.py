@@ -22,7 +22,7 @@ from mmspubench.dataset_builder.builder import validate_release
 from mmspubench.dataset_builder.files import iter_lines_bounded
 from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.raw import RawEntry, validate_entry
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, REQUIRED_FIELDS, TYPE_NAMES, Item
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, REQUIRED_FIELDS, TYPE_LABEL, TYPE_NAMES, Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import escape_markdown
 
@@ -192,8 +192,6 @@ def progress(draft: Draft, db: Path, annotator: str) -> str:
 def item_markdown(record: Item) -> str:
     """Question, answer, class, attributes and types of a draft item as Markdown, every text escaped
     (a draft's texts come from a model and edits from people: none may render as a link or image)."""
-    from mmspubench.space.explore import TYPE_LABEL
-
     e = escape_markdown
     answer = record.options[ANSWER_LETTERS.index(record.answer)]
     types = ", ".join(e(TYPE_LABEL[t]) for t in record.spurious_types)

@@ -1,6 +1,6 @@
 """The review app's page: components and wiring only (logic in ``review_handlers.py``).
 
-Errors reach the annotator as one-line messages through the Space's ``guarded`` wrapper, HTML-escaped
+Errors reach the annotator as one-line messages through the apps' ``guarded`` wrapper (``mmspubench.app_guard``), HTML-escaped
 (Gradio renders an error's text as HTML, and the message may quote what someone typed).
 """
 
@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from mmspubench.app_guard import guarded
 from mmspubench.curate import review_handlers as h
 from mmspubench.curate.names import MAX_NAME
 from mmspubench.curate.review_db import DECISIONS, RATINGS
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
 from mmspubench.markup import escape_markdown
-from mmspubench.space.layout import guarded
 
 TITLE = "MM-SpuBench review"
 CONCURRENCY = 8

@@ -1,6 +1,6 @@
 """Plan of a shared-prefix scoring call: which requests share a cached prefix, and the batches to run.
 
-Pure Python, no torch: the fast scorer (``mmspubench.eval.fast_scoring``) executes a plan, and the
+Pure Python, no torch: the fast scorer (``mmspubench.eval.backends.transformers.fast_scoring``) executes a plan, and the
 benchmark reads its token counts. A request is known here only by its full token ids
 (context + continuation), the number of context tokens, a key of its image and the index of its
 last image token.

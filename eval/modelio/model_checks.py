@@ -16,23 +16,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from mmspubench.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval import prompts
-from mmspubench.eval.hooks import FamilyHooks
+from mmspubench.eval.modelio.hooks import FamilyHooks
 
 _TEMPLATE_FAILURES = (TypeError, ValueError, KeyError, IndexError, AttributeError)
 """What a broken template raises besides jinja2's own errors (e.g. a filter applied to None)."""
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0][:300] if text else type(err).__name__
-
-
 def check_template(name: str, processor: Any, hooks: FamilyHooks) -> None:
     """Render the multiple-choice and the CGL prompt once; one line if the template fails."""
     import jinja2
-    from mmspubench.eval.adapter import render_chat
+    from mmspubench.eval.modelio.chat import render_chat
 
     probes = [
         prompts.mcq_prompt("Which object is shown?", ("cat", "dog", "car", "cup"), "generate"),
@@ -45,7 +40,7 @@ def check_template(name: str, processor: Any, hooks: FamilyHooks) -> None:
         except (jinja2.TemplateError, *_TEMPLATE_FAILURES) as err:
             raise MMSpuBenchError(
                 f"model {name!r}: its chat template fails on the benchmark's prompt (system turn, then a "
-                f"user turn with an image and text) ({type(err).__name__}: {_first_line(err)}); fix "
+                f"user turn with an image and text) ({type(err).__name__}: {first_line(err, 300)}); fix "
                 "chat_template.jinja or the processor's chat_template"
             ) from None
 
@@ -78,7 +73,7 @@ def weights_error(name: str, err: BaseException) -> MMSpuBenchError | None:
 
     if isinstance(err, SafetensorError):
         return MMSpuBenchError(
-            f"model {name!r}: its weights file is damaged or truncated ({_first_line(err)}); download or "
+            f"model {name!r}: its weights file is damaged or truncated ({first_line(err, 300)}); download or "
             "save the model again"
         )
     text = str(err)

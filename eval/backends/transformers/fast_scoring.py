@@ -3,7 +3,7 @@
 The conditions of one item differ only after the image and the fixed instruction
 (``mmspubench.eval.prompts`` puts the attribute text last). The plain scorer runs the vision tower
 and the whole prompt once per condition; this one groups the requests of a call by image and
-shared token prefix (``mmspubench.eval.prefix_plan``) and makes two passes per group of groups:
+shared token prefix (``mmspubench.eval.backends.transformers.prefix_plan``) and makes two passes per group of groups:
 
 1. the prefix pass: each shared prefix (system text, image, fixed text) once, with the cache on;
    prefixes of equal length from different items share the pass;
@@ -16,11 +16,11 @@ shared token prefix (``mmspubench.eval.prefix_plan``) and makes two passes per g
 
 The score is the same quantity as the plain scorer's: the sum of float32 log-probabilities over
 exactly the continuation tokens of ``tokenize(context + continuation)``, after the check that
-``tokenize(context)`` is a prefix of it (both scorers encode with ``mmspubench.eval.encoding``).
+``tokenize(context)`` is a prefix of it (both scorers encode with ``mmspubench.eval.modelio.encoding``).
 
 Reuse is exact only where a token's hidden states depend on earlier tokens alone, the cache is a
 per-layer key/value store and the attention takes a custom mask (``sdpa``, ``eager``). Which
-families qualify, and the named reason for every other model, is ``mmspubench.eval.fast_families``;
+families qualify, and the named reason for every other model, is ``mmspubench.eval.backends.transformers.fast_families``;
 those go through the plain scorer, as does a call with a request longer than a sliding window
 (:func:`call_fallback_reason`, noted on the adapter). The adapter asks
 :func:`fallback_reason` once, when the model is loaded; results.json records the scorer that ran
@@ -35,15 +35,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.eval.encoding import Encoded, ImageKeys, ScoringModel, encode, encode_all, to_model
-from mmspubench.eval.fast_families import (
+from mmspubench.eval.backends.transformers.fast_families import (
     EXACT_FAMILIES,
     FALLBACKS,
     NOT_VERIFIED,
     call_fallback_reason,
     fallback_reason,
 )
-from mmspubench.eval.prefix_plan import Plan, TokenView, make_plan
+from mmspubench.eval.backends.transformers.prefix_plan import Plan, TokenView, make_plan
+from mmspubench.eval.modelio.encoding import Encoded, ImageKeys, ScoringModel, encode, encode_all, to_model
 
 __all__ = [
     "EXACT_FAMILIES",

@@ -29,6 +29,7 @@ from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.raw import ANNOTATION_FILE, IMAGES_DIR
 from mmspubench.dataset_builder.schema import TYPE_ABBREV, Item
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.options import option
 
 REPORT_FILE = "agreement.json"
 
@@ -37,8 +38,10 @@ REPORT_FILE = "agreement.json"
 class ExportConfig:
     """Thresholds of the export."""
 
-    min_annotators: int = 1
-    min_mean_rating: float = 3.0
+    min_annotators: int = option(1, "annotators needed per item", arg_type=int)
+    """Annotators needed per item."""
+    min_mean_rating: float = option(3.0, "mean rating needed", arg_type=float)
+    """Mean rating an item needs."""
 
 
 def merged_edits(reviews: list[Review]) -> dict[str, Any]:

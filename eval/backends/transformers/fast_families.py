@@ -1,6 +1,6 @@
 """Which families the fast scorer serves, and the named reason wherever it falls back to plain.
 
-Prefix-cache reuse (``mmspubench.eval.fast_scoring``) is exact when a token's states depend on
+Prefix-cache reuse (``mmspubench.eval.backends.transformers.fast_scoring``) is exact when a token's states depend on
 earlier tokens only, the cache is a per-layer key/value store and the attention takes a custom
 4-D mask. :data:`EXACT_FAMILIES` lists the ``model_type`` values proven equal to the plain scorer
 (within 1e-4 in float32) by the family matrix test (``tests/eval/families``); every other model is

@@ -1,18 +1,18 @@
 """The one generic adapter: any chat-template model ``AutoModelForImageTextToText`` loads.
 
-Build it with :func:`mmspubench.eval.loading.load_model`. It implements the
+Build it with :func:`mmspubench.eval.backends.transformers.loading.load_model`. It implements the
 :class:`~mmspubench.eval.protocol.VisionLanguageModel` Protocol:
 
 - ``render`` applies the model's chat template to [system (if non-empty), user: [image, text]]
   with the generation prompt, then appends the assistant prefix;
 - ``generate`` answers greedily, in batches, and returns only the new text;
 - ``score`` returns the sum of float32 log-probabilities of each continuation's tokens, with the
-  fast scorer (``mmspubench.eval.fast_scoring.score_fast``) when ``scorer == "fast"`` and the
-  model's family is exact for it, else with the plain scorer (``mmspubench.eval.scoring``). That
+  fast scorer (``mmspubench.eval.backends.transformers.fast_scoring.score_fast``) when ``scorer == "fast"`` and the
+  model's family is exact for it, else with the plain scorer (``mmspubench.eval.backends.transformers.scoring``). That
   choice is made once, here, when the adapter is built: ``scorer_used`` and
   ``scorer_fallback_reason`` say what runs, and ``info`` carries them into results.json.
 
-The scorers read the pieces of :class:`~mmspubench.eval.encoding.ScoringModel` from the adapter:
+The scorers read the pieces of :class:`~mmspubench.eval.modelio.encoding.ScoringModel` from the adapter:
 ``model``, ``processor``, ``hooks``, ``batch_size``, ``pad_token_id``, ``accepts_logits_to_keep``
 and :meth:`add_special_tokens_for`.
 """
@@ -25,11 +25,12 @@ import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.eval import fast_scoring, scoring
+from mmspubench.eval.backends.transformers import fast_scoring, scoring
 from mmspubench.eval.config import SCORERS
-from mmspubench.eval.encoding import EncodedRequest, add_special_tokens_for, encode_request, to_model
-from mmspubench.eval.hooks import FamilyHooks
-from mmspubench.eval.prefix_lm import DROPPED_OUTPUTS
+from mmspubench.eval.modelio.chat import render_chat
+from mmspubench.eval.modelio.encoding import EncodedRequest, add_special_tokens_for, encode_request, to_model
+from mmspubench.eval.modelio.hooks import FamilyHooks
+from mmspubench.eval.modelio.prefix_lm import DROPPED_OUTPUTS
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class TransformersVLM:
 
     def render(self, prompt: ChatPrompt) -> str:
         """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix
-        (:func:`render_chat`)."""
+        (:func:`~mmspubench.eval.modelio.chat.render_chat`)."""
         return render_chat(self.processor, self.hooks, prompt)
 
     def add_special_tokens_for(self, text: str) -> bool:
@@ -118,7 +119,7 @@ class TransformersVLM:
     def encode(self, request: ScoreRequest) -> EncodedRequest:
         """Processor outputs for context + continuation and the context's token count (checked prefix).
 
-        This is the one tokenization every scorer uses; see :func:`mmspubench.eval.encoding.encode_request`.
+        This is the one tokenization every scorer uses; see :func:`mmspubench.eval.modelio.encoding.encode_request`.
         """
         return encode_request(
             self.processor, request, add_special_tokens=self.add_special_tokens_for(request.context)
@@ -189,25 +190,4 @@ class TransformersVLM:
         return str(getattr(getattr(self.model, "config", None), "model_type", "?"))
 
 
-def render_chat(processor: Any, hooks: FamilyHooks, prompt: ChatPrompt) -> str:
-    """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix.
-
-    If a template ignores the image entry, the processor's image placeholder is put at the start
-    of the user text instead, so the image always reaches the model. Every backend that applies
-    the chat template itself (transformers, vLLM offline) renders through this function.
-    """
-    text = _apply_template(processor, prompt, hooks.user_content(prompt.user_text))
-    image_token = getattr(processor, "image_token", None)
-    if image_token and image_token not in text:
-        text = _apply_template(
-            processor, prompt, [{"type": "text", "text": f"{image_token}\n{prompt.user_text}"}]
-        )
-    return text + prompt.assistant_prefix
-
-
-def _apply_template(processor: Any, prompt: ChatPrompt, user: list[dict[str, str]]) -> str:
-    messages: list[dict[str, Any]] = []
-    if prompt.system:
-        messages.append({"role": "system", "content": [{"type": "text", "text": prompt.system}]})
-    messages.append({"role": "user", "content": user})
-    return str(processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
+# END

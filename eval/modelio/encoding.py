@@ -1,6 +1,6 @@
 """The encode, collate and log-probability steps both continuation scorers share.
 
-The plain scorer (``mmspubench.eval.scoring``) and the fast scorer (``mmspubench.eval.fast_scoring``)
+The plain scorer (``mmspubench.eval.backends.transformers.scoring``) and the fast scorer (``mmspubench.eval.backends.transformers.fast_scoring``)
 are siblings that import this module; neither imports the other, and the adapter imports both.
 
 CGL(c | t, v) is the sum of float32 log-probabilities of the continuation's tokens. Which tokens
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import prefix_lm
-from mmspubench.eval.hooks import SEQUENCE_KEYS, FamilyHooks
+from mmspubench.eval.modelio import prefix_lm
+from mmspubench.eval.modelio.hooks import SEQUENCE_KEYS, FamilyHooks
 from mmspubench.eval.protocol import ScoreRequest
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 class ScoringModel(Protocol):
-    """What a scorer reads from the adapter (``mmspubench.eval.adapter.TransformersVLM``)."""
+    """What a scorer reads from the adapter (``mmspubench.eval.backends.transformers.adapter.TransformersVLM``)."""
 
     model: Any
     """The ``PreTrainedModel`` in eval mode."""

@@ -1,0 +1,32 @@
+"""The prompt as the model sees it: the processor's chat template over system, image and text turns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mmspubench.eval.modelio.hooks import FamilyHooks
+from mmspubench.eval.protocol import ChatPrompt
+
+
+def render_chat(processor: Any, hooks: FamilyHooks, prompt: ChatPrompt) -> str:
+    """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix.
+
+    If a template ignores the image entry, the processor's image placeholder is put at the start
+    of the user text instead, so the image always reaches the model. Every backend that applies
+    the chat template itself (transformers, vLLM offline) renders through this function.
+    """
+    text = _apply_template(processor, prompt, hooks.user_content(prompt.user_text))
+    image_token = getattr(processor, "image_token", None)
+    if image_token and image_token not in text:
+        text = _apply_template(
+            processor, prompt, [{"type": "text", "text": f"{image_token}\n{prompt.user_text}"}]
+        )
+    return text + prompt.assistant_prefix
+
+
+def _apply_template(processor: Any, prompt: ChatPrompt, user: list[dict[str, str]]) -> str:
+    messages: list[dict[str, Any]] = []
+    if prompt.system:
+        messages.append({"role": "system", "content": [{"type": "text", "text": prompt.system}]})
+    messages.append({"role": "user", "content": user})
+    return str(processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))

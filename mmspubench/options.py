@@ -1,0 +1,172 @@
+"""Options written once: a dataclass field per option carrying its default, help, choices and range.
+
+:func:`option` makes such a field; :func:`add_fields` generates the argparse flags of a dataclass
+from its fields (flags, defaults, help, choices) and :func:`values_of` reads them back. The run
+config of ``eval`` (:class:`~mmspubench.eval.config.RunConfig`), each backend's ``Options`` and the
+configs of the other commands are all declared this way, so a default cannot drift between a
+parser and a dataclass. Part-neutral: it imports nothing of the package, so every part (the
+dataset builder too) declares its options with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import field
+from typing import Any
+
+Choices = Sequence[str] | Callable[[], Sequence[str]]
+"""Allowed values, or a function giving them when asked (the registered backends' names)."""
+
+
+def option(
+    default: Any,
+    help: str,
+    *,
+    choices: Choices | None = None,
+    cli_choices: bool = True,
+    parse: Callable[[str], Any] | None = None,
+    arg_type: Callable[[str], Any] | None = None,
+    recorded: bool = True,
+    identity: bool = True,
+    cli: bool = True,
+    added_later: bool = False,
+    identity_when_set: bool = False,
+    default_factory: Callable[[], Any] | None = None,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    expect: str | None = None,
+    positional: bool = False,
+    metavar: str | None = None,
+    exclusive: str | None = None,
+) -> Any:
+    """A dataclass field with what the parser, the check and results.json need.
+
+    ``choices``: allowed values (checked by ``validate``; given to argparse unless ``cli_choices``
+    is false, for options whose error line predates the generated parser). ``parse``: turns the
+    command-line text into the value (e.g. the metrics list). ``arg_type``: argparse ``type``.
+    ``recorded``: written into results.json's ``config``; ``identity``: a resumed run must match it
+    (speed-only options such as the device are not). ``cli``: has a command-line flag.
+    ``added_later``: a recorded option that results files written before it existed lack; reading
+    such a file gives the default (the options of the first release are required).
+    ``identity_when_set``: the option joins the run identity only when it differs from its default,
+    so runs made before it existed keep their identity (and resume).
+    ``minimum``/``maximum``: the range of a number, ``expect`` its wording in the error line
+    (checked with every field's type by :mod:`mmspubench.eval.config_checks`). ``positional``: an
+    argument without a flag (``report RESULTS_JSON``); ``metavar``: its name in the usage line;
+    ``exclusive``: options of the same group name may not be given together.
+    """
+    meta = {
+        "help": help,
+        "choices": None if choices is None or callable(choices) else tuple(choices),
+        "choices_from": choices if callable(choices) else None,
+        "cli_choices": cli_choices,
+        "parse": parse,
+        "arg_type": arg_type,
+        "recorded": recorded,
+        "identity": identity and recorded,
+        "cli": cli,
+        "added_later": added_later,
+        "identity_when_set": identity_when_set,
+        "minimum": minimum,
+        "maximum": maximum,
+        "expect": expect,
+        "positional": positional,
+        "metavar": metavar,
+        "exclusive": exclusive,
+    }
+    if default_factory is not None:
+        return field(default_factory=default_factory, metadata=meta)
+    if default is dataclasses.MISSING:  # a required option (``--flag`` must be given)
+        return field(metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def choices_of(f: dataclasses.Field[Any]) -> tuple[str, ...] | None:
+    """The allowed values of a field made by :func:`option` (``None``: any value of its type)."""
+    given = f.metadata.get("choices_from")
+    return tuple(given()) if given is not None else f.metadata.get("choices")
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a field: ``batch_size`` -> ``--batch-size``."""
+    return "--" + name.replace("_", "-")
+
+
+def cli_default(f: dataclasses.Field[Any]) -> Any:
+    """A field's default (the value of its factory, e.g. a tuple or ``{}``), or ``None``."""
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
+def help_with_default(f: dataclasses.Field[Any]) -> str:
+    """A field's help text, ending with its default when the text does not state it already."""
+    text = str(f.metadata["help"])
+    required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    if "default" in text or f.metadata.get("positional") or required:
+        return text
+    default = cli_default(f)
+    shown = ",".join(default) if isinstance(default, tuple) else "none" if default is None else default
+    return f"{text} (default: {shown})"
+
+
+def add_fields(parser: argparse.ArgumentParser, cls: type, *, skip: Sequence[str] = ()) -> None:
+    """One argparse argument per command-line field of the dataclass ``cls``, in field order."""
+    groups: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        meta = f.metadata
+        if not meta.get("cli", False) or f.name in skip:
+            continue
+        exclusive = meta.get("exclusive")
+        if exclusive is not None and exclusive not in groups:
+            groups[exclusive] = parser.add_mutually_exclusive_group()
+        _add_field(groups[exclusive] if exclusive is not None else parser, f)
+
+
+def _add_field(parser: Any, f: dataclasses.Field[Any]) -> None:
+    """The argparse argument of one field (on a parser or a mutually exclusive group)."""
+    meta = f.metadata
+    default = cli_default(f)
+    if isinstance(default, bool):
+        if default:  # on by default: the flag turns it off
+            name = f"--no-{f.name.replace('_', '-')}"
+            parser.add_argument(name, dest=f.name, action="store_false", help=help_with_default(f))
+        else:
+            parser.add_argument(flag(f.name), action="store_true", help=help_with_default(f))
+        return
+    kwargs: dict[str, Any] = {"help": help_with_default(f)}
+    required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    if required and not meta.get("positional"):
+        kwargs["required"] = True
+    if meta["parse"] is not None:
+        kwargs["default"] = ",".join(default) if isinstance(default, tuple) else default
+    else:
+        kwargs["default"] = default
+        choices = choices_of(f)
+        if choices is not None and meta["cli_choices"]:
+            kwargs["choices"] = choices
+    if meta["arg_type"] is not None:
+        kwargs["type"] = meta["arg_type"]
+    if meta.get("metavar"):
+        kwargs["metavar"] = meta["metavar"]
+    if meta.get("positional"):
+        kwargs.pop("default")
+        parser.add_argument(f.name, **kwargs)
+    else:
+        parser.add_argument(flag(f.name), **kwargs)
+
+
+def values_of(cls: type, args: argparse.Namespace) -> dict[str, Any]:
+    """The command-line fields of ``cls`` read from parsed ``args`` (text options parsed)."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not f.metadata.get("cli", False):
+            continue
+        value = getattr(args, f.name)
+        parse = f.metadata["parse"]
+        values[f.name] = parse(value) if parse is not None and isinstance(value, str) else value
+    return values
