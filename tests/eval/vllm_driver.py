@@ -27,7 +27,9 @@ def main() -> None:
     plugin = get_backend(backend)
     batch = plugin.default_batch_size
     engine = {"engine_args": json.dumps(engine_args)} if engine_args else {}
-    loading = with_options(None, {"model": model, "backend": backend, "batch_size": batch, "scorer": scorer, **engine})
+    loading = with_options(
+        None, {"model": model, "backend": backend, "batch_size": batch, "scorer": scorer, **engine}
+    )
     vlm = plugin.load(loading, "cpu")
     for mode, metrics in (("generate", ("accuracy", "cgla")), ("logprob", ("accuracy",))):
         config = RunConfig(
