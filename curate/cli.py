@@ -6,6 +6,7 @@ Nothing heavy is imported here: CLIP, the annotators and Gradio load inside the 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -44,33 +45,56 @@ def _add_out(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
 
 
+def _add_step(
+    steps: argparse._SubParsersAction[Any],
+    name: str,
+    config: type,
+    *,
+    help: str,
+    description: str,
+    inputs: tuple[tuple[str, str], ...] = (),
+    out: str,
+    func: Callable[[argparse.Namespace], int],
+) -> None:
+    """A step that reads the folders ``inputs`` (``(flag, help)``), takes ``config``'s fields as
+    options and writes a new folder ``--out`` (``out`` its help)."""
+    p = steps.add_parser(name, help=help, description=description)
+    for flag, what in inputs:
+        p.add_argument(flag, required=True, type=Path, help=what)
+    add_fields(p, config)
+    _add_out(p, out)
+    p.set_defaults(func=func)
+
+
 def _add_select(steps: argparse._SubParsersAction[Any]) -> None:
     from mmspubench.curate.select import SelectConfig
 
-    p = steps.add_parser(
+    _add_step(
+        steps,
         "select",
+        SelectConfig,
         help="keep images whose true class zero-shot CLIP ranks in (k, l]",
         description="Zero-shot CLIP over all class names; keep an image when the 1-based rank r of its "
         "true class satisfies k < r <= l. Writes OUT/candidates.jsonl and OUT/selection.json; resumable.",
+        out="candidates folder to create",
+        func=_run_select,
     )
-    add_fields(p, SelectConfig)
-    _add_out(p, "candidates folder to create")
-    p.set_defaults(func=_run_select)
 
 
 def _add_annotate(steps: argparse._SubParsersAction[Any]) -> None:
     from mmspubench.curate.annotate import AnnotateConfig
 
-    p = steps.add_parser(
+    _add_step(
+        steps,
         "annotate",
+        AnnotateConfig,
         help="one structured model request per candidate -> a draft raw release",
         description="Ask a vision-language model for core/spurious attributes, spurious types and a "
         "question under a JSON schema; validate as `build` does; write a raw release + provenance.jsonl.",
+        inputs=(("--candidates", "folder written by `curate select`"),),
+        out="draft folder to create (a raw release)",
+        func=_run_annotate,
     )
-    p.add_argument("--candidates", required=True, type=Path, help="folder written by `curate select`")
-    add_fields(p, AnnotateConfig)
-    _add_out(p, "draft folder to create (a raw release)")
-    p.set_defaults(func=_run_annotate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,17 +124,20 @@ def _add_review(steps: argparse._SubParsersAction[Any]) -> None:
 def _add_export(steps: argparse._SubParsersAction[Any]) -> None:
     from mmspubench.curate.export import ExportConfig
 
-    p = steps.add_parser(
+    _add_step(
+        steps,
         "export",
+        ExportConfig,
         help="apply reviews, keep items meeting the thresholds, write a raw release + agreement report",
         description="Latest accepted edits applied; items kept with enough annotators, a high enough mean "
         "rating and a majority of accepts. Prints the agreement report (Krippendorff's alpha).",
+        inputs=(
+            ("--draft", "folder written by `curate annotate`"),
+            ("--db", "SQLite file written by `curate review`"),
+        ),
+        out="raw release folder to create",
+        func=_run_export,
     )
-    p.add_argument("--draft", required=True, type=Path, help="folder written by `curate annotate`")
-    p.add_argument("--db", required=True, type=Path, help="SQLite file written by `curate review`")
-    add_fields(p, ExportConfig)
-    _add_out(p, "raw release folder to create")
-    p.set_defaults(func=_run_export)
 
 
 def _config(cls: type[T], args: argparse.Namespace) -> T:

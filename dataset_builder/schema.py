@@ -155,19 +155,20 @@ class Item:
             image=image.convert("RGB"),
             question=str(row["question"]),
             options=_texts(row, "options", where, row_id, NUM_OPTIONS, NUM_OPTIONS),
-            answer=_label(row["answer"], ANSWER_LETTERS, where, row_id, "answer"),
+            answer=label_name(row["answer"], ANSWER_LETTERS, where, row_id, "answer"),
             class_name=str(row["class_name"]),
             core_attributes=_texts(row, "core_attributes", where, row_id, MIN_ATTRIBUTES, MAX_ATTRIBUTES),
             spurious_attributes=_texts(
                 row, "spurious_attributes", where, row_id, MIN_ATTRIBUTES, MAX_ATTRIBUTES
             ),
-            spurious_types=tuple(_label(t, TYPE_NAMES, where, row_id, "spurious_types") for t in types),
-            source=_label(row["source"], SOURCES, where, row_id, "source"),
+            spurious_types=tuple(label_name(t, TYPE_NAMES, where, row_id, "spurious_types") for t in types),
+            source=label_name(row["source"], SOURCES, where, row_id, "source"),
         )
 
 
-def _label(value: Any, names: Sequence[str], where: str, row_id: str, field: str) -> str:
-    # A built dataset stores ClassLabel integers; a hand-made one may already hold names.
+def label_name(value: Any, names: Sequence[str], where: str, row_id: str, field: str) -> str:
+    """A ClassLabel value as its name: a built dataset stores the index, a hand-made one may already
+    hold the name; anything else is a record error naming ``where``, ``row_id`` and ``field``."""
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
         return names[value]
     if isinstance(value, str) and value in names:
@@ -203,4 +204,5 @@ __all__ = [
     "TYPE_NAMES",
     "Item",
     "SpuriousType",
+    "label_name",
 ]

@@ -41,16 +41,8 @@ HUB_COLUMNS: tuple[str, ...] = ("Hub Overall", "Hub state", "Source")
 """The Hub's own figure for the model, its verified/community state, and where each figure of the
 row comes from (``hub_leaderboard.merge``)."""
 ALL_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, *INFO_COLUMNS, *HUB_COLUMNS)
-TEXT_COLUMNS: tuple[str, ...] = (
-    "Mode",
-    "Variant",
-    "Scorer",
-    "Date",
-    "Dataset revision",
-    "Run",
-    "Revision",
-    "Hub state",
-    "Source",
+TEXT_COLUMNS: tuple[str, ...] = tuple(
+    c for c in (*INFO_COLUMNS, *HUB_COLUMNS) if c not in ("n", "Hub Overall")
 )
 """Columns shown as plain text (``Model`` is Markdown, escaped; the others are numbers)."""
 DEFAULT_COLUMNS: tuple[str, ...] = (

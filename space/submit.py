@@ -380,25 +380,15 @@ def write_dry_run(submission: Submission, out_dir: Path) -> Path:
 
 def open_pull_request(submission: Submission, token: str | None = None) -> str:
     """Open a pull request adding the entries file to the model repo; returns the PR's URL."""
-    from huggingface_hub import CommitOperationAdd, HfApi
-    from huggingface_hub.errors import HfHubHTTPError
+    from mmspubench.space.hub_pr import open_hub_pull_request
 
-    operation = CommitOperationAdd(
-        path_in_repo=YAML_PATH, path_or_fileobj=submission.yaml_text.encode("utf-8")
+    return open_hub_pull_request(
+        submission.model_repo,
+        "model",
+        {YAML_PATH: submission.yaml_text.encode("utf-8")},
+        "Add MM-SpuBench evaluation results",
+        f"Adds `{YAML_PATH}` with MM-SpuBench results on {submission.dataset_id}@"
+        f"{submission.dataset_revision[:12]} ({submission.n} items), validated and recomputed "
+        "from the per-sample records by `mmspubench submit`.",
+        token,
     )
-    try:
-        info = HfApi(token=token).create_commit(
-            repo_id=submission.model_repo,
-            repo_type="model",
-            operations=[operation],
-            commit_message="Add MM-SpuBench evaluation results",
-            commit_description=(
-                f"Adds `{YAML_PATH}` with MM-SpuBench results on {submission.dataset_id}@"
-                f"{submission.dataset_revision[:12]} ({submission.n} items), validated and recomputed "
-                "from the per-sample records by `mmspubench submit`."
-            ),
-            create_pr=True,
-        )
-    except (HfHubHTTPError, OSError, ValueError) as err:
-        raise MMSpuBenchError(f"could not open a pull request on {submission.model_repo!r}: {err}") from None
-    return str(info.pr_url or info.commit_url)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES, label_name
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import prompts
 from mmspubench.eval.config import RunConfig
@@ -66,23 +66,16 @@ class PublishedItem:
     """``(attribute, kind)`` of every CGLA condition: core then spurious attributes, in dataset order."""
 
 
-def _name(value: Any, names: Sequence[str], where: str, row_id: str, field: str) -> str:
-    """A ClassLabel value (an index, or already a name) as its name."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
-        return names[value]
-    if isinstance(value, str) and value in names:
-        return value
-    raise record_error(where, row_id, field, f"bad value {value!r}; expected one of {list(names)}")
-
-
 def _item(row: Mapping[str, Any], where: str) -> PublishedItem:
     row_id = str(row["id"])
     core = tuple(str(a) for a in row["core_attributes"])
     spurious = tuple(str(a) for a in row["spurious_attributes"])
     return PublishedItem(
         id=row_id,
-        answer=_name(row["answer"], ANSWER_LETTERS, where, row_id, "answer"),
-        types=tuple(_name(t, TYPE_NAMES, where, row_id, "spurious_types") for t in row["spurious_types"]),
+        answer=label_name(row["answer"], ANSWER_LETTERS, where, row_id, "answer"),
+        types=tuple(
+            label_name(t, TYPE_NAMES, where, row_id, "spurious_types") for t in row["spurious_types"]
+        ),
         class_name=str(row["class_name"]),
         options=tuple(str(o) for o in row["options"]),
         conditions=tuple((a, "core") for a in core) + tuple((a, "spurious") for a in spurious),

@@ -67,28 +67,20 @@ def open_results_pull_request(
     submission: Submission, files: dict[str, bytes], results_repo: str, token: str | None = None
 ) -> str:
     """Open a pull request adding ``files`` to the results dataset ``results_repo``; its URL."""
-    from huggingface_hub import CommitOperationAdd, HfApi
-    from huggingface_hub.errors import HfHubHTTPError
     from huggingface_hub.utils import HFValidationError, validate_repo_id
+    from mmspubench.space.hub_pr import open_hub_pull_request
 
     try:
         validate_repo_id(results_repo)
     except HFValidationError as err:
         raise MMSpuBenchError(f"--results-repo {results_repo!r} is not a valid repo id ({err})") from None
-    operations = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=data) for p, data in files.items()]
-    try:
-        info = HfApi(token=token).create_commit(
-            repo_id=results_repo,
-            repo_type="dataset",
-            operations=operations,
-            commit_message=f"Add MM-SpuBench run of {submission.model_repo}",
-            commit_description=(
-                f"Adds results.json and samples.jsonl of {submission.model_repo} on {submission.dataset_id}@"
-                f"{submission.dataset_revision[:12]} ({submission.n} items), validated and recomputed by "
-                "`mmspubench submit`."
-            ),
-            create_pr=True,
-        )
-    except (HfHubHTTPError, OSError, ValueError) as err:
-        raise MMSpuBenchError(f"could not open a pull request on {results_repo!r}: {err}") from None
-    return str(info.pr_url or info.commit_url)
+    return open_hub_pull_request(
+        results_repo,
+        "dataset",
+        files,
+        f"Add MM-SpuBench run of {submission.model_repo}",
+        f"Adds results.json and samples.jsonl of {submission.model_repo} on {submission.dataset_id}@"
+        f"{submission.dataset_revision[:12]} ({submission.n} items), validated and recomputed by "
+        "`mmspubench submit`.",
+        token,
+    )

@@ -1,4 +1,4 @@
-"""Offline fixtures of the curation tests: a tiny random CLIP and class-folder image trees."""
+"""Offline fixtures of the curation tests: a tiny random CLIP, class-folder image trees, a valid annotation."""
 
 from __future__ import annotations
 
@@ -10,6 +10,14 @@ from PIL import Image
 
 CLASSES = ("apple", "bicycle", "candle", "dolphin", "easel", "falcon", "guitar", "hammer")
 """Class names of the generated folders."""
+VALID = {
+    "reasoning": "the scene suggests other classes",
+    "core_attributes": ["typical outline"],
+    "spurious_attributes": ["green background", "striped texture"],
+    "spurious_types": ["background", "texture_noise"],
+    "question": "What is the striped object on the left in front of the green background?",
+}
+"""One annotation answer that passes every check."""
 
 
 def build_tiny_clip(folder: Path, seed: int = 11, image_size: int = 32) -> Path:
@@ -103,6 +111,15 @@ def select_argv(data: Path | str, clip: Path, out: Path, *extra: str, source: st
     """The arguments of ``mmspubench curate select`` (``extra`` last: ``--k``, ``--l``, columns...)."""
     return ["curate", "select", "--data", str(data), "--source-name", source, "--clip", str(clip),
             "--out", str(out), *extra]  # fmt: skip
+
+
+def first_candidates(cand: Path, out: Path, n: int) -> Path:
+    """A copy of ``cand`` with only its first ``n`` candidates (a tiny LLaVA writes slowly on a CPU)."""
+    out.mkdir()
+    (out / "selection.json").write_text((cand / "selection.json").read_text())
+    lines = (cand / "candidates.jsonl").read_text().splitlines(keepends=True)
+    (out / "candidates.jsonl").write_text("".join(lines[:n]))
+    return out
 
 
 def one_error_line(err: str) -> str:

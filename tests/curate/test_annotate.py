@@ -20,32 +20,16 @@ from mmspubench.curate.backends import Request
 from mmspubench.dataset_builder.builder import validate_release
 
 from ..eval.tiny_models import tiny_model_dir
-from .fixtures import one_error_line, select_argv
+from .fixtures import VALID, first_candidates, one_error_line, select_argv
 
 NO_KEY = ("--api-key-env", "none")
 """The test servers need no key."""
-VALID = {
-    "reasoning": "the scene suggests other classes",
-    "core_attributes": ["typical outline"],
-    "spurious_attributes": ["green background", "striped texture"],
-    "spurious_types": ["background", "texture_noise"],
-    "question": "What is the striped object on the left in front of the green background?",
-}
 
 
 @pytest.fixture(scope="module")
 def candidates(tiny_clip: Path, image_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sel") / "cand"
     assert main(select_argv(image_tree, tiny_clip, out, "--k", "3", "--l", "5")) == 0
-    return out
-
-
-def _first_candidates(cand: Path, out: Path, n: int) -> Path:
-    """A copy of ``cand`` with only its first ``n`` candidates (a tiny LLaVA writes slowly on a CPU)."""
-    out.mkdir()
-    (out / "selection.json").write_text((cand / "selection.json").read_text())
-    lines = (cand / "candidates.jsonl").read_text().splitlines(keepends=True)
-    (out / "candidates.jsonl").write_text("".join(lines[:n]))
     return out
 
 
@@ -67,7 +51,7 @@ def test_tiny_llava_draft_passes_build_untouched(
     candidates: Path, session_cache: Path, tmp_path: Path
 ) -> None:
     model = tiny_model_dir("llava", session_cache)
-    candidates = _first_candidates(candidates, tmp_path / "cand", 3)
+    candidates = first_candidates(candidates, tmp_path / "cand", 3)
     draft = tmp_path / "draft"
     assert _annotate(candidates, draft, "--backend", "transformers", model=str(model)) == 0
     lines = [json.loads(x) for x in (candidates / "candidates.jsonl").read_text().splitlines()]
@@ -355,8 +339,7 @@ def test_an_answer_with_a_repeated_key_is_retried(
     _scripted(monkeypatch, {0: [twice, json.dumps(VALID)]})
     draft = tmp_path / "draft"
     assert (
-        _annotate(_first_candidates(candidates, tmp_path / "cand", 1), draft, "--backend", "transformers")
-        == 0
+        _annotate(first_candidates(candidates, tmp_path / "cand", 1), draft, "--backend", "transformers") == 0
     )
     first = json.loads((draft / "provenance.jsonl").read_text().splitlines()[0])
     assert first["status"] == "ok" and "key 'question' appears twice" in first["attempts"][0]["error"]
@@ -365,7 +348,7 @@ def test_an_answer_with_a_repeated_key_is_retried(
 def test_the_draft_cannot_replace_its_candidates(
     candidates: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cand = _first_candidates(candidates, tmp_path / "cand", 1)
+    cand = first_candidates(candidates, tmp_path / "cand", 1)
     before = sorted(p.name for p in cand.iterdir())
     args = ("--backend", "transformers", "--overwrite")
     assert _annotate(cand, cand / "draft", *args) == 2

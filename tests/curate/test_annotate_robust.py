@@ -18,8 +18,8 @@ from mmspubench.curate import annotate as annotate_mod
 from mmspubench.dataset_builder.builder import validate_release
 from PIL import Image
 
-from .fixtures import make_class_tree, make_picture, one_error_line, select_argv
-from .test_annotate import VALID, ScriptedAnnotator
+from .fixtures import VALID, make_class_tree, make_picture, one_error_line, select_argv
+from .test_annotate import ScriptedAnnotator
 
 
 @pytest.fixture(scope="module")

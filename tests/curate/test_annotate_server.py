@@ -12,18 +12,11 @@ from mmspubench.cli import main
 from mmspubench.redact import forget_secrets
 
 from ..eval.standin_server import StandInServer
-from .fixtures import one_error_line, select_argv
+from .fixtures import VALID, first_candidates, one_error_line, select_argv
 
 pytest.importorskip("openai", reason="the api extra (openai) is not installed")
 
 SECRET = "sk-curate-0123456789abcdef-do-not-leak"
-VALID = {
-    "reasoning": "the scene suggests other classes",
-    "core_attributes": ["typical outline"],
-    "spurious_attributes": ["green background", "striped texture"],
-    "spurious_types": ["background", "texture_noise"],
-    "question": "What is the striped object on the left in front of the green background?",
-}
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +24,7 @@ def candidates(tiny_clip: Path, image_tree: Path, tmp_path_factory: pytest.TempP
     """Four candidates (the first of a selection)."""
     full = tmp_path_factory.mktemp("sel") / "cand"
     assert main(select_argv(image_tree, tiny_clip, full, "--k", "3", "--l", "5")) == 0
-    out = tmp_path_factory.mktemp("sel4") / "cand"
-    out.mkdir()
-    (out / "selection.json").write_text((full / "selection.json").read_text())
-    lines = (full / "candidates.jsonl").read_text().splitlines(keepends=True)
-    (out / "candidates.jsonl").write_text("".join(lines[:4]))
-    return out
+    return first_candidates(full, tmp_path_factory.mktemp("sel4") / "cand", 4)
 
 
 @pytest.fixture(autouse=True)

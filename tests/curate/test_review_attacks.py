@@ -20,6 +20,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import escape_markdown
 
 from .fixtures import one_error_line
+from .review_form import review_form
 
 HOSTILE = [
     "[click me](https://evil.example/x)",
@@ -47,18 +48,6 @@ def draft(tmp_path: Path) -> Path:
     return _synth(tmp_path, "draft", 3)
 
 
-def _form(d: h.Draft, item_id: str, **changes: object) -> dict[str, object]:
-    fields = h.raw_fields(d.record(item_id))
-    form: dict[str, object] = {
-        "question": fields["question"], "answer": fields["answer"], "class_name": fields["class_name"],
-        "core_attributes": "\n".join(fields["core_attributes"]),
-        "spurious_attributes": "\n".join(fields["spurious_attributes"]),
-        "spurious_types": fields["spurious_types"],
-        **{f"option_{x}": o for x, o in zip("ABCD", fields["options"], strict=True)},
-    }  # fmt: skip
-    return {**form, **changes}
-
-
 def _export(draft: Path, db: Path, out: Path, *extra: str) -> int:
     return main(["curate", "export", "--draft", str(draft), "--db", str(db), "--out", str(out), *extra])
 
@@ -71,7 +60,7 @@ def test_names_differing_in_case_width_or_invisibles_are_one_annotator(draft: Pa
     d = h.start(draft, db)
     first = d.records[0].id
     for name in ("alice", "alice\u200b", "ALICE", "\uff41\uff4c\uff49\uff43\uff45", " a\u00adlice\u202e\t"):
-        h.submit(d, db, name, first, "5", "accept", "", _form(d, first))
+        h.submit(d, db, name, first, "5", "accept", "", review_form(d, first))
     assert {r.annotator for r in all_reviews(db)} <= {"alice", "ALICE"}
     assert h.next_item(d, db, "Alice\u200d") == d.records[1].id
     assert "all annotators: alice: 1" in h.progress(d, db, "alice")
@@ -88,7 +77,7 @@ def test_an_over_long_name_is_refused_on_the_server(name: str, draft: Path, tmp_
     d = h.start(draft, db)
     first = d.records[0].id
     with pytest.raises(MMSpuBenchError, match=f"at most {MAX_NAME}"):
-        h.submit(d, db, name, first, "4", "accept", "", _form(d, first))
+        h.submit(d, db, name, first, "4", "accept", "", review_form(d, first))
     with pytest.raises(MMSpuBenchError, match=f"at most {MAX_NAME}"):
         add_review(db, first, name, 4, "accept", {}, "")
     assert all_reviews(db) == []
@@ -100,7 +89,7 @@ def test_an_empty_or_invisible_name_is_refused(name: Any, draft: Path, tmp_path:
     db = tmp_path / "r.sqlite"
     d = h.start(draft, db)
     with pytest.raises(MMSpuBenchError, match="name"):
-        h.submit(d, db, name, d.records[0].id, "4", "accept", "", _form(d, d.records[0].id))
+        h.submit(d, db, name, d.records[0].id, "4", "accept", "", review_form(d, d.records[0].id))
     assert all_reviews(db) == []
 
 
@@ -278,7 +267,7 @@ def test_error_messages_are_html_escaped(draft: Path, tmp_path: Path) -> None:
     send = next(fn for fn in build_review_app(d, db).fns.values() if fn.api_name == "submit").fn
     assert send is not None
     first = d.records[0].id
-    form = _form(d, first, spurious_types=['<img src="https://evil.example/e.png">'])
+    form = review_form(d, first, spurious_types=['<img src="https://evil.example/e.png">'])
     order = ["question", "option_A", "option_B", "option_C", "option_D", "answer", "class_name",
              "core_attributes", "spurious_attributes", "spurious_types"]  # fmt: skip
     with pytest.raises(gr.Error) as caught:
@@ -343,7 +332,7 @@ def test_a_rating_out_of_range_through_the_api_is_refused(rating: Any, draft: Pa
     d = h.start(draft, db)
     first = d.records[0].id
     with pytest.raises(MMSpuBenchError, match="rating"):
-        h.submit(d, db, "ann", first, rating, "accept", "", _form(d, first))
+        h.submit(d, db, "ann", first, rating, "accept", "", review_form(d, first))
     assert all_reviews(db) == []
 
 
@@ -365,9 +354,9 @@ def test_an_edit_out_of_bounds_is_refused(
     d = h.start(draft, db)
     first = d.records[0].id
     with pytest.raises(MMSpuBenchError, match=message):
-        h.submit(d, db, "ann", first, "3", "accept", "", _form(d, first, **changes))
+        h.submit(d, db, "ann", first, "3", "accept", "", review_form(d, first, **changes))
     with pytest.raises(MMSpuBenchError, match="comment"):
-        h.submit(d, db, "ann", first, "3", "accept", "c" * 10_000, _form(d, first))
+        h.submit(d, db, "ann", first, "3", "accept", "c" * 10_000, review_form(d, first))
     assert all_reviews(db) == []
 
 
@@ -376,7 +365,7 @@ def test_sql_in_a_name_or_comment_is_stored_as_text(draft: Path, tmp_path: Path)
     d = h.start(draft, db)
     first = d.records[0].id
     name = "Robert'); DROP TABLE reviews;--"
-    h.submit(d, db, name, first, "4", "accept", "'; DELETE FROM reviews; --", _form(d, first))
+    h.submit(d, db, name, first, "4", "accept", "'; DELETE FROM reviews; --", review_form(d, first))
     (row,) = all_reviews(db)
     assert row.annotator == name and row.comment.startswith("';")
     assert _export(draft, db, tmp_path / "raw") == 0

@@ -18,6 +18,7 @@ from mmspubench.errors import MMSpuBenchError
 
 from .alpha_reference import pairwise_alpha
 from .fixtures import one_error_line
+from .review_form import review_form
 
 
 @pytest.fixture(scope="module")
@@ -84,30 +85,20 @@ def test_the_audit_trail_is_append_only_and_safe_under_concurrent_writers(tmp_pa
     assert len(all_reviews(open_db(db, create=False))) == 120  # a restart sees everything
 
 
-def _form(draft: h.Draft, item_id: str, **changes: object) -> dict[str, object]:
-    fields = h.raw_fields(draft.record(item_id))
-    form = {
-        "question": fields["question"], "answer": fields["answer"], "class_name": fields["class_name"],
-        "core_attributes": "\n".join(fields["core_attributes"]),
-        "spurious_attributes": "\n".join(fields["spurious_attributes"]),
-        "spurious_types": fields["spurious_types"],
-        **{f"option_{x}": o for x, o in zip("ABCD", fields["options"], strict=True)},
-    }  # fmt: skip
-    return {**form, **changes}
-
-
 def test_edits_are_validated_on_the_spot(draft: Path, tmp_path: Path) -> None:
     d = h.start(draft, tmp_path / "r.sqlite")
     db = tmp_path / "r.sqlite"
     first = h.next_item(d, db, "ann")
     assert first is not None and first == d.records[0].id
-    bad = _form(d, first, spurious_types=["background", "shape", "orientation"])
+    bad = review_form(d, first, spurious_types=["background", "shape", "orientation"])
     with pytest.raises(MMSpuBenchError, match=r"spurious_types.*3 types"):
         h.submit(d, db, "ann", first, "4", "accept", "", bad)
     with pytest.raises(MMSpuBenchError, match="option"):
-        h.submit(d, db, "ann", first, "4", "accept", "", _form(d, first, option_B=d.record(first).options[0]))
+        h.submit(
+            d, db, "ann", first, "4", "accept", "", review_form(d, first, option_B=d.record(first).options[0])
+        )
     assert all_reviews(db) == []
-    h.submit(d, db, "ann", first, "4", "accept", "typo", _form(d, first, question="Edited question?"))
+    h.submit(d, db, "ann", first, "4", "accept", "typo", review_form(d, first, question="Edited question?"))
     (row,) = all_reviews(db)
     assert row.edits == {"question": "Edited question?"} and row.rating == 4 and row.comment == "typo"
     assert h.next_item(d, db, "ann") == d.records[1].id and h.next_item(d, db, "other") == first

@@ -25,6 +25,18 @@ TASK = "mmspubench/mm_spubench"
 ARGS = {"dataset": hub.REPO_ID, "revision": hub.COMMIT}
 
 
+def _output(text: str) -> ModelOutput:
+    """A mockllm reply ``text``, with a token usage."""
+    output = ModelOutput.from_content("mockllm", text)
+    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return output
+
+
+def _always(text: str) -> Any:
+    """mockllm answering ``text`` to every request."""
+    return get_model("mockllm/model", custom_outputs=lambda *_: _output(text))
+
+
 def _run(model: Any, log_dir: Path) -> EvalLog:
     logs = inspect_eval(TASK, model=model, task_args=ARGS, display="none", log_dir=str(log_dir))
     assert len(logs) == 1 and logs[0].status == "success", logs[0].error
@@ -91,9 +103,7 @@ def test_mockllm_gets_our_prompt_and_its_figures_are_ours(published: Path, tmp_p
         system, user = messages
         assert system.text == prompts.SYSTEM and user.content[0].type == "image"
         seen.append(user.text)
-        output = ModelOutput.from_content("mockllm", replies[len(seen) % len(replies)])
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        return output
+        return _output(replies[len(seen) % len(replies)])
 
     log = _run(get_model("mockllm/model", custom_outputs=reply), tmp_path)
     assert sorted(seen) == sorted(s.user_text for s in split.values())
@@ -112,12 +122,7 @@ def test_mockllm_gets_our_prompt_and_its_figures_are_ours(published: Path, tmp_p
 def test_a_run_cut_by_inspects_own_limit_ingests_as_a_partial_run(
     published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def reply(*_: Any) -> ModelOutput:
-        output = ModelOutput.from_content("mockllm", "I cannot tell.")
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        return output
-
-    model = get_model("mockllm/model", custom_outputs=reply)
+    model = _always("I cannot tell.")
     logs = inspect_eval(TASK, model=model, task_args=ARGS, limit=4, display="none", log_dir=str(tmp_path))
     assert logs[0].status == "success", logs[0].error
     assert _ingest(Path(logs[0].location), tmp_path / "run") == 0
@@ -217,12 +222,7 @@ def test_inspect_command_line_runs_the_task_from_any_folder(published: Path, tmp
 def test_a_log_of_another_prompt_variant_is_refused(
     published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def reply(*_: Any) -> ModelOutput:
-        output = ModelOutput.from_content("mockllm", "A")
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        return output
-
-    model = get_model("mockllm/model", custom_outputs=reply)
+    model = _always("A")
     args = {**ARGS, "prompt_variant": "core-focus"}
     logs = inspect_eval(TASK, model=model, task_args=args, limit=2, display="none", log_dir=str(tmp_path))
     assert logs[0].status == "success", logs[0].error

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,18 +9,13 @@ import pytest
 from mmspubench.space.leaderboard import TYPE_COLUMNS
 
 from .fixtures import results_json, write_run
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from .local_app import launch_local
 
 
 @pytest.fixture(scope="module")
 def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from mmspubench.space.handlers import SpaceConfig
-    from mmspubench.space.layout import LAUNCH_OPTIONS, build_app
+    from mmspubench.space.layout import build_app
 
     runs = tmp_path_factory.mktemp("runs")
     write_run(
@@ -47,15 +41,9 @@ def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         # Build and load the bundled model before the first page: the tests time the app, not the build.
         state.models.run(BUNDLED_CHOICE, _dataset_item(state, str(state.index.frame["id"][0])))
         demo = build_app(state=state)
-        demo.launch(
-            server_name="127.0.0.1",
-            server_port=_free_port(),
-            prevent_thread_lock=True,
-            quiet=True,
-            **LAUNCH_OPTIONS,
-        )
+        url = launch_local(demo)
         try:
-            yield str(demo.local_url).rstrip("/")
+            yield url
         finally:
             demo.close()
 

@@ -81,3 +81,28 @@ def test_pull_requests_on_the_model_repo_and_the_results_dataset(
     paths = sorted(op.path_in_repo for op in data["operations"])
     assert [p.rsplit("/", 1)[1] for p in paths] == ["results.json", "samples.jsonl"]
     assert all(p.startswith("runs/org/model/") for p in paths)
+
+
+class _RefusingApi(_FakeApi):
+    refuse: ClassVar[str] = ""
+    """The repo whose pull request fails."""
+
+    def create_commit(self, **kw: Any) -> Any:
+        if kw["repo_id"] == self.refuse:
+            raise OSError("connection reset")
+        return super().create_commit(**kw)
+
+
+@pytest.mark.parametrize("repo", ["org/model", "org/results"])
+def test_a_hub_error_on_either_pull_request_is_one_line_naming_its_repo(
+    repo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import huggingface_hub
+
+    monkeypatch.setattr(_FakeApi, "commits", [])
+    monkeypatch.setattr(_RefusingApi, "refuse", repo)
+    monkeypatch.setattr(huggingface_hub, "HfApi", _RefusingApi)
+    assert main(_argv(make_run(tmp_path / "run"), "--results-repo", "org/results")) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err, err
+    assert err.endswith(f"could not open a pull request on {repo!r}: connection reset"), err

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import httpx
@@ -16,6 +15,7 @@ from mmspubench.space import handlers, live
 from mmspubench.space.layout import LAUNCH_OPTIONS
 from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
+from .local_app import launch_local
 from .test_submit import REVISION, make_run, set_published_split
 
 FULL_RUN_ITEMS = 2400
@@ -63,26 +63,14 @@ def test_the_limit_holds_the_largest_valid_run_twice() -> None:
     assert live.MAX_UPLOAD_BYTES == 5 * 2**20  # pictures keep their own, smaller limit
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_the_page_takes_a_samples_file_over_5_mb(tmp_path: Path) -> None:
     import gradio as gr
 
     with gr.Blocks() as demo:
         gr.File()
-    demo.launch(
-        server_name="127.0.0.1",
-        server_port=_free_port(),
-        prevent_thread_lock=True,
-        quiet=True,
-        **LAUNCH_OPTIONS,
-    )
+    base = launch_local(demo)
     try:
-        url = f"{str(demo.local_url).rstrip('/')}/gradio_api/upload"
+        url = f"{base}/gradio_api/upload"
         big = b'{"id": "x"}\n' * (6 * 2**20 // 12)
         answer = httpx.post(url, files={"files": ("samples.jsonl", big)}, timeout=60)
         assert answer.status_code == 200, answer.text
