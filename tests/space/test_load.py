@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from mmspubench.markup import escape_markdown
 
 pytestmark = pytest.mark.slow
 
@@ -33,4 +34,4 @@ def test_twenty_concurrent_runs_all_succeed(space_url: str) -> None:
         row = dataset[position[item_id]]
         attributes = [r[1] for r in cgl["value"]["data"]]
         assert attributes == [*row["core_attributes"], *row["spurious_attributes"]]
-        assert f"`{row['class_name']}`" in cgla_text
+        assert f"Class name scored: {escape_markdown(row['class_name'])} " in cgla_text
