@@ -72,8 +72,11 @@ def test_cli_sigkill_then_resume(tmp_path: Path) -> None:
     assert [s["id"] for s in _samples(samples)] == [
         s["id"] for s in _samples(tmp_path / "ref" / "samples.jsonl")
     ]
-    assert _samples(samples) == _samples(tmp_path / "ref" / "samples.jsonl")
-    assert _figures(out) == _figures(tmp_path / "ref")
+    # The resumed items share the fast scorer's forward passes with other neighbours than in the
+    # uninterrupted run (where the kill lands decides), so CGLs agree to float32 rounding; ids,
+    # answers, predictions and every text are equal exactly.
+    _assert_close(_samples(samples), _samples(tmp_path / "ref" / "samples.jsonl"))
+    _assert_close(_figures(out), _figures(tmp_path / "ref"))
 
 
 def test_cli_two_processes_equal_one(tmp_path: Path) -> None:
