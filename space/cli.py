@@ -74,13 +74,13 @@ def _run_space(args: argparse.Namespace) -> int:
     )
     demo = build_app(config)
     demo.launch(server_name=args.host, server_port=args.port, prevent_thread_lock=True, **LAUNCH_OPTIONS)
-    how = _serve_until_stopped()
+    how = serve_until_stopped()
     demo.close()
     print(f"mmspubench space: stopped ({how})", file=sys.stderr)
     return 0
 
 
-def _serve_until_stopped() -> str:
+def serve_until_stopped() -> str:
     """Wait while the server runs; return how it was stopped (``Ctrl-C`` or ``SIGTERM``).
 
     Stopping a server is its normal end, not an interrupted job: exit 0 with one line, not the
