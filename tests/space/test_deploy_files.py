@@ -65,14 +65,16 @@ def test_build_and_push_ship_only_the_wheels_files(
     assert main(["space", "build", "--out", str(out)]) == 0
     built = _files(out)
     assert not set(planted) & built, sorted(set(planted) & built)
-    assert not [f for f in built if "/." in f or f.startswith(".") and f != MARKER_NAME]
+    assert not [f for f in built if "/." in f or (f.startswith(".") and f != MARKER_NAME)]
     assert "mmspubench/eval/assets/tiny-llava-biased/model.safetensors" in built
     assert "mmspubench/integrations/lmms_eval/mm_spubench/mm_spubench.yaml" in built
     capsys.readouterr()
     assert main(["space", "push", "--repo-id", "org/space", "--dry-run"]) == 0
     uploads = {line[4:] for line in capsys.readouterr().out.splitlines() if line.startswith("add ")}
     assert uploads == built - {MARKER_NAME}  # the upload is the build, less the local marker
-    assert "HF_TOKEN" not in "".join((out / f).read_text(errors="replace") for f in built if f.endswith(".py"))
+    assert "HF_TOKEN" not in "".join(
+        (out / f).read_text(errors="replace") for f in built if f.endswith(".py")
+    )
 
 
 def test_vendored_package_is_exactly_the_wheel(tmp_path: Path) -> None:
@@ -93,7 +95,9 @@ def test_wheel_declares_its_data_folders_without_a_setuptools_warning(tmp_path: 
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     assets = ROOT / "eval" / "assets"
-    expected = {f"mmspubench/eval/assets/{p.relative_to(assets).as_posix()}" for p in assets.rglob("*") if p.is_file()}
+    expected = {
+        f"mmspubench/eval/assets/{p.relative_to(assets).as_posix()}" for p in assets.rglob("*") if p.is_file()
+    }
     assert len(expected) >= 18 and expected <= names, sorted(expected - names)
     task = ROOT / "mmspubench" / "integrations" / "lmms_eval" / "mm_spubench"
     for name in ("mm_spubench.yaml", "utils.py"):
@@ -109,7 +113,9 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     return out.err
 
 
-def test_overwrite_replaces_only_an_unchanged_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_overwrite_replaces_only_an_unchanged_build(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     user = tmp_path / "mine"
     user.mkdir()
     (user / "README.md").write_text("my notes\n")
@@ -177,7 +183,8 @@ def _fake_app(monkeypatch: pytest.MonkeyPatch, calls: list[Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("env", "port"), [({}, 7860), ({"PORT": "8123"}, 8123), ({"PORT": "1", "GRADIO_SERVER_PORT": "9001"}, 9001)]
+    ("env", "port"),
+    [({}, 7860), ({"PORT": "8123"}, 8123), ({"PORT": "1", "GRADIO_SERVER_PORT": "9001"}, 9001)],
 )
 def test_built_app_takes_its_port_and_sigterm_says_so(
     env: dict[str, str], port: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
