@@ -23,11 +23,31 @@ def _resolved(path: str | Path) -> Path:
     return Path(os.path.abspath(Path(path).expanduser())).resolve(strict=False)
 
 
+MAX_SCANNED = 10_000
+"""Files of an input folder compared with an existing output file (hard links); a run has a few."""
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _linked_into(out: Path, folder: Path) -> bool:
+    """``out`` is an existing file that is also a file of ``folder`` under another name (a hard link)."""
+    try:
+        if not out.is_file() or out.stat().st_nlink < 2:
+            return False
+        key = (out.stat().st_dev, out.stat().st_ino)
+        for k, path in enumerate(folder.rglob("*")):
+            if k >= MAX_SCANNED:
+                return False
+            if path.is_file() and not path.is_symlink() and (path.stat().st_dev, path.stat().st_ino) == key:
+                return True
+    except OSError:
+        return False
+    return False
 
 
 def overlap(output: str | Path, inputs: Iterable[str | Path], folder: bool = False) -> str | None:
@@ -43,6 +63,8 @@ def overlap(output: str | Path, inputs: Iterable[str | Path], folder: bool = Fal
             return f"is the input {given}"
         if source.is_dir() and out.is_relative_to(source):
             return f"lies inside the input folder {given}"
+        if source.is_dir() and _linked_into(out, source):
+            return f"is a file of the input folder {given} (a hard link)"
         if folder and source.is_relative_to(out):
             return f"holds the input {given}"
     return None

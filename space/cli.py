@@ -99,9 +99,13 @@ def serve_until_stopped() -> str:
 
 
 def _run_submit(args: argparse.Namespace) -> int:
+    from mmspubench.eval.results import run_inputs
+    from mmspubench.outputs import refuse_overlap
     from mmspubench.redact import strip_controls
     from mmspubench.space.submit import open_pull_request, validate_submission, write_dry_run
 
+    if args.dry_run is not None:
+        refuse_overlap("--dry-run", args.dry_run, run_inputs(args.results_json), folder=True)
     submission = validate_submission(
         Path(args.results_json), args.model_repo, dataset_id=args.dataset_id, revision=args.dataset_revision
     )
