@@ -119,7 +119,8 @@ def group_ticks(series: Sequence[Series]) -> list[str]:
     """The x tick labels: each group with its n (``BG\nn=12``; ``n=12/10`` where runs differ)."""
     ticks = []
     for k, group in enumerate(REPORT_GROUPS):
-        counts = sorted({s.n[k] for s in series if len(s.n) > k and s.n[k] is not None}, reverse=True)
+        known = [s.n[k] for s in series if len(s.n) > k]
+        counts = sorted({n for n in known if n is not None}, reverse=True)
         ticks.append(f"{group}\nn={'/'.join(map(str, counts))}" if counts else group)
     return ticks
 

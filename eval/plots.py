@@ -25,7 +25,7 @@ FORMATS = {".png": "png", ".svg": "svg"}
 PLOT_EXTRA = "pip install 'mm-spubench[plot]'"
 CHANCE = 100.0 / NUM_OPTIONS
 """Accuracy of guessing among the options (25% for four), drawn on every accuracy panel."""
-PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
+PLAIN_TEXT: dict[Any, Any] = {"text.parse_math": False, "text.usetex": False}
 """matplotlib settings under which a text is drawn as it is (no mathtext, no LaTeX)."""
 NO_CGLA_NOTE = "no CGLA_acc to show: none of these runs computed CGLA (eval --metrics accuracy,cgla)"
 SOME_CGLA_NOTE = "—: no figure (the run did not compute it, or has no item of the type)"

@@ -223,3 +223,58 @@ def test_built_app_refuses_a_bad_port_in_one_line(
     assert stop.value.code == 2 and calls == []
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "PORT=" in err and "expected a port number" in err
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow  # about a minute: a build, then the whole app starts
+def test_built_app_py_serves_on_port_and_stops_on_sigterm_with_one_line(tmp_path: Path) -> None:
+    """``python app.py`` in a built folder, the vendored package only (no .pth of this checkout)."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    out = tmp_path / "repo"
+    assert main(["space", "build", "--out", str(out)]) == 0
+    port = _free_port()
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    code = f"import sys, runpy; sys.path.extend({site!r}); sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MMSPUBENCH_", "GRADIO_SERVER"))}
+    env.update(
+        PORT=str(port), MMSPUBENCH_SPACE_MODELS="", HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False"
+    )
+    app = subprocess.Popen(
+        [sys.executable, "-S", "-c", code],
+        cwd=out,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert app.poll() is None, app.communicate()[1][-3000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}", timeout=5):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the built app did not answer on PORT"
+                time.sleep(1)
+        app.send_signal(signal.SIGTERM)
+        _, err = app.communicate(timeout=60)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.communicate()
+    assert app.returncode == 0, err[-3000:]
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[-1] == "mmspubench space: stopped (SIGTERM)", err[-3000:]
+    assert f"serving on port {port}" in err and "Traceback" not in err
