@@ -145,12 +145,19 @@ def report_figure_object(series: Sequence[Series]) -> Any:
     with plain_text():
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 8.0))
         _bars(top, series, "accuracy", "Accuracy per spurious type (bootstrap 95% CI)")
-        top.axhline(CHANCE, color="0.35", linestyle="--", linewidth=0.9, label=f"chance ({CHANCE:.0f}%)")
+        _chance_line(top)
         _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
         _cgla_note(bottom, series)
-        top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(4, len(series) + 1), fontsize=8)
+        top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(4, len(series)), fontsize=8)
         fig.tight_layout()
     return plain_figure(fig)
+
+
+def _chance_line(ax: Any) -> None:
+    """The accuracy of guessing, a dashed line named beside the right axis (the legend lists runs only)."""
+    ax.axhline(CHANCE, color="0.35", linestyle="--", linewidth=0.9, label="_chance")
+    where = ax.get_yaxis_transform()
+    ax.text(1.005, CHANCE, f"chance\n{CHANCE:.0f}%", transform=where, va="center", fontsize=7, color="0.35")
 
 
 def _cgla_note(ax: Any, series: Sequence[Series]) -> None:

@@ -189,8 +189,9 @@ def test_report_figure_shows_chance_per_type_n_and_why_cgla_is_empty(tmp_path: P
     ticks = [t.get_text() for t in top.get_xticklabels()]
     assert ticks == [f"{g}\nn={EXPECTED_N[g]}" for g in REPORT_GROUPS]
     chance = [line for line in top.get_lines() if list(line.get_ydata()) == [25.0, 25.0]]
-    assert len(chance) == 1 and chance[0].get_label() == "chance (25%)"
-    assert "chance (25%)" in [t.get_text() for t in top.get_legend().get_texts()]
+    assert len(chance) == 1 and chance[0].get_linestyle() == "--"
+    assert "chance\n25%" in [t.get_text() for t in top.texts]
+    assert [t.get_text() for t in top.get_legend().get_texts()] == ["A"]  # the legend lists the runs
     assert NO_CGLA_NOTE in [t.get_text() for t in bottom.texts]
     assert not [line for line in bottom.get_lines() if list(line.get_ydata()) == [25.0, 25.0]]
 
