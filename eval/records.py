@@ -125,9 +125,14 @@ class SampleResult:
 def _finite(value: Any, name: str) -> float:
     """A finite number: a run never writes NaN or infinity (``allow_nan=False``), so one in a file
     is an edit, refused rather than carried into every mean and interval."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"field {name!r} must be a finite number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an integer beyond the float range
+        number = math.inf
+    if not math.isfinite(number):
+        text = repr(value)
+        raise ValueError(f"field {name!r} must be a finite number, got {text[:40]}{'...' * (len(text) > 40)}")
+    return number
 
 
 def _opt_str(value: Any) -> str | None:

@@ -54,12 +54,17 @@ def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> None:
     """Write ``chunks`` to a temporary file beside ``path``, fsync, then rename over it.
 
     A failure (also one raised while ``chunks`` is produced) leaves ``path`` as it was and no
-    temporary file behind; an error names ``path``, never the temporary file. The file gets the
+    temporary file behind; an error names ``path``, never the temporary file. A folder, a device or
+    a pipe at ``path`` is refused, never replaced. The file gets the
     mode the umask gives a new file (0644 under 022), as any file the user writes, not
     ``mkstemp``'s private 0600.
     """
     if path.is_dir():
         raise MMSpuBenchError(f"{path}: is a folder; expected a file name to write")
+    if path.exists() and not path.is_file():  # a device (/dev/null), a pipe: never replaced by a file
+        raise MMSpuBenchError(
+            f"{path}: is not a regular file (a device or a pipe); expected a file name to write"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

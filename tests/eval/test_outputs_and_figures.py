@@ -97,7 +97,7 @@ def test_report_plot_and_submit_dry_run_never_name_an_input(
     assert _snapshot(a, b) == before
 
 
-@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "true", '"1.5"'])
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999", "1" + "0" * 400, "true", '"1.5"'])
 def test_a_non_finite_cgla_min_is_one_line_naming_file_record_and_field(
     value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -174,7 +174,20 @@ def test_plots_say_which_file_they_wrote_and_a_folder_name_is_one_line(
         assert main(argv) == 2
         err = _one_line(capsys)
         assert f"{out / 'dir.png'}: is a folder" in err and ".tmp" not in err, err
-    assert sorted(p.name for p in out.iterdir()) == ["c.svg", "dir.png", "r.png"]  # no temporary file
+    os.mkfifo(out / "pipe.svg")  # a pipe (or a device such as /dev/null) is refused, never replaced
+    for argv in (
+        ["report", str(a), "--plot", str(out / "pipe.svg")],
+        ["compare", str(a), str(b), "--resamples", "50", "--json", str(out / "pipe.svg")],
+    ):
+        assert main(argv) == 2
+        assert "is not a regular file" in _one_line(capsys)
+    assert (out / "pipe.svg").is_fifo()
+    assert sorted(p.name for p in out.iterdir()) == [
+        "c.svg",
+        "dir.png",
+        "pipe.svg",
+        "r.png",
+    ]  # no temporary file
 
 
 def test_report_figure_shows_chance_per_type_n_and_why_cgla_is_empty(tmp_path: Path) -> None:
