@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PLANTED = (
     ("mmspubench.space", ".env", "HF_TOKEN=hf_planted_secret_token\n"),
     ("mmspubench.space", ".gradio/flagged/log.csv", "flagged,by,a,visitor\n"),
+    ("mmspubench.space", "token.txt", "hf_planted_secret_token\n"),
+    ("mmspubench", ".env", "HF_TOKEN=hf_planted_secret_token\n"),
+    ("mmspubench.eval", "assets/leftover-run/samples.jsonl", "{}\n"),
     ("mmspubench.eval", "leftover-run/samples.jsonl", "{}\n"),
     ("mmspubench.eval", "leftover-run/results.json", "{}\n"),
     ("mmspubench.eval", "leftover-run/notes.py", "print('a run folder, not a package')\n"),
@@ -38,9 +41,10 @@ def planted() -> Iterator[list[str]]:
     try:
         for package, rel, text in PLANTED:
             path = folders[package] / rel
-            top = folders[package] / rel.split("/")[0]
+            assert not path.exists(), f"{path} exists already; the test would remove it"
+            # the outermost folder (or the file) this test creates: removed afterwards, nothing else
+            top = next(p for p in [*reversed(path.parents), path] if not p.exists())
             if top not in made:
-                assert not top.exists(), f"{top} exists already; the test would remove it"
                 made.append(top)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
