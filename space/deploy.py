@@ -158,6 +158,8 @@ def check_out(out: Path, overwrite: bool) -> None:
     from mmspubench.space.vendor import package_folders
 
     refuse_overlap("--out", out, package_folders().values(), folder=True)
+    if out.is_symlink():
+        raise MMSpuBenchError(f"{out}: --out is a symbolic link; name the folder itself")
     if out.exists() and not out.is_dir():
         raise MMSpuBenchError(f"{out}: --out is a file; expected a folder")
     if out.is_dir() and any(out.iterdir()):

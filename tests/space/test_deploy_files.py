@@ -139,6 +139,9 @@ def test_overwrite_replaces_only_an_unchanged_build(
     assert "mmspubench/my-notes.txt" in _one_error_line(capsys)
     assert (out / "mmspubench" / "my-notes.txt").is_file()
     (out / "mmspubench" / "my-notes.txt").unlink()
+    os.symlink(out, tmp_path / "link")  # the build through a link: refused before any work
+    assert main(["space", "build", "--out", str(tmp_path / "link"), "--overwrite"]) == 2
+    assert "symbolic link" in _one_error_line(capsys)
     (out / MARKER_NAME).write_text("{not json")  # a damaged marker is no marker
     assert main(["space", "build", "--out", str(out), "--overwrite"]) == 2
     _one_error_line(capsys)
