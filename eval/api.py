@@ -85,11 +85,13 @@ def run_config(config: RunConfig, *, notify: Callable[[str], None]) -> tuple[dic
     from mmspubench.eval import distributed
     from mmspubench.eval.progress_bars import libraries_quiet
     from mmspubench.eval.run_folder import check_out_dir
+    from mmspubench.outputs import refuse_overlap
 
     config.validate()
     if config.out is None:
         raise MMSpuBenchError("no run folder: pass --out DIR (out=...)")
     check_out_dir(Path(config.out))
+    refuse_overlap("--out", config.out, [p for p in (config.model, config.dataset) if p and Path(p).exists()])
     shard = distributed.current_shard()
     config.plugin().preflight(config, shard.world)
     try:

@@ -74,11 +74,16 @@ def run_report_command(args: argparse.Namespace) -> int:
     from mmspubench.eval.report import load_for_report, markdown_table
     from mmspubench.redact import strip_controls
 
+    if args.plot is not None:
+        from mmspubench.eval.plots import check_plot_output
+
+        check_plot_output(args.results, args.plot)  # before anything is read
     table = markdown_table(load_for_report(args.results))
     if args.plot is not None:
         from mmspubench.eval.plots import write_report_plot
 
         write_report_plot(args.results, args.plot)
+        print(f"mmspubench report: wrote the figure {args.plot}", file=sys.stderr)
     print(strip_controls(table))  # a run's texts drive no terminal
     return 0
 

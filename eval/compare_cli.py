@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -151,11 +152,25 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Neither output names an input (a run's folder, or the files of a results.json given) nor the other."""
+    from mmspubench.eval.results import run_inputs
+    from mmspubench.outputs import refuse_overlap
+
+    inputs = [*run_inputs(args.run_a), *run_inputs(args.run_b)]
+    json_file = None if args.json in (None, "-") else args.json
+    if json_file is not None:
+        refuse_overlap("--json", json_file, inputs)
+    if args.plot is not None:
+        refuse_overlap("--plot", args.plot, [*inputs, *([json_file] if json_file else [])])
+
+
 def run_compare_command(args: argparse.Namespace) -> int:
     """``mmspubench compare``: check, compute, then write (plot, JSON) and print."""
     from mmspubench.eval import plots
     from mmspubench.eval.results import write_bytes_atomic
 
+    _check_outputs(args)
     plot_format = None if args.plot is None else plots.check_plot_path(args.plot)
     if plot_format is not None:
         plots.require_matplotlib()
@@ -165,10 +180,12 @@ def run_compare_command(args: argparse.Namespace) -> int:
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if figure is not None:
         write_bytes_atomic(Path(args.plot), [figure])
+        print(f"mmspubench compare: wrote the figure {args.plot}", file=sys.stderr)
     if args.json == "-":
         print(text, end="")
         return 0
     if args.json is not None:
         write_bytes_atomic(Path(args.json), [text.encode("utf-8")])
+        print(f"mmspubench compare: wrote the comparison {args.json}", file=sys.stderr)
     print(markdown(doc))
     return 0

@@ -41,6 +41,8 @@ class Series:
     """CGLA_acc in percent per group; ``None`` where not computed."""
     cgla_acc_ci95: tuple[Interval | None, ...]
     """Bootstrap 95% interval of each CGLA_acc bar (from samples.jsonl)."""
+    n: tuple[int | None, ...] = ()
+    """Items per group (results.json ``n_by_type`` and ``n``); ``None`` where it records none."""
 
 
 def _number(value: Any) -> bool:
@@ -101,13 +103,35 @@ def _cgla(
     return [_opt(by_type.get(g)) for g in REPORT_GROUPS], [_interval(intervals.get(g)) for g in REPORT_GROUPS]
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _n(results: Mapping[str, Any]) -> tuple[int | None, ...]:
+    """Items per group, from the accuracy section (else the CGLA one); a type it lists no item of: 0."""
+    section = _map(results, "accuracy") or _map(results, "cgla")
+    by_type = _map(section, "n_by_type")
+    counts = {**({g: 0 for g in REPORT_GROUPS} if by_type else {}), **by_type, OVERALL: section.get("n")}
+    return tuple(_count(counts.get(g)) for g in REPORT_GROUPS)
+
+
+def group_ticks(series: Sequence[Series]) -> list[str]:
+    """The x tick labels: each group with its n (``BG\nn=12``; ``n=12/10`` where runs differ)."""
+    ticks = []
+    for k, group in enumerate(REPORT_GROUPS):
+        known = [s.n[k] for s in series if len(s.n) > k]
+        counts = sorted({n for n in known if n is not None}, reverse=True)
+        ticks.append(f"{group}\nn={'/'.join(map(str, counts))}" if counts else group)
+    return ticks
+
+
 def report_series(results: Mapping[str, Any], samples: Sequence[SampleResult] | None, label: str) -> Series:
     """One run's bars from its results.json and (for the intervals it lacks) its samples."""
     seed = _map(results, "config").get("seed")
     seed = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32 else 0
     acc, acc_ci = _accuracy(results, samples, seed)
     cgla, cgla_ci = _cgla(results, samples, seed)
-    return Series(label, tuple(acc), tuple(acc_ci), tuple(cgla), tuple(cgla_ci))
+    return Series(label, tuple(acc), tuple(acc_ci), tuple(cgla), tuple(cgla_ci), _n(results))
 
 
 def _variant(results: Mapping[str, Any]) -> str:

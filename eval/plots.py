@@ -11,16 +11,24 @@ Figures are rendered into memory and written atomically by the caller: a failure
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mmspubench.dataset_builder.schema import NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.plot_data import REPORT_GROUPS, Interval, Series
+from mmspubench.eval.plot_data import REPORT_GROUPS, Interval, Series, group_ticks
 
 FORMATS = {".png": "png", ".svg": "svg"}
 """File suffix -> matplotlib format."""
 PLOT_EXTRA = "pip install 'mm-spubench[plot]'"
+CHANCE = 100.0 / NUM_OPTIONS
+"""Accuracy of guessing among the options (25% for four), drawn on every accuracy panel."""
+PLAIN_TEXT: dict[Any, Any] = {"text.parse_math": False, "text.usetex": False}
+"""matplotlib settings under which a text is drawn as it is (no mathtext, no LaTeX)."""
+NO_CGLA_NOTE = "no CGLA_acc to show: none of these runs computed CGLA (eval --metrics accuracy,cgla)"
+SOME_CGLA_NOTE = "—: no figure (the run did not compute it, or has no item of the type)"
 
 
 def check_plot_path(path: str | Path) -> str:
@@ -29,6 +37,16 @@ def check_plot_path(path: str | Path) -> str:
     if suffix not in FORMATS:
         raise MMSpuBenchError(f"--plot {str(path)!r}: expected a file name ending in .png or .svg")
     return FORMATS[suffix]
+
+
+def check_plot_output(paths: Sequence[str | Path], plot: str | Path) -> str:
+    """``check_plot_path``, and the figure may not name an input run (nor a file inside one)."""
+    from mmspubench.eval.results import run_inputs
+    from mmspubench.outputs import refuse_overlap
+
+    fmt = check_plot_path(plot)
+    refuse_overlap("--plot", plot, [i for p in paths for i in run_inputs(p)])
+    return fmt
 
 
 def require_matplotlib() -> Any:
@@ -43,11 +61,32 @@ def require_matplotlib() -> Any:
     return plt
 
 
+@contextmanager
+def plain_text() -> Iterator[None]:
+    """Every text of a figure made or drawn inside is plain text: a ``$`` in a model id, a legend
+    or a title (all taken from run files) is drawn as typed, never parsed as mathtext."""
+    import matplotlib
+
+    with matplotlib.rc_context(PLAIN_TEXT):
+        yield
+
+
+def plain_figure(fig: Any) -> Any:
+    """``fig`` with every text it holds set to plain text (for a figure drawn later, as the Space's)."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+        text.set_usetex(False)
+    return fig
+
+
 def _render(fig: Any, fmt: str) -> bytes:
     plt = require_matplotlib()
     buffer = io.BytesIO()
     try:
-        fig.savefig(buffer, format=fmt, dpi=100, bbox_inches="tight")
+        with plain_text():
+            plain_figure(fig).savefig(buffer, format=fmt, dpi=100, bbox_inches="tight")
     finally:
         plt.close(fig)
     return buffer.getvalue()
@@ -77,7 +116,7 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
             xs,
             heights,
             width,
-            label=run.label.replace("$", r"\$"),  # text, never mathtext (labels come from run files)
+            label=run.label,  # plain text (plain_text): labels come from run files
             color=f"C{k % 10}",
             yerr=_errors(values, cis),
             capsize=2,
@@ -86,7 +125,7 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
         for x, v in zip(xs, values, strict=True):
             if v is None:  # a missing figure shows as a mark, not as a 0% bar
                 ax.text(x, 1.0, "—", ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(positions, REPORT_GROUPS)
+    ax.set_xticks(positions, group_ticks(series))
     ax.set_ylim(0, 105)
     ax.set_ylabel("%")
     ax.set_title(title)
@@ -103,12 +142,31 @@ def report_figure_object(series: Sequence[Series]) -> Any:
     if not series:
         raise MMSpuBenchError("--plot needs at least one run")
     plt = require_matplotlib()
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 7.5))
-    _bars(top, series, "accuracy", "Accuracy per spurious type (bootstrap 95% CI)")
-    _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
-    top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=min(4, len(series)), fontsize=8)
-    fig.tight_layout()
-    return fig
+    with plain_text():
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 8.0))
+        _bars(top, series, "accuracy", "Accuracy per spurious type (bootstrap 95% CI)")
+        _chance_line(top)
+        _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
+        _cgla_note(bottom, series)
+        top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(4, len(series)), fontsize=8)
+        fig.tight_layout()
+    return plain_figure(fig)
+
+
+def _chance_line(ax: Any) -> None:
+    """The accuracy of guessing, a dashed line named beside the right axis (the legend lists runs only)."""
+    ax.axhline(CHANCE, color="0.35", linestyle="--", linewidth=0.9, label="_chance")
+    where = ax.get_yaxis_transform()
+    ax.text(1.005, CHANCE, f"chance\n{CHANCE:.0f}%", transform=where, va="center", fontsize=7, color="0.35")
+
+
+def _cgla_note(ax: Any, series: Sequence[Series]) -> None:
+    """Say why CGLA_acc bars are missing: no run computed CGLA, or some figures are absent."""
+    values = [v for run in series for v in run.cgla_acc]
+    if all(v is None for v in values):
+        ax.text(0.5, 0.5, NO_CGLA_NOTE, transform=ax.transAxes, ha="center", va="center", fontsize=9)
+    elif any(v is None for v in values):
+        ax.text(0.99, 0.97, SOME_CGLA_NOTE, transform=ax.transAxes, ha="right", va="top", fontsize=7)
 
 
 def _differences(ax: Any, doc: dict[str, Any], key: str, title: str, unit: str) -> None:
@@ -119,10 +177,20 @@ def _differences(ax: Any, doc: dict[str, Any], key: str, title: str, unit: str) 
     colours = ["C3" if ci[1] < 0 else "C2" if ci[0] > 0 else "C7" for ci in cis]
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.bar(range(len(names)), diffs, 0.6, color=colours, yerr=_errors(diffs, cis), capsize=3)
-    ax.set_xticks(range(len(names)), names)
+    ax.set_xticks(range(len(names)), [f"{g['group']}\nn={g['n']}" for g in groups])
     ax.set_ylabel(unit)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
+
+
+def _no_cgla_reason(doc: dict[str, Any]) -> str:
+    """Why a comparison has no CGLA panels: which run did not compute CGLA."""
+    missing = [side.upper() for side in ("a", "b") if "cgla" not in (doc[side].get("metrics") or [])]
+    if len(missing) == 2:
+        return "no CGLA panels: neither run computed CGLA (eval --metrics accuracy,cgla)"
+    if missing:
+        return f"no CGLA panels: run {missing[0]} did not compute CGLA (eval --metrics accuracy,cgla)"
+    return "no CGLA panels: the runs hold no paired CGLA figures"
 
 
 def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
@@ -135,21 +203,25 @@ def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
             "percentage points",
         )
     ]
-    if any(g["cgla_acc"] is not None for g in doc["groups"]):
+    has_cgla = any(g["cgla_acc"] is not None for g in doc["groups"])
+    if has_cgla:
         panels += [
             ("cgla_acc", "CGLA_acc: B - A", "percentage points"),
             ("cgla_min", "mean CGLA_min: B - A", "nats"),
         ]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(9.0, 3.0 * len(panels) + 0.8), squeeze=False)
-    for ax, (key, title, unit) in zip(axes[:, 0], panels, strict=True):
-        _differences(ax, doc, key, title, unit)
     a, b = doc["a"], doc["b"]
-    fig.suptitle(
-        f"A: {a['model']} [{a['variant']}, {a['answer_mode']}]   B: {b['model']} [{b['variant']}, "
-        f"{b['answer_mode']}]   n = {doc['n']}",
-        fontsize=9,
-    )
-    fig.tight_layout()
+    with plain_text():
+        fig, axes = plt.subplots(len(panels), 1, figsize=(9.0, 3.2 * len(panels) + 0.9), squeeze=False)
+        for ax, (key, title, unit) in zip(axes[:, 0], panels, strict=True):
+            _differences(ax, doc, key, title, unit)
+        if not has_cgla:
+            axes[-1, 0].set_xlabel(_no_cgla_reason(doc), fontsize=8)
+        fig.suptitle(
+            f"A: {a['model']} [{a['variant']}, {a['answer_mode']}]   B: {b['model']} [{b['variant']}, "
+            f"{b['answer_mode']}]   n = {doc['n']}",
+            fontsize=9,
+        )
+        fig.tight_layout()
     return _render(fig, fmt)
 
 
@@ -164,7 +236,7 @@ def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
         write_bytes_atomic,
     )
 
-    fmt = check_plot_path(plot)
+    fmt = check_plot_output(paths, plot)
     require_matplotlib()
     files = [Path(p) / RESULTS_NAME if Path(p).is_dir() else Path(p) for p in paths]
     runs = [read_results(f) for f in files]

@@ -6,6 +6,7 @@ All are frozen; a per-item result is built once, when the item has been fully sc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -49,7 +50,7 @@ class Condition:
             kind=kind,
             prompt=str(obj["prompt"]),
             continuation=str(obj["continuation"]),
-            cgl=float(obj["cgl"]),
+            cgl=_finite(obj["cgl"], "cgl"),
         )
 
 
@@ -116,9 +117,22 @@ class SampleResult:
             option_scores=None if scores is None else tuple(float(s) for s in scores),
             class_name=str(obj["class_name"]),
             conditions=tuple(Condition.from_json(c) for c in obj["conditions"]),
-            cgla_min=None if cgla_min is None else float(cgla_min),
+            cgla_min=None if cgla_min is None else _finite(cgla_min, "cgla_min"),
             cgla_acc=_opt_bool(obj["cgla_acc"], "cgla_acc"),
         )
+
+
+def _finite(value: Any, name: str) -> float:
+    """A finite number: a run never writes NaN or infinity (``allow_nan=False``), so one in a file
+    is an edit, refused rather than carried into every mean and interval."""
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an integer beyond the float range
+        number = math.inf
+    if not math.isfinite(number):
+        text = repr(value)
+        raise ValueError(f"field {name!r} must be a finite number, got {text[:40]}{'...' * (len(text) > 40)}")
+    return number
 
 
 def _opt_str(value: Any) -> str | None:

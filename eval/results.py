@@ -54,9 +54,17 @@ def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> None:
     """Write ``chunks`` to a temporary file beside ``path``, fsync, then rename over it.
 
     A failure (also one raised while ``chunks`` is produced) leaves ``path`` as it was and no
-    temporary file behind. The file gets the mode the umask gives a new file (0644 under 022), as
-    any file the user writes, not ``mkstemp``'s private 0600.
+    temporary file behind; an error names ``path``, never the temporary file. A folder, a device or
+    a pipe at ``path`` is refused, never replaced. The file gets the
+    mode the umask gives a new file (0644 under 022), as any file the user writes, not
+    ``mkstemp``'s private 0600.
     """
+    if path.is_dir():
+        raise MMSpuBenchError(f"{path}: is a folder; expected a file name to write")
+    if path.exists() and not path.is_file():  # a device (/dev/null), a pipe: never replaced by a file
+        raise MMSpuBenchError(
+            f"{path}: is not a regular file (a device or a pipe); expected a file name to write"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -66,7 +74,10 @@ def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> None:
                 handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as err:  # name the file asked for, not the temporary one
+            raise OSError(err.errno, err.strerror, str(path)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -93,7 +104,11 @@ def read_samples(path: Path) -> tuple[list[SampleResult], int]:
         try:
             samples.append(SampleResult.from_json(record))
         except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise MMSpuBenchError(f"{shown(path)}: line {number}: not a sample record ({err})") from err
+            label = record.get("id") if isinstance(record, dict) else None
+            which = f"record {str(label)[:80]!r}: " if isinstance(label, (str, int)) else ""
+            raise MMSpuBenchError(
+                f"{shown(path)}: line {number}: not a sample record ({which}{err})"
+            ) from err
     return samples, complete
 
 
@@ -276,6 +291,18 @@ class RunRecord:
     """Parsed samples.jsonl, in file order."""
     config: RunConfig
     """The run's options (results.json ``config``)."""
+
+
+def run_inputs(path: str | Path) -> list[Path]:
+    """What a command reading the run ``path`` reads, for the output check of every command: the
+    run folder given, or holding the results.json given (a folder with samples.jsonl or run.json
+    beside it), else that file alone."""
+    path = Path(path)
+    if path.is_dir():
+        return [path]
+    if any((path.parent / name).exists() for name in (SAMPLES_NAME, MANIFEST_NAME)):
+        return [path, path.parent]
+    return [path]
 
 
 def read_results(path: Path) -> dict[str, Any]:

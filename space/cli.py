@@ -74,13 +74,13 @@ def _run_space(args: argparse.Namespace) -> int:
     )
     demo = build_app(config)
     demo.launch(server_name=args.host, server_port=args.port, prevent_thread_lock=True, **LAUNCH_OPTIONS)
-    how = _serve_until_stopped()
+    how = serve_until_stopped()
     demo.close()
     print(f"mmspubench space: stopped ({how})", file=sys.stderr)
     return 0
 
 
-def _serve_until_stopped() -> str:
+def serve_until_stopped() -> str:
     """Wait while the server runs; return how it was stopped (``Ctrl-C`` or ``SIGTERM``).
 
     Stopping a server is its normal end, not an interrupted job: exit 0 with one line, not the
@@ -99,9 +99,13 @@ def _serve_until_stopped() -> str:
 
 
 def _run_submit(args: argparse.Namespace) -> int:
+    from mmspubench.eval.results import run_inputs
+    from mmspubench.outputs import refuse_overlap
     from mmspubench.redact import strip_controls
     from mmspubench.space.submit import open_pull_request, validate_submission, write_dry_run
 
+    if args.dry_run is not None:
+        refuse_overlap("--dry-run", args.dry_run, run_inputs(args.results_json), folder=True)
     submission = validate_submission(
         Path(args.results_json), args.model_repo, dataset_id=args.dataset_id, revision=args.dataset_revision
     )

@@ -1,23 +1,34 @@
-"""The package's own source, found through the installed distribution, copied as one importable tree.
+"""The package's files as its wheel ships them, copied as one importable tree.
 
 A Space repository must install from the package index alone: the Hub installs
 ``requirements.txt`` before the Space's files are in place, so the project's code travels in the
 repository itself (``mmspubench/`` beside ``app.py``) and ``requirements.txt`` lists only the
 runtime dependencies, pinned to the versions installed here.
 
-Where each part of the package lives is read from the installed distribution, never from the
-checkout's layout: an editable install's finder maps each package to its folder; a regular install
-lists its files in ``RECORD``. A later move of folders changes neither.
+What is copied is what a wheel of the installed distribution holds, never a folder's contents:
+an editable install's checkout is built into a wheel by setuptools (its ``packages`` and
+``package-data`` decide), a regular install's files are those its ``RECORD`` lists. A ``.env``,
+a run folder or Gradio's ``.gradio/flagged/`` left beside the sources is not shipped.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
+import os
 import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
+
+from mmspubench.errors import MMSpuBenchError
 
 DIST_NAME = "mm-spubench"
 """The distribution whose code is vendored."""
@@ -83,13 +94,6 @@ def package_folders() -> dict[str, Path]:
     return folders
 
 
-def _copy_tree(source: Path, target: Path) -> None:
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        return [n for n in names if n in SKIPPED_PARTS or n.endswith(SKIPPED_SUFFIXES)]
-
-    shutil.copytree(source, target, ignore=ignore, dirs_exist_ok=True)
-
-
 OUTSIDE_FILES: tuple[tuple[str, str, str], ...] = (
     ("mmspubench.dataset_builder", "mmspubench.dataset_builder.card", "TEMPLATE_PATH"),
 )
@@ -110,15 +114,114 @@ def _outside_files(folders: dict[str, Path], out: Path) -> list[Path]:
     return written
 
 
-def vendor_package(out: Path) -> list[Path]:
-    """Copy every package of the distribution under ``out`` as ``mmspubench/...``; the paths written."""
+WHEEL_CONFIG = """[build]
+build_base = {work}/build
+[egg_info]
+egg_base = {work}
+[bdist_wheel]
+bdist_dir = {work}/bdist
+"""
+"""Where setuptools puts its intermediate files (``DIST_EXTRA_CONFIG``): outside the checkout."""
+WHEEL_SCRIPT = "import sys, setuptools.build_meta as b; print(b.build_wheel(sys.argv[1]))"
+
+
+def _editable_source(dist: metadata.Distribution) -> Path | None:
+    """The checkout an editable install points at (PEP 610 ``direct_url.json``), else ``None``."""
+    text = dist.read_text("direct_url.json")
+    try:
+        info = json.loads(text) if text else {}
+    except ValueError:
+        return None
+    url = str(info.get("url") or "") if isinstance(info, dict) else ""
+    editable = isinstance(info, dict) and bool((info.get("dir_info") or {}).get("editable"))
+    if not editable or not url.startswith("file:"):
+        return None
+    return Path(url2pathname(urlparse(url).path))
+
+
+def build_wheel(source: Path, work: Path) -> tuple[Path, str]:
+    """Build the wheel of the checkout ``source`` with setuptools (nothing written into ``source``).
+
+    Returns the wheel and setuptools' output (its warnings included).
+    """
+    work.mkdir(parents=True, exist_ok=True)
+    config = work / "extra.cfg"
+    config.write_text(WHEEL_CONFIG.format(work=work.as_posix()), encoding="utf-8")
+    env = {**os.environ, "DIST_EXTRA_CONFIG": str(config), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", WHEEL_SCRIPT, str(work / "wheel")],
+        cwd=source,
+        env=env,
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
+    log = done.stdout + done.stderr
+    if done.returncode != 0:
+        last = [line for line in log.splitlines() if line.strip()][-1:] or ["no output"]
+        raise MMSpuBenchError(
+            f"{source}: could not build the package's wheel with setuptools ({last[0].strip()}); "
+            "space build vendors what the wheel ships: pip install setuptools"
+        )
+    return work / "wheel" / done.stdout.strip().splitlines()[-1], log
+
+
+def _from_wheel(source: Path, out: Path) -> list[Path]:
+    with tempfile.TemporaryDirectory(prefix="mmspubench-wheel-") as tmp:
+        wheel, _ = build_wheel(source, Path(tmp))
+        with zipfile.ZipFile(wheel) as archive:
+            names = [n for n in archive.namelist() if n.split("/")[0] == TOP_PACKAGE and not n.endswith("/")]
+            for name in names:
+                target = out.joinpath(*name.split("/"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(archive.read(name))
+    return [out.joinpath(*n.split("/")) for n in names]
+
+
+def _from_record(dist: metadata.Distribution, out: Path) -> list[Path]:
     written = []
-    folders = package_folders()
-    for name, folder in folders.items():
-        target = out.joinpath(*name.split("."))
-        _copy_tree(folder, target)
+    for file in dist.files or ():
+        if (
+            file.parts[0] != TOP_PACKAGE
+            or SKIPPED_PARTS & set(file.parts)
+            or file.name.endswith(SKIPPED_SUFFIXES)
+        ):
+            continue
+        target = out.joinpath(*file.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(str(dist.locate_file(file))), target)
         written.append(target)
-    return written + _outside_files(folders, out)
+    return written
+
+
+def wheel_source() -> tuple[metadata.Distribution, Path | None]:
+    """The installed distribution and, for an editable install, its checkout (else ``None``).
+
+    An ``egg-info`` in the working directory (no RECORD, no ``direct_url.json``) is passed over.
+    """
+    found = list(metadata.distributions(name=DIST_NAME))
+    for dist in found:
+        source = _editable_source(dist)
+        if source is not None:
+            return dist, source
+    for dist in found:
+        if dist.read_text("RECORD"):
+            return dist, None
+    raise MMSpuBenchError(f"{DIST_NAME} is not installed; space build vendors the installed package")
+
+
+def vendor_package(out: Path) -> list[Path]:
+    """Write exactly the files the package's wheel ships under ``out`` (``mmspubench/...``).
+
+    An editable install: the wheel is built from its checkout with setuptools, so the package
+    configuration (``packages``, ``package-data``) decides, not the folders' contents: a ``.env``,
+    a run folder or Gradio's ``.gradio/`` beside the sources is not shipped. A regular install:
+    the files its RECORD lists (what the wheel held). Then the files a package reads from outside
+    its folder (:data:`OUTSIDE_FILES`).
+    """
+    dist, source = wheel_source()
+    written = _from_wheel(source, out) if source is not None else _from_record(dist, out)
+    return written + _outside_files(package_folders(), out)
 
 
 def _public(version: str) -> str:
@@ -154,8 +257,6 @@ def runtime_requirements(extras: frozenset[str] = RUNTIME_EXTRAS) -> list[Requir
         try:
             out.append(Requirement(names[key], _public(metadata.version(names[key]))))
         except metadata.PackageNotFoundError:
-            from mmspubench.errors import MMSpuBenchError
-
             raise MMSpuBenchError(
                 f"{names[key]} is not installed; the Space pins the tested versions: pip install 'mm-spubench[space]'"
             ) from None

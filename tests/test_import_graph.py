@@ -23,10 +23,30 @@ PARTS = {
 }
 """Package name under ``mmspubench`` -> source folder."""
 ALLOWED: dict[str, set[str]] = {
-    "dataset_builder": {"errors", "redact", "markup", "options", "dataset_builder"},
-    "eval": {"errors", "redact", "markup", "options", "dataset_builder", "eval"},
-    "space": {"errors", "redact", "markup", "options", "app_guard", "dataset_builder", "eval", "space"},
-    "curate": {"errors", "redact", "markup", "options", "app_guard", "dataset_builder", "eval", "curate"},
+    "dataset_builder": {"errors", "redact", "markup", "options", "outputs", "dataset_builder"},
+    "eval": {"errors", "redact", "markup", "options", "outputs", "dataset_builder", "eval"},
+    "space": {
+        "errors",
+        "redact",
+        "markup",
+        "options",
+        "outputs",
+        "app_guard",
+        "dataset_builder",
+        "eval",
+        "space",
+    },
+    "curate": {
+        "errors",
+        "redact",
+        "markup",
+        "options",
+        "outputs",
+        "app_guard",
+        "dataset_builder",
+        "eval",
+        "curate",
+    },
 }
 """What each part may import from the ``mmspubench`` namespace (its first component)."""
 ENTRY_POINTS = {"eval/cli.py": "the documented `python -m mmspubench.eval.cli` entry point delegates up"}

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from mmspubench.outputs import refuse_overlap
+
 EPILOG_INGEST = """examples:
   mmspubench ingest inspect logs/2026-01-01_mm-spubench_abc.eval --out runs/inspect-run
   mmspubench ingest lmms-eval out/x_samples_mm_spubench.jsonl --out runs/lmms-run --model org/model
@@ -54,6 +56,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     from mmspubench.integrations.ingest import check_out, ingest
 
     check_out(args.out)  # before the file is read
+    refuse_overlap("--out", args.out, [args.file], folder=True)
     if args.harness == "inspect":
         from mmspubench.eval.extras import require
 
@@ -73,6 +76,7 @@ def run_export(args: argparse.Namespace) -> int:
     from mmspubench.integrations.vlmevalkit import check_target, write_tsv
 
     check_target(args.out)  # before the dataset is read
+    refuse_overlap("--out", args.out, [d for d in [args.dataset] if d and Path(d).exists()])
     split = load_split(args.dataset, args.dataset_revision, args.split)
     write_tsv(split, args.out)
     print(f"{args.out}: {len(split.items)} items in VLMEvalKit's MCQ layout")

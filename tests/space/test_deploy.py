@@ -75,7 +75,7 @@ def test_build_refuses_a_non_empty_folder_and_leaves_it(
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
     # --overwrite replaces a previous build only, never a folder of other files (a checkout).
     assert main(["space", "build", "--out", str(tmp_path), "--overwrite"]) == 2
-    assert "no Space build writes" in capsys.readouterr().err
+    assert "only a folder space build wrote" in capsys.readouterr().err
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
 

@@ -210,7 +210,7 @@ def _edit_samples(results_path: Path, edit: Any) -> None:
     ("edit", "message"),
     [
         (lambda s: s[0].update(correct=not s[0]["correct"]), "field 'correct'"),
-        (lambda s: s[3]["conditions"][0].update(cgl=float("nan")), "not a finite log-probability"),
+        (lambda s: s[3]["conditions"][0].update(cgl=float("nan")), "'cgl' must be a finite number"),
         (lambda s: s[3]["conditions"][0].update(cgl=2.0), "not a finite log-probability"),
         (lambda s: s[4].update(cgla_min=5.0), "does not follow from its conditions"),
         (lambda s: s.append(dict(s[0])), "appears more than once"),
