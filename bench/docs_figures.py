@@ -1,0 +1,85 @@
+"""The documentation's figures, drawn from real runs of the bundled models (``make docs-figures``).
+
+Two ``mmspubench eval`` runs on the bundled synthetic release (90 items): the default model
+(tiny-llava-biased) and its balanced twin. Then, with the commands the docs show:
+
+- ``mmspubench report BIASED --plot docs/figures/per-type.png``: the README's figure;
+- ``mmspubench report BIASED BALANCED --plot docs/figures/per-type-both.png``;
+- ``mmspubench compare BIASED BALANCED --plot docs/figures/compare.png``;
+- the default model with ``--prompt-variant core-focus`` and ``attribute-hint``: ``report`` of the
+  three variants (``--plot docs/figures/variants.png``) and ``compare`` of standard and core-focus;
+
+and the printed tables beside them (``report.md``, ``compare.md``, ``variants.md``,
+``variants-compare.md``), which the docs include as they are. The runs are made in a temporary folder (``--keep DIR`` keeps them), offline.
+
+    python bench/docs_figures.py                 # writes docs/figures/
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BALANCED = ROOT / "eval" / "assets" / "tiny-llava-balanced"
+
+
+def mmspubench(*args: str | Path, cwd: Path) -> str:
+    """Run ``mmspubench ARGS`` with this interpreter in ``cwd``; its stdout (a failure stops the script)."""
+    command = [sys.executable, "-m", "mmspubench.cli", *map(str, args)]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"docs_figures: `mmspubench {' '.join(map(str, args))}` failed:\n{done.stderr}")
+    return done.stdout
+
+
+def run(work: Path, name: str, *options: str | Path) -> Path:
+    """``mmspubench eval OPTIONS --out runs/NAME`` in ``work`` unless that run finished; its folder."""
+    folder = work / "runs" / name
+    if not (folder / "results.json").exists():
+        mmspubench("eval", *options, "--out", folder, "--no-progress", cwd=work)
+    return folder
+
+
+def draw(out: Path, work: Path) -> list[Path]:
+    """The runs, then the figures and tables under ``out``; the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    biased, balanced = run(work, "biased"), run(work, "balanced", "--model", BALANCED)
+    core_focus = run(work, "core-focus", "--prompt-variant", "core-focus")
+    hint = run(work, "attribute-hint", "--prompt-variant", "attribute-hint")
+    written = [out / name for name in ("per-type.png", "per-type-both.png", "compare.png", "variants.png")]
+    mmspubench("report", biased, "--plot", written[0], cwd=work)
+    printed = {
+        "report.md": mmspubench("report", biased, balanced, "--plot", written[1], cwd=work),
+        "compare.md": mmspubench("compare", biased, balanced, "--plot", written[2], cwd=work),
+        "variants.md": mmspubench("report", biased, core_focus, hint, "--plot", written[3], cwd=work),
+        "variants-compare.md": mmspubench("compare", biased, core_focus, cwd=work),
+    }
+    for name, text in printed.items():
+        (out / name).write_text(text.replace(str(work) + "/", ""), encoding="utf-8")
+        written.append(out / name)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures", help="where the figures go")
+    parser.add_argument("--keep", type=Path, default=None, help="make (or reuse) the runs in this folder")
+    args = parser.parse_args(argv)
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        written = draw(args.out.resolve(), args.keep.resolve())
+    else:
+        with tempfile.TemporaryDirectory(prefix="mmspubench-docs-") as work:
+            written = draw(args.out.resolve(), Path(work))
+    for path in written:
+        print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
