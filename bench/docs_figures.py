@@ -26,6 +26,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BALANCED = ROOT / "eval" / "assets" / "tiny-llava-balanced"
+FIGURES = ("per-type.png", "per-type-both.png", "compare.png", "variants.png")
+"""The figures it draws, under ``docs/figures/`` (the docs show nothing else)."""
+TABLES = ("report.md", "compare.md", "variants.md", "variants-compare.md")
+"""The printed tables it keeps beside them (included by the pages as they are)."""
 
 
 def mmspubench(*args: str | Path, cwd: Path) -> str:
@@ -51,22 +55,24 @@ def draw(out: Path, work: Path) -> list[Path]:
     biased, balanced = run(work, "biased"), run(work, "balanced", "--model", BALANCED)
     core_focus = run(work, "core-focus", "--prompt-variant", "core-focus")
     hint = run(work, "attribute-hint", "--prompt-variant", "attribute-hint")
-    written = [out / name for name in ("per-type.png", "per-type-both.png", "compare.png", "variants.png")]
+    written = [out / name for name in FIGURES]
     mmspubench("report", biased, "--plot", written[0], cwd=work)
-    printed = {
-        "report.md": mmspubench("report", biased, balanced, "--plot", written[1], cwd=work),
-        "compare.md": mmspubench("compare", biased, balanced, "--plot", written[2], cwd=work),
-        "variants.md": mmspubench("report", biased, core_focus, hint, "--plot", written[3], cwd=work),
-        "variants-compare.md": mmspubench("compare", biased, core_focus, cwd=work),
-    }
-    for name, text in printed.items():
+    printed = (
+        mmspubench("report", biased, balanced, "--plot", written[1], cwd=work),
+        mmspubench("compare", biased, balanced, "--plot", written[2], cwd=work),
+        mmspubench("report", biased, core_focus, hint, "--plot", written[3], cwd=work),
+        mmspubench("compare", biased, core_focus, cwd=work),
+    )
+    for name, text in zip(TABLES, printed, strict=True):
         (out / name).write_text(text.replace(str(work) + "/", ""), encoding="utf-8")
         written.append(out / name)
     return written
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures", help="where the figures go")
     parser.add_argument("--keep", type=Path, default=None, help="make (or reuse) the runs in this folder")
     args = parser.parse_args(argv)

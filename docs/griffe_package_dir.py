@@ -35,7 +35,9 @@ def mapped_parts(pyproject: Path = PYPROJECT) -> list[str]:
     return sorted(
         name
         for name, folder in mapping.items()
-        if name.startswith(prefix) and "." not in name[len(prefix) :] and folder != f"{TOP}/{name[len(prefix) :]}"
+        if name.startswith(prefix)
+        and "." not in name[len(prefix) :]
+        and folder != f"{TOP}/{name[len(prefix) :]}"
     )
 
 

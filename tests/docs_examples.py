@@ -25,7 +25,9 @@ README = ROOT / "README.md"
 EXCLUDED = ("notes", "figures")
 """Folders of docs/ that are not pages: contributors' notes to fold in, generated tables."""
 
-_FENCE = re.compile(r"(?:^<!--\s*(?P<marker>[^>]*?)\s*-->\n)?^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```\s*$", re.M | re.S)
+_FENCE = re.compile(
+    r"(?:^<!--\s*(?P<marker>[^>]*?)\s*-->\n)?^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```\s*$", re.M | re.S
+)
 _TABLE_MARKER = re.compile(r"^<!--\s*options:\s*(?P<command>[^>]+?)\s*-->\n(?P<table>(?:\|.*\n?)+)", re.M)
 _INLINE = re.compile(r"`(mmspubench [^`]+)`")
 
@@ -108,7 +110,7 @@ def _commands_in(line: str) -> list[str]:
     line = re.sub(r"-m mmspubench\.(?:eval\.)?cli\b", "mmspubench", line)
     return [
         part.strip()[part.strip().index("mmspubench ") :]
-        for part in re.split(r"&&|\|\||[|;]|\$\(", line)
+        for part in re.split(r"&&|\|\||[|;)]|\$\(", line)
         if re.search(r"(?:^|\s|\()mmspubench ", part)
     ]
 

@@ -96,7 +96,9 @@ def test_matrix_meets_the_bar_and_readme_is_its_output(
     rows = list(matrix_rows.values())
     assert sum(r.error is None for r in rows) >= 18
     if any(expected_error_for(f) != EXPECTED_ERRORS.get(f) for f in BUILDERS):
-        pytest.skip("a package of the models extra is missing: the models page's table describes a full install")
+        pytest.skip(
+            "a package of the models extra is missing: the models page's table describes a full install"
+        )
     assert sum(r.scorer_used == "fast" for r in rows) >= 8
     assert set(_readme_rows()) == set(BUILDERS)
     assert "\n".join(_readme_rows()[f] for f in sorted(BUILDERS)) == "\n".join(
