@@ -42,6 +42,12 @@ def test_the_readme_is_a_front_page() -> None:
         "Citation",
     ]
     assert "![" in text.split("## Set up")[0], "the figure comes before the set-up"
+    evaluate = re.search(r"## Evaluate your model\n\n```bash\n(.*?)```", text, flags=re.S)
+    assert evaluate is not None
+    lines = evaluate.group(1).splitlines()
+    assert len(lines) == 5 and all(line.startswith("mmspubench ") for line in lines)
+    engines = " ".join(lines)
+    assert "--backend vllm" in engines and "--backend openai" in engines and "--device cuda" in engines
 
 
 def _links(page: Path) -> list[str]:
