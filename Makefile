@@ -3,7 +3,8 @@
 #   make test   install the test dependencies (torch, then the `dev` extra) and run the fast suite
 # The documentation site (docs/ + mkdocs.yml):
 #   make docs          install the `docs` extra and build the site with `mkdocs build --strict` into site/
-#   make docs-figures  rerun the bundled models and redraw docs/figures/ (bench/docs_figures.py)
+#   make docs-figures  rerun the bundled models and redraw docs/figures/ (bench/docs_figures.py; the
+#                      `dev` extra: plots, the Space and Playwright for its screenshot in Debian's chromium)
 # Both are quick once installed: a stamp per step, redone when pyproject.toml changes.
 # Variables (none needs to be set):
 #   TORCH_INDEX  where torch comes from. Empty (default): PyPI, which on Linux is the CUDA build
@@ -32,7 +33,7 @@ test: $(VENV)/.stamp-dev
 docs: $(VENV)/.stamp-docs
 	$(BIN)/mkdocs build --strict --quiet
 
-docs-figures: $(VENV)/.stamp-eval $(VENV)/.stamp-plot
+docs-figures: $(VENV)/.stamp-dev
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/docs_figures.py
 
 $(BIN)/python:

@@ -9,8 +9,9 @@ Two ``mmspubench eval`` runs on the bundled synthetic release (90 items): the de
 - the default model with ``--prompt-variant core-focus`` and ``attribute-hint``: ``report`` of the
   three variants (``--plot docs/figures/variants.png``) and ``compare`` of standard and core-focus;
 
-and the printed tables beside them (``report.md``, ``compare.md``, ``variants.md``,
-``variants-compare.md``), which the docs include as they are. The runs are made in a temporary folder (``--keep DIR`` keeps them), offline.
+the printed tables beside them (``report.md``, ``compare.md``, ``variants.md``,
+``variants-compare.md``), which the docs include as they are, and a screenshot of the Space serving
+these runs (``space.png``, ``bench/docs_space_shot.py``; ``--no-space`` leaves it as it is). The runs are made in a temporary folder (``--keep DIR`` keeps them), offline.
 
     python bench/docs_figures.py                 # writes docs/figures/
 """
@@ -18,6 +19,7 @@ and the printed tables beside them (``report.md``, ``compare.md``, ``variants.md
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import subprocess
 import sys
 import tempfile
@@ -30,6 +32,8 @@ FIGURES = ("per-type.png", "per-type-both.png", "compare.png", "variants.png")
 """The figures it draws, under ``docs/figures/`` (the docs show nothing else)."""
 TABLES = ("report.md", "compare.md", "variants.md", "variants-compare.md")
 """The printed tables it keeps beside them (included by the pages as they are)."""
+SCREENSHOTS = ("space.png",)
+"""The Space, photographed in Chromium (skipped with ``--no-space``)."""
 
 
 def mmspubench(*args: str | Path, cwd: Path) -> str:
@@ -49,7 +53,18 @@ def run(work: Path, name: str, *options: str | Path) -> Path:
     return folder
 
 
-def draw(out: Path, work: Path) -> list[Path]:
+def space_screenshot(out: Path, work: Path) -> Path:
+    """``bench/docs_space_shot.py``'s screenshot of the Space serving the runs under ``work/runs``."""
+    spec = importlib.util.spec_from_file_location(
+        "docs_space_shot", Path(__file__).with_name("docs_space_shot.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return Path(module.screenshot(out / SCREENSHOTS[0], work / "runs", work))
+
+
+def draw(out: Path, work: Path, space: bool = True) -> list[Path]:
     """The runs, then the figures and tables under ``out``; the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     biased, balanced = run(work, "biased"), run(work, "balanced", "--model", BALANCED)
@@ -66,6 +81,8 @@ def draw(out: Path, work: Path) -> list[Path]:
     for name, text in zip(TABLES, printed, strict=True):
         (out / name).write_text(text.replace(str(work) + "/", ""), encoding="utf-8")
         written.append(out / name)
+    if space:
+        written.append(space_screenshot(out, work))
     return written
 
 
@@ -75,13 +92,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures", help="where the figures go")
     parser.add_argument("--keep", type=Path, default=None, help="make (or reuse) the runs in this folder")
+    parser.add_argument("--no-space", dest="space", action="store_false", help="no Space screenshot")
     args = parser.parse_args(argv)
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-        written = draw(args.out.resolve(), args.keep.resolve())
+        written = draw(args.out.resolve(), args.keep.resolve(), args.space)
     else:
         with tempfile.TemporaryDirectory(prefix="mmspubench-docs-") as work:
-            written = draw(args.out.resolve(), Path(work))
+            written = draw(args.out.resolve(), Path(work), args.space)
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     return 0

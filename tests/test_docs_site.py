@@ -71,11 +71,12 @@ def test_every_figure_shown_is_one_the_script_draws() -> None:
         if link.lower().endswith((".png", ".svg", ".jpg"))
     ]
     assert shown, "no figure at all"
+    drawn = (*FIGURES.FIGURES, *FIGURES.SCREENSHOTS)
     for page, link in shown:
         target = (page.parent / link).resolve()
-        assert target.parent == DOCS / "figures" and target.name in FIGURES.FIGURES, (page, link)
-    assert {(page.parent / link).resolve().name for page, link in shown} == set(FIGURES.FIGURES)
-    for name in (*FIGURES.FIGURES, *FIGURES.TABLES):
+        assert target.parent == DOCS / "figures" and target.name in drawn, (page, link)
+    assert {(page.parent / link).resolve().name for page, link in shown} == set(drawn)
+    for name in (*drawn, *FIGURES.TABLES):
         assert (DOCS / "figures" / name).stat().st_size > 0, name
 
 
@@ -92,7 +93,13 @@ def test_every_included_table_is_one_the_script_prints() -> None:
 def test_the_committed_tables_are_what_the_script_prints_now(tmp_path: Path) -> None:
     """`make docs-figures` from scratch: four real runs of the bundled models (several minutes)."""
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "docs_figures.py"), "--out", str(tmp_path / "figures")],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "docs_figures.py"),
+            "--out",
+            str(tmp_path / "figures"),
+            "--no-space",
+        ],
         capture_output=True,
         text=True,
         timeout=1800,
