@@ -1,5 +1,6 @@
-"""The README's Python examples run as written (offline, on the bundled model and release), and its set-up
-commands are the Makefile's targets that CI runs too."""
+"""The README, the front page: its Python examples run as written (offline, on the bundled model and
+release), its set-up commands are the Makefile's targets that CI runs too, and the main job prints what
+it shows. The documentation pages' examples: tests/test_docs.py."""
 
 from __future__ import annotations
 
@@ -135,3 +136,31 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert pytest_runs and all("-m slow" in command for command in pytest_runs)
     lint = commands.index("ruff check .")
     assert commands.index("make test VENV=.venv-ci") < lint < commands.index(pytest_runs[0])
+
+
+def _shown_output() -> list[str]:
+    """The lines the README shows under the main job, timings left out."""
+    text = README.read_text(encoding="utf-8")
+    shown = re.search(rf"```bash\n{MAIN_JOB}\n```.*?```text\n(.*?)```", text, flags=re.S)
+    assert shown is not None, "the README lost the main job's output"
+    return [_untimed(line) for line in shown.group(1).splitlines()]
+
+
+def _untimed(line: str) -> str:
+    return re.sub(r"CGLA scoring [\d.]+s, total [\d.]+s", "CGLA scoring Ts, total Ts", line)
+
+
+@pytest.mark.slow
+def test_the_main_job_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    """The bundled model on the bundled release, as `make run` runs it (about a minute)."""
+    command = [sys.executable, "-m", "mmspubench.cli", *MAIN_JOB.split()[1:], "--no-progress"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    printed = [_untimed(line) for line in done.stdout.splitlines()]
+    assert [line for line in _shown_output() if line not in printed] == []
+
+
+def test_the_shown_output_is_the_closing_line_and_the_files() -> None:
+    lines = _shown_output()
+    assert lines[0].startswith("accuracy 28.89% (95% CI 20.00-37.78; n=90, unparsed 10); CGLA_acc 97.78%")
+    assert lines[1:] == ["results: runs/default/results.json", "samples: runs/default/samples.jsonl"]

@@ -5,7 +5,7 @@ Per family, two runs of the real command on the first items of the bundled synth
 every CGLA condition, so their samples give plain against fast per condition. While the fast run
 goes, calls to the plain scorer are counted: a family on the fast scorer must make none.
 
-``python -m tests.eval.families.matrix`` runs every family and prints the README's model table.
+``python -m tests.eval.families.matrix`` runs every family and prints the model table of docs/evaluate/models.md.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def run_family(family: str, root: Path, work: Path) -> Row:
 
 
 def markdown(rows: list[Row]) -> str:
-    """The README's model table (one line per family, sorted by name)."""
+    """The model table of docs/evaluate/models.md (one line per family, sorted by name)."""
     lines = [
         "| family (`model_type`) | generate | logprob | CGLA | scorer | notes |",
         "|---|:-:|:-:|:-:|---|---|",

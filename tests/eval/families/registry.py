@@ -88,7 +88,7 @@ NOTES: dict[str, str] = {
     "qwen3_5_moe": "processor built without its video part; 3-D rotary positions; mixture of experts",
     "smolvlm": "processor built without its video part; needs `num2words` (`models` extra)",
 }
-"""Short README notes per family (what the harness does differently for it)."""
+"""Short notes per family for the models page's table (what the harness does differently for it)."""
 
 FAST_SUITE = ("qwen3_vl", "paligemma", "mistral3")
 """Families the default (fast) test run covers end to end; the slow run covers every family."""
