@@ -335,10 +335,10 @@ def _run_eval(
     variants.check_folder(out_dir, config.prompt_variant, config.cgla_prompt_variant)
     results.check_manifest(out_dir, "config", config.identity())
     results.check_manifest(out_dir, "dataset", dataset_info)
-    kept = _finished_without_loading(out_dir, ids, config, dataset_info, shard)
+    kept = run_folder.finished_without_loading(out_dir, ids, config, dataset_info, shard.world)
     if kept is not None:
         if notify is not None:
-            notify(_finished_note(out_dir, kept))
+            notify(run_folder.finished_note(out_dir, kept))
         return kept
     model = load()
     load_seconds = time.perf_counter() - start
@@ -369,57 +369,8 @@ def _run_eval(
         plan, config, _model_section(model), dataset_info, start, backends.describe(model)
     )
     if unchanged and notify is not None:
-        notify(_finished_note(out_dir, out))
+        notify(run_folder.finished_note(out_dir, out))
     return out
-
-
-def _finished_note(out_dir: Path, kept: dict[str, Any]) -> str:
-    return (
-        f"{out_dir}: this run was already finished (results.json of {kept.get('created_at')}); left unchanged"
-    )
-
-
-def _finished_without_loading(
-    out_dir: Path,
-    ids: Sequence[str],
-    config: RunConfig,
-    dataset_info: dict[str, Any],
-    shard: distributed.Shard,
-) -> dict[str, Any] | None:
-    """A rerun of a finished run, told from the folder before the model loads: its results.json
-    when the samples (all stamped by this config, dataset and the recorded model) cover every id
-    and give exactly its figures again; else ``None`` (the run goes on as usual)."""
-    from mmspubench.dataset_builder.json_strict import load_file
-
-    manifest_path, results_path = out_dir / results.MANIFEST_NAME, out_dir / results.RESULTS_NAME
-    if shard.world != 1 or not manifest_path.is_file() or not results_path.is_file():
-        return None
-    if any(out_dir.glob("samples.rank*.jsonl")):
-        return None
-    try:
-        old = results.read_results(results_path)
-        manifest = load_file(manifest_path)
-        model_identity = manifest.get("model") if isinstance(manifest, dict) else None
-        if not isinstance(model_identity, dict) or not isinstance(old.get("model"), dict):
-            return None
-        stamp = run_stamp(config.identity(), dataset_info, model_identity)
-        check_stamps(out_dir / results.SAMPLES_NAME, stamp)
-        by_id = {s.id: s for s in results.read_samples(out_dir / results.SAMPLES_NAME)[0]}
-    except MMSpuBenchError:
-        return None  # the usual path reports what is wrong, with the model loaded
-    if any(i not in by_id for i in ids):
-        return None
-    scorer = {k: old["model"].get(k) for k in ("scorer_used", "scorer_fallback_reason")}
-    out = results.build_results(
-        config,
-        {**model_identity, **scorer},
-        dataset_info,
-        [by_id[i] for i in ids],
-        list(ids),
-        dict(old.get("timing") or {}),
-        old.get("backend"),
-    )
-    return run_folder.unchanged_results(out_dir, out, config.identity())
 
 
 def _finish(
