@@ -37,7 +37,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, P
     for variant in ("standard", "attribute-hint"):
         out = tmp_path_factory.mktemp(variant) / "run"
         with pytest.MonkeyPatch.context() as env:
-            for name, value in (("HF_HOME", str(home)), ("HF_HUB_OFFLINE", "1"), ("HF_DATASETS_OFFLINE", "1")):
+            for name, value in (
+                ("HF_HOME", str(home)),
+                ("HF_HUB_OFFLINE", "1"),
+                ("HF_DATASETS_OFFLINE", "1"),
+            ):
                 env.setenv(name, value)
             results = mmspubench.evaluate(out=out, progress=False, prompt_variant=variant)
         assert results is not None
@@ -55,7 +59,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, P
 
 
 @pytest.fixture
-def published_env(runs: tuple[dict[str, Path], dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+def published_env(
+    runs: tuple[dict[str, Path], dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Path]:
     folders, published = runs
     for name, value in published.items():
         monkeypatch.setenv(name, value)
