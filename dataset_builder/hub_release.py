@@ -180,7 +180,6 @@ def built_for(snapshot: HubSnapshot, release_hash: str, unknown_keys: UnknownKey
     cache record says it was when it was built (:mod:`~mmspubench.dataset_builder.cache_record`).
     """
     from mmspubench.dataset_builder.builder import BuildOptions, build_repo
-
     from mmspubench.dataset_builder.cache_record import verified_hash, write_record
     from mmspubench.dataset_builder.load import BUILD_FORMAT_VERSION
 

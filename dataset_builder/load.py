@@ -90,7 +90,6 @@ def built_folder_for(
     cache record says it was when it was built; otherwise it is built again.
     """
     from mmspubench.dataset_builder.builder import BuildOptions, build_repo
-
     from mmspubench.dataset_builder.cache_record import verified_hash, write_record
 
     digest = digest or content_hash(release)

@@ -17,8 +17,8 @@ from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import cgla_prompt, prompt_spec
 from mmspubench.eval.records import Condition, SampleResult
-from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
+from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.space import submit
 from mmspubench.space.submit import YAML_PATH, validate_submission
 
