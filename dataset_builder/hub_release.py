@@ -36,8 +36,22 @@ RAW_PATTERNS: tuple[str, ...] = (
     "README.md",
     *(f"*{suffix}" for suffix in IMAGE_SUFFIXES),
 )
-"""What a raw release needs: the records, the card (it may set how ``datasets`` reads the images)
-and the images (``*`` matches across folders in the Hub's pattern filter)."""
+"""What a raw release needs at least: the records, the card (it may set how ``datasets`` reads the
+images) and the images (``*`` matches across folders in the Hub's pattern filter); see
+:func:`raw_patterns` for all that is fetched."""
+
+
+def raw_patterns() -> tuple[str, ...]:
+    """:data:`RAW_PATTERNS` and every file ``datasets``' imagefolder reads to order or label the
+    images: its metadata files (``metadata.jsonl``, ``.csv``, ``.parquet``, at any depth: they set
+    the order and the columns) and every image extension it reads (in either case, as it lowercases
+    them). So the release copy yields its images to ``datasets`` as ``load_dataset(repo)`` does."""
+    from datasets.packaged_modules.folder_based_builder.folder_based_builder import FolderBasedBuilder
+    from datasets.packaged_modules.imagefolder.imagefolder import ImageFolder
+
+    metadata = tuple(f"*{name}" for name in FolderBasedBuilder.METADATA_FILENAMES)
+    extensions = sorted({case(ext) for ext in ImageFolder.EXTENSIONS for case in (str.lower, str.upper)})
+    return tuple(dict.fromkeys((*RAW_PATTERNS, *metadata, *(f"*{ext}" for ext in extensions))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +97,7 @@ def resolve_snapshot(repo_id: str, revision: str | None = None, *, fetch_data: b
     layout: HubLayout = "raw" if (probe / ANNOTATION_FILE).is_file() and not _built_card(probe) else "built"
     if not fetch_data:
         return HubSnapshot(repo_id, sha, probe, layout)
-    folder = _fetch(repo_id, sha, RAW_PATTERNS if layout == "raw" else BUILT_PATTERNS)
+    folder = _fetch(repo_id, sha, raw_patterns() if layout == "raw" else BUILT_PATTERNS)
     return HubSnapshot(repo_id, sha, folder, layout)
 
 
