@@ -209,7 +209,7 @@ class SuggestingParser(argparse.ArgumentParser):
         unknown = next((a for a in extras if a.startswith("-") and a != "-" and not self._known(a)), None)
         return text + self._suggestion(unknown) if unknown else text
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         """An invalid sub-command that follows an unknown option is that option's error."""
         if "invalid choice" in message and (unknown := self._first_unknown_option()):
             message = f"unrecognized arguments: {unknown}{self._suggestion(unknown)}"
