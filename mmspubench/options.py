@@ -210,8 +210,10 @@ class SuggestingParser(argparse.ArgumentParser):
         return text + self._suggestion(unknown) if unknown else text
 
     def error(self, message: str) -> Any:
-        """An invalid sub-command that follows an unknown option is that option's error."""
-        if "invalid choice" in message and (unknown := self._first_unknown_option()):
+        """An invalid sub-command or a missing required option that comes with an unknown option
+        is that option's error (``space --prot 7861``, ``build --sorce x``)."""
+        odd = "invalid choice" in message or message.startswith("the following arguments are required")
+        if odd and (unknown := self._first_unknown_option()):
             message = f"unrecognized arguments: {unknown}{self._suggestion(unknown)}"
         return super().error(message)
 

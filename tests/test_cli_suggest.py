@@ -61,3 +61,13 @@ def test_space_serve_takes_the_options_of_space(argv: list[str], port: int, host
     args = build_parser().parse_args(argv)
     assert (args.port, args.host) == (port, host)
     assert args.func.__name__ == "_run_space"
+
+
+def test_a_typo_of_a_required_option_is_named_not_the_missing_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refusal(["space", "build", "--outt", "x"], capsys)
+    assert err.startswith("usage: mmspubench space build ")
+    assert err.splitlines()[-1] == (
+        "mmspubench space build: error: unrecognized arguments: --outt (did you mean --out?)"
+    )
