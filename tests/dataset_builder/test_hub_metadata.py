@@ -28,7 +28,11 @@ def _own_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def _with_metadata(tmp_path: Path, where: str = "metadata.jsonl", prefix: str = "data/") -> Path:
     release = hub.write_release(tmp_path / "published")
     rows = [{"file_name": f"{prefix}{n}.png", "caption": f"image {n}"} for n in ORDER]
-    (release / where).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    if where.endswith(".csv"):
+        text = "file_name,caption\n" + "".join(f"{r['file_name']},{r['caption']}\n" for r in rows)
+    else:
+        text = "".join(json.dumps(r) + "\n" for r in rows)
+    (release / where).write_text(text, encoding="utf-8")
     return release
 
 
@@ -39,7 +43,9 @@ def _yielded(snapshot: Path) -> list[int]:
     return [hub.read_mark(image) for image in datasets.load_dataset(str(snapshot), split="train")["image"]]
 
 
-@pytest.mark.parametrize(("where", "prefix"), [("metadata.jsonl", "data/"), ("data/metadata.jsonl", "")])
+@pytest.mark.parametrize(
+    ("where", "prefix"), [("metadata.jsonl", "data/"), ("data/metadata.jsonl", ""), ("metadata.csv", "data/")]
+)
 def test_records_pair_with_the_images_in_the_metadata_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, prefix: str
 ) -> None:
@@ -49,7 +55,7 @@ def test_records_pair_with_the_images_in_the_metadata_order(
     calls = hub.fetch_as_online(monkeypatch, tmp_path / "fetched")
     ds, _ = load_pinned(hub.REPO_ID)
     assert [hub.read_mark(image) for image in ds["image"]] == yielded
-    assert any("*metadata.jsonl" in patterns for patterns in calls)
+    assert any(f"*{Path(where).name}" in patterns for patterns in calls)
 
 
 def test_images_of_another_extension_are_fetched_and_counted(
