@@ -1,6 +1,9 @@
 # Set-up in two commands, each of which creates the environment when it is missing:
 #   make run    install what the main job needs (torch, then the `eval` extra) and run it
 #   make test   install the test dependencies (torch, then the `dev` extra) and run the fast suite
+# Afterwards, for the common commands on that run (each installs what it needs, like `make run`):
+#   make report show the run's table (mmspubench report runs/default)
+#   make help   list the targets and how to reach the environment's commands directly
 # The documentation site (docs/ + mkdocs.yml):
 #   make docs          install the `docs` extra and build the site with `mkdocs build --strict` into site/
 #   make docs-figures  rerun the bundled models and redraw docs/figures/ (bench/docs_figures.py; the
@@ -22,10 +25,37 @@ TORCH := torch==2.13.0
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install -q
 
-.PHONY: run test docs docs-figures
+.PHONY: run test report help main-job docs docs-figures
 
-run: $(VENV)/.stamp-eval
+# `make -n` (a dry run) shows the commands only, never the note below.
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
+
+define NEXT_STEPS
+
+The environment is $(VENV): its commands are not on your PATH. Either call them by their path,
+  $(BIN)/mmspubench report runs/default
+or activate it once in this shell (then plain `mmspubench ...` works):
+  . $(BIN)/activate
+or use the make targets: make report (the run's table), make help (all targets).
+endef
+
+# The note comes after the run (a target of its own: make expands a recipe before running it).
+run: main-job
+	$(if $(DRY_RUN),,$(info $(NEXT_STEPS)))
+
+main-job: $(VENV)/.stamp-eval
 	$(BIN)/mmspubench eval --out runs/default
+
+report: $(VENV)/.stamp-eval
+	$(BIN)/mmspubench report runs/default
+
+help:
+	$(info make run     install the `eval` extra into $(VENV) and run the main job into runs/default)
+	$(info make test    install the `dev` extra into $(VENV) and run the fast test suite)
+	$(info make report  the Markdown table of runs/default (mmspubench report runs/default))
+	$(info make docs    install the `docs` extra and build the documentation site (mkdocs build --strict))
+	$(info $(NEXT_STEPS))
+	@:
 
 test: $(VENV)/.stamp-dev
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest$(if $(PYTEST_ARGS), $(PYTEST_ARGS))

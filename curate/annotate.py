@@ -35,6 +35,7 @@ from mmspubench.dataset_builder.raw import ANNOTATION_FILE, IMAGES_DIR, RawEntry
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, NUM_OPTIONS
 from mmspubench.dataset_builder.staging import check_out_vs_source
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.backends.api_key import DEFAULT_KEY_ENV
 from mmspubench.options import option
 
 PROVENANCE_FILE = "provenance.jsonl"
@@ -56,7 +57,7 @@ class AnnotateConfig:
     base_url: str | None = option(None, "OpenAI-compatible server URL (openai backend)")
     """Server URL of the ``openai`` backend."""
     api_key_env: str = option(
-        "OPENAI_API_KEY",
+        DEFAULT_KEY_ENV,
         "openai: NAME of the env var holding the API key, or none for a server that needs no key",
     )
     """Name of the environment variable holding the key (never the key itself)."""

@@ -86,14 +86,19 @@ def built_folder_for(
 
     ``digest`` is the release's ``content_hash`` when the caller has it already (hashing reads
     every image of the release). A build that dropped unknown keys is cached apart, so a later
-    ``error`` load still refuses them.
+    ``error`` load still refuses them. A cached build is used only when its content is what its
+    cache record says it was when it was built; otherwise it is built again.
     """
     from mmspubench.dataset_builder.builder import BuildOptions, build_repo
+    from mmspubench.dataset_builder.cache_record import verified_hash, write_record
 
-    name = (digest or content_hash(release))[:32] + ("-ignore" if unknown_keys == "ignore" else "")
+    digest = digest or content_hash(release)
+    name = digest[:32] + ("-ignore" if unknown_keys == "ignore" else "")
     target = cache_root() / "builds" / name
-    if not (target / "README.md").is_file():
+    made_from = {"release_hash": digest, "unknown_keys": unknown_keys, "format": BUILD_FORMAT_VERSION}
+    if verified_hash(target, made_from) is None:  # missing, half-written, edited or truncated: rebuilt
         build_repo(release, target, overwrite=True, options=BuildOptions(unknown_keys=unknown_keys))
+        write_record(target, made_from)
     return target
 
 
@@ -153,12 +158,30 @@ def _load_local(folder: Path, split: str) -> datasets.Dataset:
         )
     for file in files:  # a FIFO would block the Parquet reader forever
         open_regular(file, MAX_DATASET_FILE_BYTES, "a Parquet shard").close()
-    try:
+        _check_parquet(Path(file))
+    verbosity = datasets.logging.get_verbosity()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
+    try:  # datasets logs a failed read as well as raising it: the error line below says it once
         ds = datasets.load_dataset("parquet", data_files={split: files}, split=split)
     except (ValueError, FileNotFoundError, datasets.exceptions.DatasetGenerationError) as err:
         raise MMSpuBenchError(f"{folder}: cannot load split {split!r}: {err}") from None
+    finally:
+        datasets.logging.set_verbosity(verbosity)
     assert isinstance(ds, datasets.Dataset)  # split is given, so never a DatasetDict
     return ds
+
+
+def _check_parquet(path: Path) -> None:
+    """One line for a shard whose Parquet footer cannot be read (a truncated or overwritten file)."""
+    import pyarrow.parquet as pq
+
+    try:
+        pq.ParquetFile(path).close()
+    except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+        raise MMSpuBenchError(
+            f"{path}: not a readable Parquet file ({str(err).splitlines()[0]}); rebuild the folder with "
+            "mmspubench build"
+        ) from None
 
 
 def network_errors() -> tuple[type[BaseException], ...]:
@@ -186,7 +209,7 @@ def _load_hub(
     digest = None
     folder = snapshot.folder
     if snapshot.layout == "raw":
-        digest = content_hash(release_copy(snapshot))
+        _, digest = release_copy(snapshot)
         folder = built_for(snapshot, digest, unknown_keys)
     identity = {
         "kind": "hub",

@@ -7,19 +7,23 @@
   leaves a run behind that a rerun would have to match.
 - :func:`exclusive` holds a lock per process rank for the whole run, so a second ``eval`` into the
   same folder at the same time is refused instead of interleaving its samples with the first's.
-- :func:`unchanged_results` is the results.json of a finished run that a rerun leaves as it was.
+- :func:`unchanged_results` is the results.json of a finished run that a rerun leaves as it was;
+  :func:`finished_without_loading` tells such a rerun from the folder before the model loads.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.results import MANIFEST_NAME, RESULTS_NAME, SAMPLES_NAME, read_results
+
+if TYPE_CHECKING:
+    from mmspubench.eval.config import RunConfig
 
 _SAME_FIGURES = ("schema_version", "benchmark", "dataset", "accuracy", "cgla", "accuracy_only")
 """results.json sections a rerun of a finished run must reproduce exactly to leave the file as it is."""
@@ -124,3 +128,55 @@ def unchanged_results(
     if not isinstance(model, dict) or any(model.get(k) != new_model.get(k) for k in keys):
         return None
     return old
+
+
+def finished_note(out_dir: Path, kept: dict[str, Any]) -> str:
+    """The note of a rerun of a finished run (its results.json left as it was)."""
+    return (
+        f"{out_dir}: this run was already finished (results.json of {kept.get('created_at')}); left unchanged"
+    )
+
+
+def finished_without_loading(
+    out_dir: Path,
+    ids: Sequence[str],
+    config: RunConfig,
+    dataset_info: dict[str, Any],
+    world: int,
+) -> dict[str, Any] | None:
+    """A rerun of a finished run, told from the folder before the model loads: its results.json
+    when the samples (all stamped by this config, dataset and the recorded model) cover every id
+    and give exactly its figures again; else ``None`` (the run goes on as usual)."""
+    from mmspubench.dataset_builder.json_strict import load_file
+    from mmspubench.eval import results
+    from mmspubench.eval.run_stamp import check_stamps, run_stamp
+
+    manifest_path, results_path = out_dir / results.MANIFEST_NAME, out_dir / results.RESULTS_NAME
+    if world != 1 or not manifest_path.is_file() or not results_path.is_file():
+        return None
+    if any(out_dir.glob("samples.rank*.jsonl")):
+        return None
+    try:
+        old = results.read_results(results_path)
+        manifest = load_file(manifest_path)
+        model_identity = manifest.get("model") if isinstance(manifest, dict) else None
+        if not isinstance(model_identity, dict) or not isinstance(old.get("model"), dict):
+            return None
+        stamp = run_stamp(config.identity(), dataset_info, model_identity)
+        check_stamps(out_dir / results.SAMPLES_NAME, stamp)
+        by_id = {s.id: s for s in results.read_samples(out_dir / results.SAMPLES_NAME)[0]}
+    except MMSpuBenchError:
+        return None  # the usual path reports what is wrong, with the model loaded
+    if any(i not in by_id for i in ids):
+        return None
+    scorer = {k: old["model"].get(k) for k in ("scorer_used", "scorer_fallback_reason")}
+    out = results.build_results(
+        config,
+        {**model_identity, **scorer},
+        dataset_info,
+        [by_id[i] for i in ids],
+        list(ids),
+        dict(old.get("timing") or {}),
+        old.get("backend"),
+    )
+    return unchanged_results(out_dir, out, config.identity())

@@ -335,6 +335,11 @@ def _run_eval(
     variants.check_folder(out_dir, config.prompt_variant, config.cgla_prompt_variant)
     results.check_manifest(out_dir, "config", config.identity())
     results.check_manifest(out_dir, "dataset", dataset_info)
+    kept = run_folder.finished_without_loading(out_dir, ids, config, dataset_info, shard.world)
+    if kept is not None:
+        if notify is not None:
+            notify(run_folder.finished_note(out_dir, kept))
+        return kept
     model = load()
     load_seconds = time.perf_counter() - start
     model_identity = _model_identity(model)
@@ -364,10 +369,7 @@ def _run_eval(
         plan, config, _model_section(model), dataset_info, start, backends.describe(model)
     )
     if unchanged and notify is not None:
-        notify(
-            f"{out_dir}: this run was already finished (results.json of {out.get('created_at')}); "
-            "left unchanged"
-        )
+        notify(run_folder.finished_note(out_dir, out))
     return out
 
 

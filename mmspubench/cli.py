@@ -21,6 +21,7 @@ from mmspubench.eval import commands as eval_cli
 from mmspubench.eval.extras import missing_extra_error
 from mmspubench.guard import run_guarded
 from mmspubench.integrations import cli as integrations_cli
+from mmspubench.options import SuggestingParser
 from mmspubench.space import cli as space_cli
 
 EPILOG = """examples:
@@ -37,7 +38,7 @@ EPILOG = """examples:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser, with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="mmspubench",
         description="MM-SpuBench: build the dataset, evaluate vision-language models, run the Space.",
         epilog=EPILOG,

@@ -170,3 +170,76 @@ def values_of(cls: type, args: argparse.Namespace) -> dict[str, Any]:
         parse = f.metadata["parse"]
         values[f.name] = parse(value) if parse is not None and isinstance(value, str) else value
     return values
+
+
+_OWNER = "_unrecognized_by"
+"""Namespace attribute: the innermost (sub)parser that was left with unrecognized arguments."""
+
+
+class SuggestingParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose unknown options are refused by the (sub)command they were given
+    to, with that command's usage line and the closest option it has (``difflib``).
+
+    Subparsers made from it (``add_subparsers().add_parser``) are of this class too.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._given = list(args) if args is not None else []
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and not hasattr(parsed, _OWNER):  # the innermost parser finishes first
+            setattr(parsed, _OWNER, self)
+        return parsed, extras
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        owner = getattr(parsed, _OWNER, self)
+        if hasattr(parsed, _OWNER):
+            delattr(parsed, _OWNER)
+        if extras:
+            owner.error(owner.unrecognized(extras))
+        return parsed
+
+    def unrecognized(self, extras: Sequence[str]) -> str:
+        """``unrecognized arguments: ...``, with the closest option to the first unknown one."""
+        text = f"unrecognized arguments: {' '.join(extras)}"
+        unknown = next((a for a in extras if a.startswith("-") and a != "-" and not self._known(a)), None)
+        return text + self._suggestion(unknown) if unknown else text
+
+    def error(self, message: str) -> Any:
+        """An invalid sub-command or a missing required option that comes with an unknown option
+        is that option's error (``space --prot 7861``, ``build --sorce x``)."""
+        odd = "invalid choice" in message or message.startswith("the following arguments are required")
+        if odd and (unknown := self._first_unknown_option()):
+            message = f"unrecognized arguments: {unknown}{self._suggestion(unknown)}"
+        return super().error(message)
+
+    def _first_unknown_option(self) -> str | None:
+        for arg in getattr(self, "_given", []):
+            if arg == "--":
+                return None
+            if arg.startswith("-") and arg != "-" and not arg[1:2].isdigit() and not self._known(arg):
+                return arg
+        return None
+
+    def _long_options(self) -> list[str]:
+        return [s for action in self._actions for s in action.option_strings if s.startswith("--")]
+
+    def _known(self, arg: str) -> bool:
+        name = arg.split("=", 1)[0]
+        options = [s for action in self._actions for s in action.option_strings]
+        if name in options:
+            return True
+        prefixed = (
+            [s for s in options if s.startswith(name)] if self.allow_abbrev and name.startswith("--") else []
+        )
+        return len(prefixed) == 1
+
+    def _suggestion(self, unknown: str) -> str:
+        import difflib
+
+        close = difflib.get_close_matches(unknown.split("=", 1)[0], self._long_options(), n=1, cutoff=0.6)
+        return f" (did you mean {close[0]}?)" if close else ""

@@ -7,6 +7,7 @@ handlers, so ``mmspubench --help`` stays instant.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import sys
 import threading
@@ -148,6 +149,21 @@ def _results_repo_files(args: argparse.Namespace, submission: Any) -> dict[str, 
     return results_files(submission, Path(args.results_json))
 
 
+def _serve_takes_the_options(space: argparse.ArgumentParser) -> None:
+    """``space serve`` is plain ``space``: it takes the same options (``space --port 1 serve`` too)."""
+    serve = next(
+        action.choices["serve"]
+        for action in space._actions
+        if isinstance(action, argparse._SubParsersAction) and "serve" in action.choices
+    )
+    add_fields(serve, ServeOptions)
+    # Unset here, so that an option given before ``serve`` (or its default) is kept.
+    names = {f.name for f in dataclasses.fields(ServeOptions)}
+    for action in serve._actions:
+        if action.dest in names:
+            action.default = argparse.SUPPRESS
+
+
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``space`` and ``submit`` to the ``mmspubench`` parser."""
     from mmspubench.space.submit import SubmitOptions
@@ -164,6 +180,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     from mmspubench.space.deploy_cli import register_space_subcommands
 
     register_space_subcommands(space, _run_space)
+    _serve_takes_the_options(space)
 
     submit = sub.add_parser(
         "submit",

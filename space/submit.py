@@ -36,7 +36,12 @@ from mmspubench.eval.prompts import CEILING_NOTE, CGLA_VARIANTS, VARIANTS
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.variants import is_ceiling, variant_label
 from mmspubench.options import option
-from mmspubench.space.submit_checks import check_sample_consistency, check_split_ids, published_split
+from mmspubench.space.submit_checks import (
+    check_run_stamps,
+    check_sample_consistency,
+    check_split_ids,
+    published_split,
+)
 from mmspubench.space.submit_dataset import check_against_dataset, check_prompt_templates, published_items
 
 if TYPE_CHECKING:
@@ -361,6 +366,7 @@ def validate_submission(
     recomputed = recompute(samples, config)
     for section in ("accuracy", "cgla"):
         compare_aggregates(results.get(section), recomputed[section], section, where)
+    check_run_stamps(results_path.parent / "samples.jsonl", results, config, where)
     entries = _entries(results, config, dataset_id, published)
     text = yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False, allow_unicode=True)
     variant = variant_label(config.to_json())

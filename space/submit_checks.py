@@ -5,13 +5,16 @@ or cut to a subset. So every sample is checked on its own (types, letters and co
 against the schema; ``correct`` recomputed from ``prediction`` and ``answer``; in logprob mode the
 prediction recomputed from the option scores; ``cgla_min``/``cgla_acc`` recomputed from the
 conditions), and the set of sample ids must be exactly the published split's, whose size and id
-digest the dataset card of the published revision declares (written by ``build``).
+digest the dataset card of the published revision declares (written by ``build``). Every sample
+line must carry the run stamp that results.json's config, dataset and model give, so a config
+edited after the run (a ceiling run relabelled ``standard``) is refused.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, MAX_ATTRIBUTES, MAX_TYPES, TYPE_NAMES
@@ -155,4 +158,42 @@ def check_split_ids(
         if key in dataset and dataset[key] != value:
             raise MMSpuBenchError(
                 f"{where}: field 'dataset.{key}': {dataset[key]!r} is not the published {value!r}"
+            )
+
+
+def expected_stamp(results: Mapping[str, Any], config: RunConfig) -> str:
+    """The run stamp every sample of this results.json must carry: the digest of its config
+    identity, its dataset (as the run pinned it) and its model identity (``eval.run_stamp``)."""
+    from mmspubench.eval.run_stamp import run_stamp
+
+    dataset = {k: v for k, v in dict(results.get("dataset") or {}).items() if k not in ("split", "n")}
+    model = results.get("model") if isinstance(results.get("model"), Mapping) else {}
+    assert isinstance(model, Mapping)
+    identity = {key: model.get(key) for key in ("id", "path", "revision", "dtype", "adapter")}
+    return run_stamp(config.identity(), dataset, identity)
+
+
+def check_run_stamps(samples_path: Path, results: Mapping[str, Any], config: RunConfig, where: str) -> None:
+    """Every sample line carries the run stamp that results.json's config, dataset and model give.
+
+    The stamp is written into each line when the sample is scored, so a results.json whose config
+    was edited afterwards (a ceiling ``attribute-hint`` run relabelled ``standard``, another answer
+    mode, another dataset or model) no longer agrees with its own samples.
+    """
+    from mmspubench.dataset_builder.files import iter_lines_bounded
+    from mmspubench.dataset_builder.json_strict import loads_strict
+    from mmspubench.eval.run_stamp import STAMP_FIELD
+
+    stamp = expected_stamp(results, config)
+    for number, line in iter_lines_bounded(samples_path, "a samples.jsonl file"):
+        if not line.strip():
+            continue
+        record = loads_strict(line, f"{samples_path.name}: line {number}")
+        found = record.get(STAMP_FIELD) if isinstance(record, dict) else None
+        if found != stamp:
+            rid = record.get("id") if isinstance(record, dict) else None
+            what = "carries no run stamp" if found is None else f"was scored by run {found!r}"
+            raise MMSpuBenchError(
+                f"{samples_path.name}: record {rid!r}: field {STAMP_FIELD!r}: {what}, not the run "
+                f"{stamp!r} that {where}'s config, dataset and model describe (edited after the run?)"
             )

@@ -21,6 +21,8 @@ import re
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.redact import looks_like_secret, register_secret
 
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+"""The variable ``--api-key-env`` names by default (the openai backend and ``curate annotate``)."""
 NO_KEY = "none"
 """``--api-key-env none``: the server needs no key."""
 PLACEHOLDER_KEY = "EMPTY"

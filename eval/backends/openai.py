@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.backends.api_key import check_key_env, read_api_key
+from mmspubench.eval.backends.api_key import DEFAULT_KEY_ENV, check_key_env, read_api_key
 from mmspubench.eval.backends.plugin import Backend
 from mmspubench.options import option
 
@@ -28,9 +28,9 @@ class Options:
     )
     """Base URL of the chat-completions server."""
     api_key_env: str = option(
-        "OPENAI_API_KEY",
+        DEFAULT_KEY_ENV,
         "openai: NAME of the environment variable holding the API key, or none for a server "
-        "that needs no key (default: OPENAI_API_KEY)",
+        f"that needs no key (default: {DEFAULT_KEY_ENV})",
         recorded=False,
     )
     """Name of the environment variable with the key (the key itself is never written);

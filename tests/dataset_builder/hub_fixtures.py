@@ -110,3 +110,30 @@ def put_in_hub_cache(folder: Path, repo_id: str = REPO_ID, commit: str = COMMIT)
 def published(tmp_path: Path, **kwargs: Any) -> Path:
     """Write the published release and cache it as ``REPO_ID`` at ``COMMIT``; return the snapshot."""
     return put_in_hub_cache(write_release(tmp_path / "published", **kwargs))
+
+
+def fetch_as_online(monkeypatch: Any, where: Path) -> list[list[str]]:
+    """Make ``snapshot_download`` fetch as it does online: only the files its ``allow_patterns``
+    match, into a folder of their own (offline it returns the cached snapshot whole). Returns the
+    list of pattern lists it was called with."""
+    import huggingface_hub
+    from huggingface_hub import constants
+    from huggingface_hub.utils import filter_repo_objects
+
+    calls: list[list[str]] = []
+
+    def fetch(repo_id: str, *, repo_type: str, revision: str | None, allow_patterns: list[str]) -> str:
+        calls.append(list(allow_patterns))
+        repo = Path(constants.HF_HUB_CACHE) / f"datasets--{repo_id.replace('/', '--')}"
+        commit = revision if revision and len(revision) == 40 else (repo / "refs" / "main").read_text()
+        snapshot = repo / "snapshots" / commit
+        files = [p.relative_to(snapshot).as_posix() for p in sorted(snapshot.rglob("*")) if p.is_file()]
+        fetched = where / f"fetch-{len(calls)}" / commit
+        for rel in filter_repo_objects(files, allow_patterns=allow_patterns):
+            (fetched / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.path.realpath(snapshot / rel), fetched / rel)
+        fetched.mkdir(parents=True, exist_ok=True)
+        return str(fetched)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fetch)
+    return calls

@@ -63,7 +63,10 @@ def test_load_pinned_equals_load_and_identity_with_one_hash(
     ds, identity = load.load_pinned(folder)
     assert identity == plain_identity and identity["kind"] == kind
     assert ds.features == plain.features and ds.to_list() == plain.to_list()
-    assert hashed == [folder.resolve()]
+    # The data is hashed once; a cached build is hashed too, to check it against its cache record.
+    assert hashed[0] == folder.resolve() and hashed.count(folder.resolve()) == 1
+    assert all(tmp_path / "cache" / "builds" in p.parents for p in hashed[1:])
+    assert len(hashed) == (2 if kind == "raw" else 1)
 
 
 def test_cache_root_follows_hf_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -170,6 +170,11 @@ def test_refuses_a_different_model_or_dataset(tmp_path: Path) -> None:
                 id="fake", path="/elsewhere", revision=None, dtype="float32", adapter="fake"
             )
 
+    # A finished run is told from its folder before any model loads: it is left as it was.
+    assert _run(tmp_path / "run", n=5, model=Other()) == json.loads(
+        (tmp_path / "run" / "results.json").read_text()
+    )
+    (tmp_path / "run" / "results.json").unlink()  # unfinished: the loaded model is checked
     with pytest.raises(MMSpuBenchError, match=r"model\.path"):
         _run(tmp_path / "run", n=5, model=Other())
     with pytest.raises(MMSpuBenchError, match=r"dataset\.revision"):

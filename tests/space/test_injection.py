@@ -155,7 +155,7 @@ def test_the_submit_verdict_quotes_nothing_unvalidated(
 ) -> None:
     from mmspubench.space import handlers
 
-    from .test_submit import REVISION, make_run, set_published_split
+    from .test_submit import REVISION, make_run, restamp, set_published_split
 
     monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
     set_published_split(monkeypatch)
@@ -165,5 +165,6 @@ def test_the_submit_verdict_quotes_nothing_unvalidated(
     data = json.loads(results.read_text())
     data["model"]["id"] = f"org/{IMG}"
     results.write_text(json.dumps(data))
+    restamp(results)
     verdict, _ = handlers.validate_upload(str(results), str(results.parent / "samples.jsonl"), "org/model")
     assert_inert(verdict, allowed=("<strong", "<pre"))

@@ -18,6 +18,7 @@ from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import cgla_prompt, prompt_spec
 from mmspubench.eval.records import Condition, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
+from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.space import submit
 from mmspubench.space.submit import YAML_PATH, validate_submission
 
@@ -107,18 +108,26 @@ def make_run(root: Path, model_id: str = "org/model", revision: str = REVISION, 
     """A consistent run folder built with the eval part's own writers; returns results.json."""
     samples = [_sample(i) for i in range(20)]
     config = RunConfig(model=model_id, dataset=DATASET, prompts=prompt_spec(), **config_kw)
-    results = build_results(
-        config,
-        {"id": model_id, "revision": None, "dtype": "float32", "adapter": "hf"},
-        {"id": DATASET, "revision": revision},
-        samples,
-        [s.id for s in samples],
-        {"total_seconds": 1.0},
-    )
+    model = {"id": model_id, "path": None, "revision": None, "dtype": "float32", "adapter": "hf"}
+    dataset = {"id": DATASET, "revision": revision}
+    results = build_results(config, model, dataset, samples, [s.id for s in samples], {"total_seconds": 1.0})
     root.mkdir(parents=True, exist_ok=True)
     write_json_atomic(root / "results.json", results)
-    write_samples_atomic(root / "samples.jsonl", samples)
+    # Stamped as the runner stamps them: the config identity, the dataset and the model identity.
+    write_samples_atomic(root / "samples.jsonl", samples, run_stamp(config.identity(), dataset, model))
     return root / "results.json"
+
+
+def restamp(results_path: Path) -> None:
+    """Stamp every sample with the run results.json now describes: what a run made with the edited
+    config, dataset or model would carry (a test's shortcut for making such a run)."""
+    from mmspubench.space.submit_checks import expected_stamp
+
+    results = json.loads(results_path.read_text())
+    stamp = expected_stamp(results, RunConfig.from_json(results["config"]))
+    samples = results_path.parent / "samples.jsonl"
+    lines = [json.loads(line) for line in samples.read_text().splitlines()]
+    samples.write_text("".join(json.dumps({**line, "run": stamp}) + "\n" for line in lines))
 
 
 def _submit_dry_run(results_path: Path, out: Path) -> int:

@@ -24,6 +24,8 @@ from mmspubench.eval.results import recompute
 from mmspubench.space import handlers
 from mmspubench.space.submit_checks import check_sample_consistency
 
+from .test_submit import restamp
+
 REVISION = "fedcba9876543210fedcba9876543210fedcba98"
 DATASET = "mmbench/MM-SpuBench"
 Record = dict[str, Any]
@@ -51,6 +53,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, d
     }
     dataset.update(kind="hub", id=DATASET, path=None, revision=REVISION, content_hash=None)
     (out / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    restamp(out / "results.json")  # as a run of the published dataset would be stamped
     yield out, published
 
 

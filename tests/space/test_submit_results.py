@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import pytest
 from mmspubench.cli import main
 
-from .test_submit import REVISION, make_run, set_published_split
+from .test_submit import REVISION, make_run, restamp, set_published_split
 
 
 @pytest.fixture(autouse=True)
@@ -39,6 +39,7 @@ def test_model_revision_names_the_folder(tmp_path: Path) -> None:
     data = json.loads(results.read_text())
     data["model"]["revision"] = "abc1234"
     results.write_text(json.dumps(data))
+    restamp(results)
     out = tmp_path / "out"
     assert main(_argv(results, "--results-repo", "org/results", "--dry-run", str(out))) == 0
     assert (out / "runs" / "org" / "model" / "abc1234" / "samples.jsonl").is_file()

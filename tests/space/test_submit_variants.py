@@ -10,7 +10,7 @@ from mmspubench.eval.prompts import prompt_spec
 from mmspubench.space import leaderboard
 
 from .fixtures import results_json, write_run
-from .test_submit import _submit_dry_run, make_run, set_published_split
+from .test_submit import _submit_dry_run, make_run, restamp, set_published_split
 
 
 def test_submit_refuses_attribute_hint_and_shows_the_variant(
@@ -32,6 +32,7 @@ def test_submit_refuses_attribute_hint_and_shows_the_variant(
     results = json.loads(old.read_text())
     del results["config"]["prompt_variant"], results["config"]["cgla_prompt_variant"]
     old.write_text(json.dumps(results))
+    restamp(old)
     assert _submit_dry_run(old, tmp_path / "out-old") == 0
     out = capsys.readouterr().out
     assert "prompt variant: standard\n" in out and "prompt_variant=standard" in out
@@ -42,6 +43,7 @@ def test_submit_refuses_attribute_hint_and_shows_the_variant(
     results = json.loads(focus.read_text())
     results["config"]["prompts"] = prompt_spec("core-focus")
     focus.write_text(json.dumps(results))
+    restamp(focus)
     assert _submit_dry_run(focus, tmp_path / "out-focus") == 0
     out = capsys.readouterr().out
     assert "prompt variant: core-focus\n" in out and "prompt_variant=core-focus" in out

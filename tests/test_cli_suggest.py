@@ -1,0 +1,73 @@
+"""An option typo is answered by the subcommand it was given to, with its usage and the closest option."""
+
+from __future__ import annotations
+
+import pytest
+from mmspubench.cli import build_parser, main
+
+
+def _refusal(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_a_typo_on_eval_names_eval_its_usage_and_the_closest_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refusal(["eval", "--prompt-varient", "attribute-hint"], capsys)
+    assert err.startswith("usage: mmspubench eval ")
+    assert err.splitlines()[-1] == (
+        "mmspubench eval: error: unrecognized arguments: --prompt-varient attribute-hint "
+        "(did you mean --prompt-variant?)"
+    )
+
+
+def test_a_typo_on_space_is_an_unknown_option_not_an_invalid_subcommand(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refusal(["space", "--prot", "7861"], capsys)
+    assert err.startswith("usage: mmspubench space ")
+    assert (
+        err.splitlines()[-1]
+        == "mmspubench space: error: unrecognized arguments: --prot (did you mean --port?)"
+    )
+    err = _refusal(["space", "serve", "--prot", "7861"], capsys)
+    assert err.splitlines()[-1].startswith(
+        "mmspubench space serve: error: unrecognized arguments: --prot 7861"
+    )
+    assert err.splitlines()[-1].endswith("(did you mean --port?)")
+
+
+def test_a_typo_far_from_every_option_gets_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refusal(["eval", "--zzzzzzzz"], capsys)
+    assert err.splitlines()[-1] == "mmspubench eval: error: unrecognized arguments: --zzzzzzzz"
+
+
+@pytest.mark.parametrize(
+    ("argv", "port", "host"),
+    [
+        (["space", "serve", "--port", "7861"], 7861, "127.0.0.1"),
+        (["space", "--port", "7862", "serve"], 7862, "127.0.0.1"),
+        (["space", "--host", "0.0.0.0", "serve", "--port", "1"], 1, "0.0.0.0"),
+        (["space", "serve"], 7860, "127.0.0.1"),
+        (["space"], 7860, "127.0.0.1"),
+    ],
+)
+def test_space_serve_takes_the_options_of_space(argv: list[str], port: int, host: str) -> None:
+    args = build_parser().parse_args(argv)
+    assert (args.port, args.host) == (port, host)
+    assert args.func.__name__ == "_run_space"
+
+
+def test_a_typo_of_a_required_option_is_named_not_the_missing_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refusal(["space", "build", "--outt", "x"], capsys)
+    assert err.startswith("usage: mmspubench space build ")
+    assert err.splitlines()[-1] == (
+        "mmspubench space build: error: unrecognized arguments: --outt (did you mean --out?)"
+    )
