@@ -39,6 +39,7 @@ def _samples_file(path: Path, replies: dict[str, str]) -> Path:
     for number, row in enumerate(load_benchmark(hub.REPO_ID)):
         doc = dict(row)
         metrics = utils.process_results(doc, [replies[doc["id"]]])
+        metrics[utils.METRIC]["harness_version"] = "0.4.1"  # as inside lmms-eval (none installed here)
         line = {"doc_id": number, "target": utils.doc_to_target(doc), "resps": [[replies[doc["id"]]]]}
         lines.append(json.dumps({**line, **metrics}))
     path.write_text("\n".join(lines) + "\n")
@@ -89,7 +90,7 @@ def test_a_tampered_lmms_record_is_refused(
     samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     capsys.readouterr()
     argv = ["ingest", "lmms-eval", str(samples), "--out", str(tmp_path / "run"), "--dataset", hub.REPO_ID]
-    assert main(argv) == 2
+    assert main([*argv, "--model", "org/model"]) == 2
     err = capsys.readouterr().err.strip()
     assert "score" in err and "\n" not in err and not (tmp_path / "run").exists()
 
