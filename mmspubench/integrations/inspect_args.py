@@ -37,7 +37,7 @@ FIELDS = {
 """Task argument -> the ``RunConfig`` field (the ``mmspubench eval`` flag) it is checked as."""
 
 
-class TaskOptionError(MMSpuBenchError, _InspectOneLine):  # type: ignore[misc]
+class TaskOptionError(MMSpuBenchError, _InspectOneLine):
     """A bad ``-T`` option (or dataset) of the Inspect task: one line."""
 
     def __init__(self, message: str) -> None:

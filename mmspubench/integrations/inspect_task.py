@@ -109,7 +109,7 @@ def mm_spubench(
     release, as ``mmspubench eval --dataset`` (default: the bundled release). Every option is
     checked as ``mmspubench eval`` checks its flag, before anything is read; a bad one is one line."""
     try:
-        given = {"dataset": dataset, "revision": revision, "split": split}
+        given: dict[str, Any] = {"dataset": dataset, "revision": revision, "split": split}
         given.update({"prompt_variant": prompt_variant, "limit": limit, "max_tokens": max_tokens})
         check_task_args(given)
         return _task(dataset, revision, split, prompt_variant, limit, max_tokens)

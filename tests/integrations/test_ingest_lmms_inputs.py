@@ -34,7 +34,9 @@ def _refused(samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], 
     assert not (tmp_path / "run").exists()
 
 
-def test_a_key_given_twice_is_refused(published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_key_given_twice_is_refused(
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     samples = _samples_file(tmp_path / "samples.jsonl", _replies())
     text = samples.read_text().splitlines()
     first = json.loads(text[0])
@@ -117,7 +119,9 @@ def test_without_model_the_command_names_the_missing_option(
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize(("harness", "own", "other"), [("lmms-eval", "--model", None), ("inspect", "Inspect log", "--model")])
+@pytest.mark.parametrize(
+    ("harness", "own", "other"), [("lmms-eval", "--model", None), ("inspect", "Inspect log", "--model")]
+)
 def test_each_harness_has_its_own_help(
     capsys: pytest.CaptureFixture[str], harness: str, own: str, other: str | None
 ) -> None:
@@ -141,13 +145,25 @@ def test_a_task_copy_reads_the_given_local_folder(tmp_path: Path, capsys: pytest
         pass
 
     Loader.add_multi_constructor("!", lambda loader, suffix, node: f"!{suffix} {node.value}")
-    original = yaml.load((TASK_DIR / "mm_spubench.yaml").read_text(), Loader=Loader)  # noqa: S506
-    copy = yaml.load((out / "mm_spubench.yaml").read_text(), Loader=Loader)  # noqa: S506
+    original = yaml.load((TASK_DIR / "mm_spubench.yaml").read_text(), Loader=Loader)
+    copy = yaml.load((out / "mm_spubench.yaml").read_text(), Loader=Loader)
     assert original["dataset_path"] == hub.REPO_ID and copy["dataset_path"] == str(built.resolve())
     assert {k: v for k, v in copy.items() if k != "dataset_path"} == {
         k: v for k, v in original.items() if k != "dataset_path"
     }
     assert (out / "utils.py").read_bytes() == (TASK_DIR / "utils.py").read_bytes()
     assert main(["integrations", "lmms-eval", "--dataset", str(built), "--out", str(out)]) == 2  # not empty
-    assert main(["integrations", "lmms-eval", "--dataset", str(tmp_path / "nope" / "x" / "y"), "--out", str(tmp_path / "t2")]) == 2
+    assert (
+        main(
+            [
+                "integrations",
+                "lmms-eval",
+                "--dataset",
+                str(tmp_path / "nope" / "x" / "y"),
+                "--out",
+                str(tmp_path / "t2"),
+            ]
+        )
+        == 2
+    )
     assert not (tmp_path / "t2").exists()

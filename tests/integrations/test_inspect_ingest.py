@@ -63,7 +63,10 @@ def test_the_mock_provider_runs_offline_and_its_run_ingests(
     answers_a = sum(s.target == "A" for s in mock_log.samples)
     assert results["accuracy"]["overall"] == pytest.approx(100 * answers_a / hub.N_IMAGES)
     assert results["model"]["id"] == MOCK and results["model"]["hub_repo"] is None
-    assert results["harness"]["model"] == MOCK and results["harness"]["version"] == mock_log.eval.packages["inspect_ai"]
+    assert (
+        results["harness"]["model"] == MOCK
+        and results["harness"]["version"] == mock_log.eval.packages["inspect_ai"]
+    )
     assert f"run of {MOCK}, {hub.N_IMAGES} items" in out
 
 
@@ -152,7 +155,9 @@ def test_a_run_that_did_not_finish_says_what_happened(
         raise RuntimeError("the server went away")
 
     model = get_model("mockllm/model", custom_outputs=fail)
-    logs = inspect_eval(TASK, model=model, task_args=ARGS, limit=3, display="none", log_dir=str(tmp_path / "l"))
+    logs = inspect_eval(
+        TASK, model=model, task_args=ARGS, limit=3, display="none", log_dir=str(tmp_path / "l")
+    )
     assert logs[0].status == "error"
     code, _, err = _ingest(Path(logs[0].location), tmp_path / "run", capsys)
     assert code == 2 and "\n" not in err
@@ -171,7 +176,9 @@ def test_an_answer_over_the_8_mib_line_limit_is_refused_at_ingest(
         return output
 
     model = get_model("mockllm/model", custom_outputs=reply)
-    logs = inspect_eval(TASK, model=model, task_args=ARGS, limit=1, display="none", log_dir=str(tmp_path / "l"))
+    logs = inspect_eval(
+        TASK, model=model, task_args=ARGS, limit=1, display="none", log_dir=str(tmp_path / "l")
+    )
     assert logs[0].status == "success", logs[0].error
     code, _, err = _ingest(Path(logs[0].location), tmp_path / "run", capsys)
     assert code == 2 and "field 'raw_output'" in err and "over the limit of 8 MiB" in err

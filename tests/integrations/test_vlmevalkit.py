@@ -8,6 +8,7 @@ import dataclasses
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from tests.dataset_builder.raw_fixtures import make_release, read_records, write
 pd = pytest.importorskip("pandas")
 
 
-def vlmevalkit_read(path: Path) -> pd.DataFrame:
+def vlmevalkit_read(path: Path) -> Any:
     """What VLMEvalKit's ``load`` does with a ``.tsv``."""
     return pd.read_csv(path, sep="\t")
 
@@ -42,7 +43,18 @@ def test_tsv_reads_back_exactly_under_vlmevalkits_reader(
     out = tmp_path / "MM_SpuBench.tsv"
     assert main(["export", "--format", "vlmevalkit", "--dataset", hub.REPO_ID, "--out", str(out)]) == 0
     table = vlmevalkit_read(out)
-    assert list(table.columns) == ["index", "image", "question", "A", "B", "C", "D", "answer", "category", "item_id"]
+    assert list(table.columns) == [
+        "index",
+        "image",
+        "question",
+        "A",
+        "B",
+        "C",
+        "D",
+        "answer",
+        "category",
+        "item_id",
+    ]
     items = load_items(load_benchmark(hub.REPO_ID), None, "test")
     assert len(table) == len(items) == hub.N_IMAGES
     assert any(item.id.isdigit() for item in items)  # ids like 000000: pandas would read them as 0
