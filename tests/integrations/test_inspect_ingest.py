@@ -148,6 +148,25 @@ def test_a_key_given_twice_in_a_json_log_is_refused(
     assert not (tmp_path / "run").exists()
 
 
+def test_a_key_given_twice_in_a_part_of_an_eval_log_is_refused(
+    mock_log: EvalLog, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import zipfile
+
+    path = tmp_path / "dup.eval"
+    zstd: int = getattr(zipfile, "ZIP_ZSTANDARD")  # noqa: B009  (added by inspect_ai's import)
+    with zipfile.ZipFile(mock_log.location) as source, zipfile.ZipFile(path, "w", compression=zstd) as copy:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.startswith("samples/"):
+                data = data.replace(b'"target":', b'"target":"Z","target":', 1)
+            copy.writestr(info.filename, data)
+    assert read_eval_log(str(path)).status == "success"  # Inspect's reader takes the last
+    code, _, err = _ingest(path, tmp_path / "run", capsys)
+    assert code == 2 and "key 'target' appears twice" in err and "part 'samples/" in err
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_run_that_did_not_finish_says_what_happened(
     published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -112,12 +111,9 @@ def test_lmms_eval_task_manager_loads_the_folder_and_gives_our_figures(
     ours = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps({s["id"]: s["raw_output"] for s in ours}))
-    # The README's step: copy the folder and point dataset_path at your dataset.
-    task = shutil.copytree(TASK_DIR, tmp_path / "task")
-    yaml_path = task / "mm_spubench.yaml"
-    yaml_path.write_text(
-        yaml_path.read_text().replace(f"dataset_path: {hub.REPO_ID}", f"dataset_path: {built}")
-    )
+    # The documented step: a copy of the task folder reading the local built folder.
+    task = tmp_path / "task"
+    assert main(["integrations", "lmms-eval", "--dataset", str(built), "--out", str(task)]) == 0
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     done = subprocess.run(
         [python, str(DRIVER), str(task), str(answers)],
