@@ -239,6 +239,8 @@ def read_lmms_samples(
 ) -> HarnessRun:
     """An lmms-eval ``*_samples_mm_spubench.jsonl`` (``--log_samples``) of the shipped task."""
     source = str(path)
+    if not model.strip() or clean(model) != model or "\n" in model:
+        raise MMSpuBenchError(f"--model {model!r}: expected the model's Hub id (org/name) or a name")
     if not path.is_file():
         raise MMSpuBenchError(f"{source}: no such samples file")
     answers, versions = [], set()

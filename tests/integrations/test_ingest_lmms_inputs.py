@@ -106,6 +106,17 @@ def test_the_run_records_the_model_and_version_given_not_placeholders(
     }
 
 
+@pytest.mark.parametrize("model", ["", "  ", "org/\x1b[2Jx"])
+def test_a_model_name_that_is_no_name_is_refused(
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    samples = _samples_file(tmp_path / "samples.jsonl", _replies())
+    argv = ["ingest", "lmms-eval", str(samples), "--out", str(tmp_path / "run"), "--model", model]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--model" in err and "\x1b" not in err and not (tmp_path / "run").exists()
+
+
 def test_without_model_the_command_names_the_missing_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
