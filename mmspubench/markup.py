@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Mapping
+from typing import Any
 
 _HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
 """One component of a Hub id: ASCII letters, digits, ``-``, ``_``, ``.``; no leading or trailing
@@ -86,3 +88,15 @@ def hub_link(repo_id: str, kind: str = "model") -> str:
     if "/" not in repo_id or not is_valid_hub_id(repo_id):
         return label
     return f"[{label}]({HUB_URL}/{_KIND_PATH[kind]}{repo_id})"
+
+
+def is_hub_model(model: Mapping[str, Any]) -> bool:
+    """Whether a results.json ``model`` section names a Hub model repo (then pages link it and
+    submit checks it against ``--model-repo``): its ``id`` is a valid ``org/name`` id, and the run
+    does not say otherwise. ``mmspubench ingest`` writes ``hub_repo``: the Hub id, or ``null`` for
+    a harness's own model name that only looks like one (Inspect's ``openai/gpt-4o-mini``,
+    ``mockllm/model``); runs of ``mmspubench eval`` carry no ``hub_repo`` and are judged by their id."""
+    model_id = model.get("id")
+    if not isinstance(model_id, str) or "/" not in model_id or not is_valid_hub_id(model_id):
+        return False
+    return model.get("hub_repo", model_id) == model_id

@@ -21,7 +21,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.plot_data import Series
 from mmspubench.eval.results import read_results
 from mmspubench.eval.variants import variant_label
-from mmspubench.markup import escape_cell, hub_link
+from mmspubench.markup import escape_cell, hub_link, is_hub_model
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
 """Per-type accuracy columns, in the order of the paper's Table 2."""
@@ -74,11 +74,12 @@ def _number(value: Any) -> float:
     return float(value)
 
 
-def model_link(model_id: str) -> str:
+def model_link(model_id: str, hub: bool = True) -> str:
     """Markdown link to the model page for a valid Hub id (``org/name``); anything else as escaped
     text, a local model by its folder name only (an absolute path says nothing to a visitor and
-    tells them about the machine). A run's model id is never markup."""
-    if not is_hub_id(model_id) or "/" not in model_id:
+    tells them about the machine). A run's model id is never markup. ``hub=False``: the run says
+    its model is no Hub repo (``markup.is_hub_model``), so never a link."""
+    if not hub or not is_hub_id(model_id) or "/" not in model_id:
         return escape_cell(display_name(model_id))
     return hub_link(model_id, kind="model")
 
@@ -119,7 +120,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     config = results.get("config") or {}
     by_type = accuracy.get("by_type") or {}
     model_id = str(model.get("id", "?"))
-    row: dict[str, Any] = {"Model": model_link(model_id)}
+    row: dict[str, Any] = {"Model": model_link(model_id, hub=is_hub_model(model))}
     for abbrev in TYPE_COLUMNS:
         row[abbrev] = _number(by_type.get(abbrev))
     # Table 2's "Average" (the mean over the types, computed by the run); "Overall" is item-level.

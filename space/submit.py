@@ -35,6 +35,7 @@ from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import CEILING_NOTE, CGLA_VARIANTS, VARIANTS
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.variants import is_ceiling, variant_label
+from mmspubench.markup import is_hub_model
 from mmspubench.options import option
 from mmspubench.space.submit_checks import (
     check_run_stamps,
@@ -252,8 +253,10 @@ def _check_identity(
         )
     if dataset.get("split") != "test" or config.limit is not None:
         raise MMSpuBenchError(f"{where}: only full runs on the test split can be submitted (no --limit)")
-    model_id = str((results.get("model") or {}).get("id", ""))
-    if is_hub_id(model_id) and "/" in model_id and not Path(model_id).exists() and model_id != model_repo:
+    model = results.get("model") or {}
+    model_id = str(model.get("id", "")) if isinstance(model, Mapping) else ""
+    hub = isinstance(model, Mapping) and is_hub_model(model)  # not Inspect's openai/gpt-4o-mini
+    if hub and is_hub_id(model_id) and not Path(model_id).exists() and model_id != model_repo:
         raise MMSpuBenchError(
             f"{where}: field 'model.id': the run evaluated {model_id!r}, not {model_repo!r}"
         )

@@ -1,11 +1,11 @@
-"""What the ``inspect_ai`` entry point loads: the task and the model provider, registered."""
+"""What the ``inspect_ai`` entry point loads: the task and the model providers, registered."""
 
 from __future__ import annotations
 
 from inspect_ai.model import ModelAPI, modelapi
 from mmspubench.integrations.inspect_task import mm_spubench
 
-__all__ = ["mm_spubench", "mmspubench_provider"]
+__all__ = ["mm_spubench", "mmspubench_mock_provider", "mmspubench_provider"]
 
 
 @modelapi(name="mmspubench")
@@ -14,3 +14,11 @@ def mmspubench_provider() -> type[ModelAPI]:
     from mmspubench.integrations.inspect_provider import MMSpuBenchModelAPI
 
     return MMSpuBenchModelAPI
+
+
+@modelapi(name="mmspubench-mock")
+def mmspubench_mock_provider() -> type[ModelAPI]:
+    """The ``mmspubench-mock/<reply>`` provider: ``<reply>`` to every request, offline."""
+    from mmspubench.integrations.inspect_mock import MockModelAPI
+
+    return MockModelAPI

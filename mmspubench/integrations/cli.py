@@ -1,40 +1,102 @@
-"""``mmspubench ingest``, ``mmspubench export`` and ``mmspubench integrations``: the harness commands."""
+"""``mmspubench ingest``, ``mmspubench export`` and ``mmspubench integrations``: the harness commands.
+
+``ingest inspect`` and ``ingest lmms-eval`` are subcommands of their own (each ``--help`` lists
+its own options); every option is declared once (``mmspubench.options.option``).
+"""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any
 
+from mmspubench.options import add_fields, option
 from mmspubench.outputs import refuse_overlap
 
-EPILOG_INGEST = """examples:
+EPILOG_INSPECT = """examples:
   mmspubench ingest inspect logs/2026-01-01_mm-spubench_abc.eval --out runs/inspect-run
-  mmspubench ingest lmms-eval out/x_samples_mm_spubench.jsonl --out runs/lmms-run --model org/model
   mmspubench report runs/inspect-run/results.json
 """
+EPILOG_LMMS = """lmms-eval's samples file does not name the model, so --model is required (its Hub id, org/name,
+or any name for a model that has none).
+
+examples:
+  mmspubench ingest lmms-eval out/x_samples_mm_spubench.jsonl --out runs/lmms-run --model org/model
+  mmspubench report runs/lmms-run/results.json
+"""
+EPILOG_EXPORT = """examples (VLMEvalKit reads $LMUData/<name>.tsv; its default LMUData is ~/LMUData):
+  export LMUData=$HOME/LMUData && mkdir -p "$LMUData"
+  mmspubench export --format vlmevalkit --out "$LMUData/MM_SpuBench.tsv"
+"""
+EPILOG_INTEGRATIONS = """examples:
+  lmms-eval --include_path "$(mmspubench integrations lmms-eval)" --tasks mm_spubench ...
+  mmspubench integrations lmms-eval --dataset ./built --out ./mm_spubench_task   # a copy reading ./built
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class InspectIngestOptions:
+    """``mmspubench ingest inspect``'s options."""
+
+    file: Path = option(
+        MISSING, "an Inspect log (.eval or .json) of the mm_spubench task", positional=True, arg_type=Path
+    )
+    """The Inspect log."""
+    out: Path = option(MISSING, "the run folder to write (new or empty)", arg_type=Path)
+    """The run folder to write."""
+
+
+@dataclass(frozen=True, slots=True)
+class LmmsIngestOptions:
+    """``mmspubench ingest lmms-eval``'s options."""
+
+    file: Path = option(
+        MISSING, "an lmms-eval samples file (*_samples_mm_spubench.jsonl)", positional=True, arg_type=Path
+    )
+    """The samples file lmms-eval's ``--log_samples`` wrote."""
+    out: Path = option(MISSING, "the run folder to write (new or empty)", arg_type=Path)
+    """The run folder to write."""
+    model: str = option(MISSING, "the model lmms-eval ran: its Hub id (org/name) or a name")
+    """The model (the samples file does not record it)."""
+    dataset: str | None = option(None, "the task's dataset_path: Hub id or built folder (default: bundled)")
+    """The dataset the task read."""
+    dataset_revision: str | None = option(None, "the Hub revision of --dataset")
+    """Its Hub revision."""
 
 
 def _add_ingest(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
-        "ingest",
-        help="turn a finished Inspect or lmms-eval run into a run folder (report, submit)",
-        epilog=EPILOG_INGEST,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "ingest", help="turn a finished Inspect or lmms-eval run into a run folder (report, submit)"
     )
-    p.add_argument("harness", choices=("inspect", "lmms-eval"), help="the harness that made the file")
-    p.add_argument("file", type=Path, help="an Inspect log (.eval/.json) or an lmms-eval samples .jsonl")
-    p.add_argument("--out", type=Path, required=True, help="the run folder to write (new or empty)")
-    p.add_argument("--model", default="lmms-eval model", help="lmms-eval: the model's name or Hub id")
-    p.add_argument("--dataset", default=None, help="lmms-eval: the task's dataset_path (default: bundled)")
-    p.add_argument("--dataset-revision", default=None, help="lmms-eval: the Hub revision of --dataset")
-    p.set_defaults(func=run_ingest)
+    harness = p.add_subparsers(dest="harness", required=True, metavar="HARNESS")
+    for name, cls, epilog, what in (
+        ("inspect", InspectIngestOptions, EPILOG_INSPECT, "an Inspect log"),
+        ("lmms-eval", LmmsIngestOptions, EPILOG_LMMS, "an lmms-eval samples file"),
+    ):
+        q = harness.add_parser(
+            name,
+            help=f"{what} -> a run folder",
+            description=f"Read {what} of the mm_spubench task, re-read every answer with mmspubench's "
+            "parser, check the harness's own scores and figures, write samples.jsonl and results.json.",
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        add_fields(q, cls)
+        q.set_defaults(func=run_ingest)
 
 
 def _add_export(sub: argparse._SubParsersAction[Any]) -> None:
-    p = sub.add_parser("export", help="write the split in another harness's format (VLMEvalKit TSV)")
+    p = sub.add_parser(
+        "export",
+        help="write the split in another harness's format (VLMEvalKit TSV)",
+        epilog=EPILOG_EXPORT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--format", choices=("vlmevalkit",), required=True, help="the output format")
-    p.add_argument("--out", type=Path, required=True, help="the file to write, e.g. $LMUData/MM_SpuBench.tsv")
+    p.add_argument(
+        "--out", type=Path, required=True, help="the .tsv file to write, e.g. ~/LMUData/MM_SpuBench.tsv"
+    )
     p.add_argument("--dataset", default=None, help="Hub id, built folder or raw release (default: bundled)")
     p.add_argument("--dataset-revision", default=None, help="Hub revision of --dataset")
     p.add_argument("--split", default="test", help="dataset split (default: test)")
@@ -45,15 +107,25 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``ingest``, ``export`` and ``integrations`` to the ``mmspubench`` parser."""
     _add_ingest(sub)
     _add_export(sub)
-    p = sub.add_parser("integrations", help="print where a harness's shipped task files are")
+    p = sub.add_parser(
+        "integrations",
+        help="print where a harness's shipped task files are (or write a copy for your dataset)",
+        epilog=EPILOG_INTEGRATIONS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("harness", choices=("lmms-eval",), help="lmms-eval: its --include_path folder")
+    p.add_argument(
+        "--dataset", default=None, help="write a copy of the task reading this Hub id or built folder"
+    )
+    p.add_argument("--out", type=Path, default=None, help="with --dataset: the new task folder to write")
     p.set_defaults(func=run_integrations)
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    """``mmspubench ingest``."""
+    """``mmspubench ingest inspect|lmms-eval``."""
     from mmspubench.integrations import ingest_sources
     from mmspubench.integrations.ingest import check_out, ingest
+    from mmspubench.redact import clean
 
     check_out(args.out)  # before the file is read
     refuse_overlap("--out", args.out, [args.file], folder=True)
@@ -66,7 +138,8 @@ def run_ingest(args: argparse.Namespace) -> int:
         run = ingest_sources.read_lmms_samples(args.file, args.model, args.dataset, args.dataset_revision)
     results = ingest(run, args.out)
     acc = results["accuracy"]
-    print(f"{args.out}: {run.harness} {run.version} run of {acc['n']} items, accuracy {acc['overall']:.2f}%")
+    line = f"{args.out}: {run.harness} {run.version} run of {run.harness_model}, {acc['n']} items"
+    print(clean(f"{line}, accuracy {acc['overall']:.2f}%"))
     return 0
 
 
@@ -78,14 +151,21 @@ def run_export(args: argparse.Namespace) -> int:
     check_target(args.out)  # before the dataset is read
     refuse_overlap("--out", args.out, [d for d in [args.dataset] if d and Path(d).exists()])
     split = load_split(args.dataset, args.dataset_revision, args.split)
-    write_tsv(split, args.out)
+    write_tsv(split, args.out, str(args.dataset or "the bundled release"))
     print(f"{args.out}: {len(split.items)} items in VLMEvalKit's MCQ layout")
     return 0
 
 
 def run_integrations(args: argparse.Namespace) -> int:
-    """``mmspubench integrations lmms-eval``: the task folder."""
-    from mmspubench.integrations.lmms_eval import TASK_DIR
+    """``mmspubench integrations lmms-eval``: the task folder, or a copy pinned to ``--dataset``."""
+    from mmspubench.errors import MMSpuBenchError
+    from mmspubench.integrations.lmms_eval import TASK_DIR, write_task_copy
 
-    print(TASK_DIR)
+    if (args.dataset is None) != (args.out is None):
+        raise MMSpuBenchError("--dataset and --out go together: the copy's dataset and its folder")
+    if args.dataset is None:
+        print(TASK_DIR)
+        return 0
+    folder = write_task_copy(args.dataset, args.out)
+    print(folder)
     return 0

@@ -11,11 +11,14 @@ harness and its version (``results.json`` ``harness``).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mmspubench.dataset_builder.files import MAX_JSONL_LINE_BYTES, size_text
+from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig
@@ -73,6 +76,16 @@ class HarnessRun:
     claimed: Mapping[str, float]
     """Overall figures the harness recorded (``accuracy`` as a fraction; ``overall``, ``average`` and
     per-type as percentages), only those it recorded."""
+    harness_model: str = ""
+    """The model as the harness names it (Inspect's ``provider/model``; lmms-eval: ``--model``)."""
+    hub_repo: str | None = None
+    """The Hub model repo the run evaluated (``None``: none, e.g. an API model such as Inspect's
+    ``openai/gpt-4o-mini``); written as ``model.hub_repo``, read by ``markup.is_hub_model``."""
+
+
+def hub_repo_of(model: str) -> str | None:
+    """``model`` when it reads as an ``org/name`` Hub id and names no local folder, else ``None``."""
+    return model if is_hub_id(model) and "/" in model and not Path(model).exists() else None
 
 
 def _sample(answer: HarnessAnswer, split_item: SplitItem, source: str) -> SampleResult:
@@ -143,7 +156,8 @@ def check_claims(run: HarnessRun, accuracy: Mapping[str, Any]) -> None:
     }
     ours.update({k: v for k, v in accuracy["by_type"].items() if v is not None})
     for name, value in run.claimed.items():
-        if name not in ours or abs(float(value) - ours[name]) > TOLERANCE:
+        close = name in ours and math.isfinite(float(value)) and abs(float(value) - ours[name]) <= TOLERANCE
+        if not close:
             raise MMSpuBenchError(
                 f"{run.source}: figure {name!r}: recorded {value!r} but its answers give {ours.get(name)!r}"
             )
@@ -172,6 +186,7 @@ def _model_section(run: HarnessRun) -> dict[str, Any]:
         "adapter": run.harness,
         "scorer_used": None,
         "scorer_fallback_reason": None,
+        "hub_repo": run.hub_repo,
     }
 
 
@@ -181,8 +196,27 @@ def check_out(out: Path) -> None:
         raise MMSpuBenchError(f"{out}: exists and is not an empty folder; pass a new --out")
 
 
+def sample_lines(samples: Sequence[SampleResult], stamp: str, source: str) -> list[bytes]:
+    """The ``samples.jsonl`` lines, each within the line limit every reader of the run enforces."""
+    lines = []
+    for sample in samples:
+        line = results.sample_line(sample, stamp)
+        if len(line) > MAX_JSONL_LINE_BYTES:
+            raise record_error(
+                source,
+                sample.id,
+                "raw_output",
+                f"the answer makes a samples.jsonl line of {size_text(len(line))}, over the limit of "
+                f"{size_text(MAX_JSONL_LINE_BYTES)} that report, compare and submit read",
+            )
+        lines.append(line)
+    return lines
+
+
 def write_run(run: HarnessRun, split: Split, out: Path) -> dict[str, Any]:
-    """Check everything, then write ``out/samples.jsonl`` and ``out/results.json``; return the results."""
+    """Check everything, then write ``out/samples.jsonl`` and ``out/results.json``; return the results.
+
+    Every line is built and checked before ``out`` is made, so a refusal leaves no folder behind."""
     check_out(out)
     samples = samples_for(run, split)
     config = dataclasses.replace(_config(run), out=str(out))
@@ -191,13 +225,26 @@ def write_run(run: HarnessRun, split: Split, out: Path) -> dict[str, Any]:
     backend = {"name": run.harness, "version": run.version}
     built = results.build_results(config, model, split.identity, samples, ids, {}, backend)
     check_claims(run, built["accuracy"])
-    built["harness"] = {"name": run.harness, "version": run.version, "source": Path(run.source).name}
+    built["harness"] = {
+        "name": run.harness,
+        "version": run.version,
+        "source": Path(run.source).name,
+        "model": run.harness_model or run.model,
+    }
     identity = {k: model[k] for k in ("id", "path", "revision", "dtype", "adapter")}
     stamp = run_stamp(config.identity(), split.identity, identity)
-    out.mkdir(parents=True, exist_ok=True)
     ordered = {s.id: s for s in samples}
-    results.write_samples_atomic(out / results.SAMPLES_NAME, [ordered[i] for i in ids], stamp)
-    results.write_json_atomic(out / results.RESULTS_NAME, built)
+    lines = sample_lines([ordered[i] for i in ids], stamp, run.source)
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        results.write_bytes_atomic(out / results.SAMPLES_NAME, lines)
+        results.write_json_atomic(out / results.RESULTS_NAME, built)
+    except BaseException:
+        (out / results.SAMPLES_NAME).unlink(missing_ok=True)
+        if created:
+            out.rmdir()
+        raise
     return built
 
 

@@ -1,20 +1,60 @@
-"""Readers of harness output files: an Inspect AI log, an lmms-eval samples file -> ``HarnessRun``."""
+"""Readers of harness output files: an Inspect AI log, an lmms-eval samples file -> ``HarnessRun``.
+
+Both read the file as strictly as our own readers read ours: JSON with a key given twice is
+refused (``dataset_builder.json_strict``), an lmms-eval line over 8 MiB is refused before it is
+parsed (``dataset_builder.files``), a text that is not valid Unicode (a lone surrogate) is refused
+by name, and the harness version must read as a version. What the run says about its model is
+kept as the harness names it (``HarnessRun.harness_model``) and mapped to our model id.
+"""
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mmspubench.dataset_builder.files import MAX_ANNOTATION_BYTES, iter_lines_bounded, read_bytes_bounded
+from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.errors import MMSpuBenchError, record_error
-from mmspubench.integrations.ingest import HarnessAnswer, HarnessRun, claimed_from
+from mmspubench.integrations.ingest import HarnessAnswer, HarnessRun, claimed_from, hub_repo_of
+from mmspubench.redact import clean
 
 FIGURES = ("accuracy", "overall", "average", *TYPE_ABBREV.values())
 """The overall figures a harness may record, as the Inspect task and the lmms-eval task name them."""
 LMMS_METRIC = "mm_spubench_acc"
 """The lmms-eval task's metric key; each sample line carries our per-item record under it."""
+MAX_LOG_PART_BYTES = MAX_ANNOTATION_BYTES
+"""Largest JSON part of an Inspect log (a ``.json`` log, or one member of a ``.eval`` zip) read strictly."""
+VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
+"""A package version as pip writes one (PEP 440 and local labels): nothing a terminal could act on."""
+WEIGHT_PROVIDERS = ("mmspubench", "hf", "vllm")
+"""Inspect providers whose model part is a Hub id or a local folder (the weights ran locally)."""
+
+
+def text_field(value: Any, source: str, item_id: str, field: str) -> str:
+    """``value`` as a text that UTF-8 can store (a lone surrogate is refused), or one error line."""
+    if not isinstance(value, str):
+        raise record_error(source, item_id, field, "missing or not text")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise record_error(
+            source, item_id, field, f"holds {value[err.start]!r} at {err.start}, not valid Unicode text"
+        ) from None
+    return value
+
+
+def checked_version(value: Any, source: str, harness: str) -> str:
+    """The harness version the file records; refused when absent, ``unknown`` or not version-shaped."""
+    text = "" if value is None else str(value)
+    if text == "unknown" or VERSION.fullmatch(text) is None:
+        raise MMSpuBenchError(
+            f"{source}: the {harness} version it records ({clean(text)[:40]!r}) is not a version; "
+            f"ingest takes files that {harness} wrote"
+        )
+    return text
 
 
 def _int_or_none(value: Any, what: str, source: str) -> int | None:
@@ -39,17 +79,31 @@ def _limit(task_limit: Any, inspect_limit: Any, source: str) -> int | None:
     return min(given) if given else None
 
 
-def _model_name(inspect_model: str) -> str:
-    """Our provider's ``mmspubench/<folder or Hub id>`` -> the folder or Hub id; others as Inspect names them."""
+def model_id(inspect_model: str) -> str:
+    """Our model id for an Inspect model name: a weights provider's (``mmspubench/``, ``hf/``,
+    ``vllm/``) Hub id or folder (``mmspubench/bundled``: the bundled model's folder, as ``mmspubench
+    eval`` records it); any other name (``openai/gpt-4o-mini``, ``mockllm/model``) as Inspect names it."""
     provider, _, rest = inspect_model.partition("/")
-    return rest if provider == "mmspubench" and rest else inspect_model
+    if provider not in WEIGHT_PROVIDERS or not rest:
+        return inspect_model
+    if provider == "mmspubench" and rest == "bundled":
+        from mmspubench.eval.bundled import bundled_model_dir
+
+        return str(bundled_model_dir())
+    return rest
+
+
+def inspect_hub_repo(inspect_model: str) -> str | None:
+    """The Hub model repo an Inspect model name stands for (``None``: an API or mock model)."""
+    provider, _, rest = inspect_model.partition("/")
+    return hub_repo_of(model_id(inspect_model)) if provider in WEIGHT_PROVIDERS and rest else None
 
 
 def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
     from mmspubench.eval import prompts
 
-    item_id = str(sample.id)
+    item_id = text_field(str(sample.id), source, "?", "id")
     systems = (
         [m.text for m in sample.input if isinstance(m, ChatMessageSystem)]
         if isinstance(sample.input, list)
@@ -62,7 +116,8 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
     score = (sample.scores or {}).get("choice")
     if score is None or sample.output is None:
         raise record_error(source, item_id, "scores", "no 'choice' score or no output")
-    if score.explanation is not None and score.explanation != sample.output.completion:
+    completion = text_field(sample.output.completion, source, item_id, "output")
+    if score.explanation is not None and score.explanation != completion:
         raise record_error(source, item_id, "output", "differs from the text its score was given for")
     users = (
         [m for m in sample.input if isinstance(m, ChatMessageUser)] if isinstance(sample.input, list) else []
@@ -70,11 +125,45 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
     target = sample.target if isinstance(sample.target, str) else None
     return HarnessAnswer(
         id=item_id,
-        raw_output=sample.output.completion,
+        raw_output=completion,
         claimed_prediction=str(score.answer or ""),
         claimed_correct=score.value == "C",
         user_text=users[0].text if len(users) == 1 else "",
         target=target,
+    )
+
+
+def check_strict_json(path: Path, source: str) -> None:
+    """Every JSON part of the log parses strictly (a key given twice is refused, as in our files)."""
+    if path.suffix == ".json":
+        loads_strict(read_bytes_bounded(path, MAX_LOG_PART_BYTES, "an Inspect log"), source)
+        return
+    import zipfile
+
+    import inspect_ai.log  # noqa: F401  (teaches zipfile the zstd compression of .eval logs)
+
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if not info.filename.endswith(".json"):
+                continue
+            if info.file_size > MAX_LOG_PART_BYTES:
+                raise MMSpuBenchError(f"{source}: part {clean(info.filename)!r} is over the size limit")
+            with archive.open(info) as handle:
+                loads_strict(handle.read(MAX_LOG_PART_BYTES + 1), f"{source}: part {clean(info.filename)!r}")
+
+
+def unfinished(log: Any, source: str) -> MMSpuBenchError:
+    """What an Inspect run that did not finish did, in one line."""
+    samples = list(log.samples or [])
+    errored = [s for s in samples if getattr(s, "error", None) is not None]
+    scored = [s for s in samples if s.error is None and s.scores]
+    reason = getattr(getattr(log, "error", None), "message", None)
+    if reason is None and errored:
+        reason = getattr(errored[0].error, "message", None)
+    why = f"; error: {' '.join(clean(str(reason)).split())[:200]}" if reason else ""
+    return MMSpuBenchError(
+        f"{source}: the Inspect run did not finish (status {log.status!r}): {len(scored)} of "
+        f"{len(samples)} samples scored, {len(errored)} failed{why}; ingest takes finished runs only"
     )
 
 
@@ -87,28 +176,30 @@ def read_inspect_log(path: Path) -> HarnessRun:
         raise MMSpuBenchError(f"{source}: no such log file")
     try:
         log = read_eval_log(source)
+        check_strict_json(path, source)
+    except MMSpuBenchError:
+        raise
     except Exception as err:  # Inspect raises many kinds for a broken file; one line for all
         raise MMSpuBenchError(f"{source}: not a readable Inspect log ({type(err).__name__})") from None
     if log.status != "success" or not log.samples:
-        raise MMSpuBenchError(
-            f"{source}: the run's status is {log.status!r} with {len(log.samples or [])} samples"
-        )
+        raise unfinished(log, source)
     if log.eval.task.rsplit("/", 1)[-1] != "mm_spubench":
-        raise MMSpuBenchError(f"{source}: task {log.eval.task!r} is not mm_spubench")
+        raise MMSpuBenchError(f"{source}: task {clean(log.eval.task)!r} is not mm_spubench")
     args: Mapping[str, Any] = log.eval.task_args or {}
     if str(args.get("prompt_variant", "standard")) != "standard":
         raise MMSpuBenchError(
-            f"{source}: task argument prompt_variant={args['prompt_variant']!r}: ingest takes runs of the "
-            "standard prompt only (score a mitigation prompt with mmspubench eval --prompt-variant)"
+            f"{source}: task argument prompt_variant={clean(str(args['prompt_variant']))!r}: ingest takes "
+            "runs of the standard prompt only (score a mitigation prompt with mmspubench eval --prompt-variant)"
         )
     claimed: dict[str, float] = {}
     for score in log.results.scores if log.results else []:
         claimed.update(claimed_from({k: m.value for k, m in score.metrics.items()}, FIGURES))
+    inspect_model = text_field(str(log.eval.model), source, "?", "eval.model")
     return HarnessRun(
         harness="inspect_ai",
-        version=str(log.eval.packages.get("inspect_ai", "unknown")),
+        version=checked_version(log.eval.packages.get("inspect_ai"), source, "inspect_ai"),
         source=source,
-        model=_model_name(str(log.eval.model)),
+        model=model_id(inspect_model),
         dataset=None if args.get("dataset") is None else str(args["dataset"]),
         revision=None if args.get("revision") is None else str(args["revision"]),
         split=str(args.get("split", "test")),
@@ -116,6 +207,8 @@ def read_inspect_log(path: Path) -> HarnessRun:
         max_new_tokens=_int_or_none(args.get("max_tokens"), "task argument max_tokens", source) or 16,
         answers=tuple(_inspect_answer(s, source) for s in log.samples),
         claimed=claimed,
+        harness_model=inspect_model,
+        hub_repo=inspect_hub_repo(inspect_model),
     )
 
 
@@ -123,22 +216,22 @@ def _lmms_answer(line: Mapping[str, Any], source: str, number: int) -> tuple[Har
     record = line.get(LMMS_METRIC)
     if not isinstance(record, Mapping) or not isinstance(record.get("id"), str):
         raise MMSpuBenchError(f"{source}: line {number}: field {LMMS_METRIC!r}: not an mm_spubench record")
-    raw, user_text = record.get("raw_output"), record.get("user_text")
-    if not isinstance(raw, str) or not isinstance(user_text, str):
-        raise record_error(source, record["id"], "raw_output", "missing or not text")
+    item_id = text_field(record["id"], source, "?", "id")
+    raw = text_field(record.get("raw_output"), source, item_id, "raw_output")
+    user_text = text_field(record.get("user_text"), source, item_id, "user_text")
     prediction, correct = record.get("prediction"), record.get("correct")
     if (prediction is not None and not isinstance(prediction, str)) or not isinstance(correct, bool):
-        raise record_error(source, record["id"], "prediction", "malformed prediction or correct")
+        raise record_error(source, item_id, "prediction", "malformed prediction or correct")
     target = line.get("target")
     answer = HarnessAnswer(
-        id=record["id"],
+        id=item_id,
         raw_output=raw,
         claimed_prediction=prediction or "",
         claimed_correct=correct,
         user_text=user_text,
         target=target if isinstance(target, str) else None,
     )
-    return answer, str(record.get("harness_version", "unknown"))
+    return answer, checked_version(record.get("harness_version"), f"{source}: line {number}", "lmms_eval")
 
 
 def read_lmms_samples(
@@ -146,22 +239,20 @@ def read_lmms_samples(
 ) -> HarnessRun:
     """An lmms-eval ``*_samples_mm_spubench.jsonl`` (``--log_samples``) of the shipped task."""
     source = str(path)
+    if not model.strip() or clean(model) != model or "\n" in model:
+        raise MMSpuBenchError(f"--model {model!r}: expected the model's Hub id (org/name) or a name")
     if not path.is_file():
         raise MMSpuBenchError(f"{source}: no such samples file")
     answers, versions = [], set()
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                line = json.loads(text)
-            except ValueError:
-                raise MMSpuBenchError(f"{source}: line {number}: not JSON") from None
-            if not isinstance(line, Mapping):
-                raise MMSpuBenchError(f"{source}: line {number}: not a JSON object")
-            answer, harness_version = _lmms_answer(line, source, number)
-            answers.append(answer)
-            versions.add(harness_version)
+    for number, text in iter_lines_bounded(path, "an lmms-eval samples file"):
+        if not text.strip():
+            continue
+        line = loads_strict(text, f"{source}: line {number}")
+        if not isinstance(line, Mapping):
+            raise MMSpuBenchError(f"{source}: line {number}: not a JSON object")
+        answer, harness_version = _lmms_answer(line, source, number)
+        answers.append(answer)
+        versions.add(harness_version)
     if not answers or len(versions) != 1:
         raise MMSpuBenchError(
             f"{source}: no samples, or samples of several lmms-eval versions {sorted(versions)}"
@@ -178,4 +269,6 @@ def read_lmms_samples(
         max_new_tokens=16,
         answers=tuple(answers),
         claimed={},
+        harness_model=model,
+        hub_repo=hub_repo_of(model),
     )

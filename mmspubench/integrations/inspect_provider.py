@@ -4,13 +4,16 @@
 id>`` any other (``-M device=cuda -M dtype=bfloat16 -M trust_remote_code=true``). The model is
 loaded by ``mmspubench.load_model`` and each request is answered as ``mmspubench eval
 --answer-mode generate`` answers an item: the system text, the image and the user text become our
-``ChatPrompt``, rendered with the model's chat template, and the answer is greedy.
+``ChatPrompt``, rendered with the model's chat template, and the answer is greedy. The weights
+load on the first request (so the task's option check comes first), once per process.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import threading
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import (
@@ -32,6 +35,40 @@ BUNDLED = "bundled"
 """Model name that stands for the bundled tiny model."""
 DEFAULT_MAX_TOKENS = 16
 """Answer length when the request sets none (``mmspubench eval``'s ``--max-new-tokens`` default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadKey:
+    """What a loaded model is: its folder or Hub id and how it was loaded."""
+
+    folder: str
+    """Local folder or Hub id (the bundled model's folder for ``bundled``)."""
+    device: str
+    """Torch device."""
+    dtype: str
+    """Torch dtype name."""
+    trust_remote_code: bool
+    """Whether the model's own code may run."""
+
+
+_LOADED: dict[LoadKey, Any] = {}
+_LOCK = threading.Lock()
+
+
+def loaded_model(key: LoadKey) -> Any:
+    """``mmspubench.load_model`` of ``key``, loaded once per process."""
+    with _LOCK:
+        if key not in _LOADED:
+            import mmspubench
+
+            _LOADED[key] = mmspubench.load_model(
+                key.folder,
+                device=key.device,
+                dtype=key.dtype,
+                batch_size=1,
+                trust_remote_code=key.trust_remote_code,
+            )
+        return _LOADED[key]
 
 
 def _decode_image(uri: str) -> Any:
@@ -72,23 +109,26 @@ class MMSpuBenchModelAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-        import mmspubench
         from mmspubench.eval.extras import require
 
         require("the mmspubench/<model> Inspect provider", ["torch", "transformers"])
-
         folder: str = model_name
         if model_name == BUNDLED:
             from mmspubench.eval.bundled import bundled_model_dir
 
             folder = str(bundled_model_dir())
-        self.vlm = mmspubench.load_model(
-            folder,
+        self.key = LoadKey(
+            folder=folder,
             device=str(model_args.get("device", "cpu")),
             dtype=str(model_args.get("dtype", "float32")),
-            batch_size=1,
             trust_remote_code=str(model_args.get("trust_remote_code", "false")).lower() == "true",
         )
+
+    @property
+    def vlm(self) -> Any:
+        """The loaded model: loaded on the first request (after the task checked its options), once
+        per process for every instance Inspect makes of the same model."""
+        return loaded_model(self.key)
 
     def max_connections(self) -> int:
         """One model in this process: requests run one by one."""

@@ -25,12 +25,12 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics as our_metrics
 from mmspubench.eval import prompts
 from mmspubench.eval.parse import parse_answer, parse_final_answer
+from mmspubench.integrations.inspect_args import TaskOptionError, check_task_args
 from mmspubench.integrations.items import SplitItem, load_split
+from mmspubench.redact import clean
 
 TASK_NAME = "mmspubench/mm_spubench"
 """The task's registry name (explicit: an editable install has no distribution prefix)."""
-PROMPT_VARIANTS = tuple(prompts.VARIANTS)
-"""Multiple-choice prompt variants (the templates of ``eval/prompts.py``, as ``--prompt-variant``)."""
 DEFAULT_MAX_TOKENS = 16
 """Answer length of the standard prompt, as ``mmspubench eval``'s ``--max-new-tokens`` default
 (a variant that reasons first takes its own, ``PromptVariant.max_new_tokens``)."""
@@ -83,9 +83,12 @@ def _scored(scores: Sequence[SampleScore]) -> list[our_metrics.Scored]:
 @metric
 def type_accuracy() -> Metric:
     """Table 2's figures in percent: ``overall``, ``average`` (mean over types with items) and one
-    per type abbreviation (an item of two types counts in both; types without items left out)."""
+    per type abbreviation (an item of two types counts in both; types without items left out).
+    Over no scores (Inspect asks before the first sample ends): no figures, reported as NaN."""
 
     def compute(scores: list[SampleScore]) -> Any:
+        if not scores:
+            return {}
         summary = our_metrics.accuracy_summary(_scored(scores), 0, 0)
         by_type = {k: v for k, v in summary["by_type"].items() if v is not None}
         return {"overall": summary["overall"], "average": summary["average"], **by_type}
@@ -103,17 +106,31 @@ def mm_spubench(
     max_tokens: int | None = None,
 ) -> Task:
     """MM-SpuBench accuracy. ``dataset``: a Hub id (at ``revision``), a built folder or a raw
-    release, as ``mmspubench eval --dataset`` (default: the bundled release)."""
-    if prompt_variant not in PROMPT_VARIANTS:
-        raise MMSpuBenchError(
-            f"-T prompt_variant={prompt_variant!r}: expected one of {', '.join(PROMPT_VARIANTS)}"
-        )
+    release, as ``mmspubench eval --dataset`` (default: the bundled release). Every option is
+    checked as ``mmspubench eval`` checks its flag, before anything is read; a bad one is one line."""
+    try:
+        given: dict[str, Any] = {"dataset": dataset, "revision": revision, "split": split}
+        given.update({"prompt_variant": prompt_variant, "limit": limit, "max_tokens": max_tokens})
+        check_task_args(given)
+        return _task(dataset, revision, split, prompt_variant, limit, max_tokens)
+    except MMSpuBenchError as err:
+        raise TaskOptionError(clean(" ".join(str(err).split()))) from None
+
+
+def _task(
+    dataset: str | None,
+    revision: str | None,
+    split: str,
+    prompt_variant: str,
+    limit: int | None,
+    max_tokens: int | None,
+) -> Task:
     chosen = prompts.variant(prompt_variant)
-    loaded = load_split(dataset, revision, split, None if limit is None else int(limit))
+    loaded = load_split(dataset, revision, split, limit)
     samples = [to_sample(s, prompt_variant) for s in loaded.items]
     return Task(
         dataset=MemoryDataset(samples, name="mm_spubench", location=str(dataset or "bundled")),
-        solver=mcq_answer(int(max_tokens or chosen.max_new_tokens), chosen.final_answer),
+        solver=mcq_answer(max_tokens or chosen.max_new_tokens, chosen.final_answer),
         scorer=choice(),
         metrics=[accuracy(), type_accuracy()],
         metadata={

@@ -157,7 +157,9 @@ def test_ingested_log_reports_and_submits(
     from mmspubench.space.leaderboard import load_entries
 
     (entry,) = load_entries(tmp_path)
-    assert entry.model_id == "bundled"  # the provider's model part, as `eval` names a folder
+    # mmspubench/bundled is the bundled model's folder, the id `mmspubench eval` records for it
+    assert entry.model_id == json.loads((eval_run / "results.json").read_text())["model"]["id"]
+    assert results["harness"]["model"] == "mmspubench/bundled"
     assert _submit(run, tmp_path / "pr") == 0
     assert (tmp_path / "pr").is_dir()
 
@@ -176,13 +178,15 @@ def _tampered(log: EvalLog, path: Path, how: str) -> Path:
         sample.target = "D" if sample.target != "D" else "A"
     elif how == "system":
         sample.input[0].content = "Judge by the background."  # type: ignore[union-attr]
+    elif how == "nan":
+        copy.results.scores[0].metrics["accuracy"].value = float("nan")
     else:
         copy.results.scores[0].metrics["accuracy"].value += 0.25
     write_eval_log(copy, str(path))
     return path
 
 
-@pytest.mark.parametrize("how", ["score", "output", "target", "figure", "system"])
+@pytest.mark.parametrize("how", ["score", "output", "target", "figure", "nan", "system"])
 def test_a_tampered_log_is_refused(
     provider_log: EvalLog, tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:

@@ -72,7 +72,7 @@ def test_ingest_refuses_a_run_folder_that_holds_files(
     (out / "results.json").write_text("{}")
     samples = tmp_path / "s.jsonl"
     samples.write_text('{"mm_spubench_acc": {"id": "000000"}}\n')
-    assert main(["ingest", "lmms-eval", str(samples), "--out", str(out)]) == 2
+    assert main(["ingest", "lmms-eval", str(samples), "--out", str(out), "--model", "org/model"]) == 2
     err = capsys.readouterr().err.strip()
     assert "not an empty folder" in err and "\n" not in err
     assert (out / "results.json").read_text() == "{}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ def _samples_file(path: Path, replies: dict[str, str]) -> Path:
     for number, row in enumerate(load_benchmark(hub.REPO_ID)):
         doc = dict(row)
         metrics = utils.process_results(doc, [replies[doc["id"]]])
+        metrics[utils.METRIC]["harness_version"] = "0.4.1"  # as inside lmms-eval (none installed here)
         line = {"doc_id": number, "target": utils.doc_to_target(doc), "resps": [[replies[doc["id"]]]]}
         lines.append(json.dumps({**line, **metrics}))
     path.write_text("\n".join(lines) + "\n")
@@ -89,7 +89,7 @@ def test_a_tampered_lmms_record_is_refused(
     samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     capsys.readouterr()
     argv = ["ingest", "lmms-eval", str(samples), "--out", str(tmp_path / "run"), "--dataset", hub.REPO_ID]
-    assert main(argv) == 2
+    assert main([*argv, "--model", "org/model"]) == 2
     err = capsys.readouterr().err.strip()
     assert "score" in err and "\n" not in err and not (tmp_path / "run").exists()
 
@@ -111,12 +111,9 @@ def test_lmms_eval_task_manager_loads_the_folder_and_gives_our_figures(
     ours = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps({s["id"]: s["raw_output"] for s in ours}))
-    # The README's step: copy the folder and point dataset_path at your dataset.
-    task = shutil.copytree(TASK_DIR, tmp_path / "task")
-    yaml_path = task / "mm_spubench.yaml"
-    yaml_path.write_text(
-        yaml_path.read_text().replace(f"dataset_path: {hub.REPO_ID}", f"dataset_path: {built}")
-    )
+    # The documented step: a copy of the task folder reading the local built folder.
+    task = tmp_path / "task"
+    assert main(["integrations", "lmms-eval", "--dataset", str(built), "--out", str(task)]) == 0
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     done = subprocess.run(
         [python, str(DRIVER), str(task), str(answers)],

@@ -1,41 +1,148 @@
-"""`mmspubench export --format vlmevalkit`: every row read back as VLMEvalKit reads it equals the item."""
+"""`mmspubench export --format vlmevalkit`: every row read back exactly as VLMEvalKit reads the TSV
+(`pd.read_csv(f, sep='\\t')`, pandas' defaults: no friendlier reader), or the export refuses."""
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
+import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from mmspubench.cli import main
+from mmspubench.errors import MMSpuBenchError
 from PIL import Image
 
 from tests.dataset_builder import hub_fixtures as hub
+from tests.dataset_builder.raw_fixtures import make_release, read_records, write_annotation
+
+pd = pytest.importorskip("pandas")
 
 
-def test_tsv_round_trips_every_field_and_image(
+def vlmevalkit_read(path: Path) -> Any:
+    """What VLMEvalKit's ``load`` does with a ``.tsv``."""
+    return pd.read_csv(path, sep="\t")
+
+
+def na_words() -> list[str]:
+    """pandas' own missing-value words, as this pandas knows them."""
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    return sorted(STR_NA_VALUES)
+
+
+def test_tsv_reads_back_exactly_under_vlmevalkits_reader(
     published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pd = pytest.importorskip("pandas")
     from mmspubench.dataset_builder.load import load_benchmark
     from mmspubench.eval.data import load_items
 
     out = tmp_path / "MM_SpuBench.tsv"
     assert main(["export", "--format", "vlmevalkit", "--dataset", hub.REPO_ID, "--out", str(out)]) == 0
-    table = pd.read_csv(out, sep="\t", dtype=str, keep_default_na=False)  # VLMEvalKit's reader
+    table = vlmevalkit_read(out)
     assert list(table.columns) == [
-        "index", "image", "question", "hint", "A", "B", "C", "D", "answer", "category", "id"
-    ]  # fmt: skip
+        "index",
+        "image",
+        "question",
+        "A",
+        "B",
+        "C",
+        "D",
+        "answer",
+        "category",
+        "item_id",
+    ]
     items = load_items(load_benchmark(hub.REPO_ID), None, "test")
     assert len(table) == len(items) == hub.N_IMAGES
+    assert any(item.id.isdigit() for item in items)  # ids like 000000: pandas would read them as 0
     for position, (row, item) in enumerate(zip(table.to_dict("records"), items, strict=True)):
-        assert row["index"] == str(position) and row["id"] == item.id
-        assert row["question"] == item.question and row["hint"] == ""
+        assert isinstance(row["index"], int) and row["index"] == position
+        assert row["item_id"] == f"item:{item.id}" and row["item_id"].removeprefix("item:") == item.id
+        assert row["question"] == item.question
         assert [row[k] for k in "ABCD"] == list(item.options) and row["answer"] == item.answer
         assert row["category"].split(";") == list(item.spurious_types)
         decoded = Image.open(io.BytesIO(base64.b64decode(row["image"]))).convert("RGB")
         assert np.array_equal(np.asarray(decoded), np.asarray(item.pil_image))
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory: pytest.TempPathFactory) -> object:
+    from mmspubench.integrations.items import load_split
+
+    root = tmp_path_factory.mktemp("raw")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MMSPUBENCH_CACHE", str(root / "cache"))
+        return load_split(str(make_release(root / "release", n=4)))
+
+
+@pytest.mark.parametrize("field", ["question", "option"])
+@pytest.mark.parametrize("text", na_words())
+def test_a_text_pandas_reads_as_missing_is_refused_naming_item_and_field(
+    split: object, tmp_path: Path, field: str, text: str
+) -> None:
+    from mmspubench.integrations.vlmevalkit import write_tsv
+
+    edited, item_id = _edited(split, field, text, rows=1)
+    out = tmp_path / "x.tsv"
+    column = "question" if field == "question" else "B"
+    with pytest.raises(MMSpuBenchError) as caught:
+        write_tsv(edited, out)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert f"record {item_id!r}" in message and f"field {column!r}" in message and "\n" not in message
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def _edited(split: object, field: str, text: str, rows: int) -> tuple[object, str]:
+    """``split`` with ``text`` as the question (or option B) of its last ``rows`` items."""
+    from mmspubench.integrations.items import Split
+
+    assert isinstance(split, Split)
+    items = list(split.items)
+    for position in range(len(items) - rows, len(items)):
+        item = items[position].item
+        if field == "question":
+            changed = dataclasses.replace(item, question=text)
+        else:
+            changed = dataclasses.replace(item, options=(item.options[0], text, *item.options[2:]))
+        items[position] = dataclasses.replace(items[position], item=changed)
+    return dataclasses.replace(split, items=tuple(items)), items[len(items) - rows].item.id
+
+
+@pytest.mark.parametrize("text", ["True", "false", "007", "1e3", "-0.5"])
+def test_a_number_like_text_beside_others_reads_back_and_a_whole_column_of_them_is_refused(
+    split: object, tmp_path: Path, text: str
+) -> None:
+    from mmspubench.integrations.vlmevalkit import write_tsv
+
+    one, _ = _edited(split, "option", text, rows=1)  # one such cell: pandas keeps the column as text
+    write_tsv(one, tmp_path / "one.tsv")  # type: ignore[arg-type]
+    assert vlmevalkit_read(tmp_path / "one.tsv")["B"].tolist()[-1] == text
+    every, first_id = _edited(split, "option", text, rows=4)  # every cell: pandas reads numbers/booleans
+    with pytest.raises(MMSpuBenchError, match=f"record {first_id!r}: field 'B'"):
+        write_tsv(every, tmp_path / "every.tsv")  # type: ignore[arg-type]
+    assert not (tmp_path / "every.tsv").exists()
+
+
+def test_export_of_a_release_with_an_option_none_exits_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path / "cache"))
+    release = make_release(tmp_path / "release", n=4)
+    records = read_records(release)
+    records[2]["options"][3] = "None"
+    write_annotation(release, records)
+    out = tmp_path / "MM_SpuBench.tsv"
+    capsys.readouterr()
+    assert main(["export", "--format", "vlmevalkit", "--dataset", str(release), "--out", str(out)]) == 2
+    lines = [x for x in capsys.readouterr().err.splitlines() if "mmspubench export" in x]
+    assert len(lines) == 1  # (datasets' own progress lines, when it builds the release, aside)
+    err = lines[0]
+    assert "record '000002'" in err and "field 'D'" in err and "'None'" in err
+    assert not out.exists()
+    assert json.dumps(records)  # the release itself is untouched by the export
 
 
 def test_export_refuses_a_path_that_is_not_a_tsv(
@@ -45,3 +152,10 @@ def test_export_refuses_a_path_that_is_not_a_tsv(
     assert main(["export", "--format", "vlmevalkit", "--dataset", hub.REPO_ID, "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert ".tsv" in err and "\n" not in err and not out.exists()
+
+
+def test_export_help_gives_an_example_that_sets_lmudata(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    text = capsys.readouterr().out
+    assert "export LMUData=" in text and '--out "$LMUData/MM_SpuBench.tsv"' in text

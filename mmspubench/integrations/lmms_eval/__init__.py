@@ -1,8 +1,52 @@
-"""The lmms-eval task folder ``mm_spubench/`` (package data; ``mmspubench integrations lmms-eval`` prints it)."""
+"""The lmms-eval task folder ``mm_spubench/`` (package data; ``mmspubench integrations lmms-eval`` prints it).
+
+The shipped task reads the published dataset from the Hub (``dataset_path`` in its YAML).
+:func:`write_task_copy` (``mmspubench integrations lmms-eval --dataset DIR --out TASK``) writes a
+copy of the folder whose ``dataset_path`` is another Hub id or a local built folder (made by
+``mmspubench build``), for an offline machine or a dataset of your own.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 from pathlib import Path
+
+from mmspubench.errors import MMSpuBenchError
 
 TASK_DIR = Path(__file__).resolve().parent / "mm_spubench"
 """The folder to pass as ``lmms-eval --include_path``."""
+TASK_FILES = ("mm_spubench.yaml", "utils.py")
+"""The files of the task folder."""
+_DATASET_LINE = re.compile(r"^dataset_path: .*$", re.MULTILINE)
+
+
+def task_yaml(dataset: str) -> str:
+    """The task's YAML with ``dataset_path`` set to ``dataset`` (quoted: any path is one YAML string)."""
+    text = (TASK_DIR / "mm_spubench.yaml").read_text(encoding="utf-8")
+    replaced, count = _DATASET_LINE.subn(lambda _: f"dataset_path: {json.dumps(dataset)}", text, count=1)
+    if count != 1:
+        raise MMSpuBenchError(f"{TASK_DIR / 'mm_spubench.yaml'}: no dataset_path line")
+    return replaced
+
+
+def write_task_copy(dataset: str, out: Path) -> Path:
+    """A copy of the task folder at ``out`` (new or empty) reading ``dataset``: a Hub id, or a local
+    folder (written as its absolute path, so lmms-eval finds it from any working folder)."""
+    from mmspubench.dataset_builder.hub import is_hub_id
+
+    local = Path(dataset).expanduser()
+    if local.exists():
+        if not local.is_dir():
+            raise MMSpuBenchError(f"--dataset {dataset}: not a folder (a built dataset folder or a Hub id)")
+        dataset = str(local.resolve())
+    elif not is_hub_id(dataset):
+        raise MMSpuBenchError(f"--dataset {dataset}: no such folder, and not a Hub id (org/name)")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise MMSpuBenchError(f"--out {out}: exists and is not an empty folder")
+    yaml_text = task_yaml(dataset)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(TASK_DIR / "utils.py", out / "utils.py")
+    (out / "mm_spubench.yaml").write_text(yaml_text, encoding="utf-8")
+    return out
