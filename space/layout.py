@@ -99,7 +99,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
     with gr.Row():
         cgla_source = gr.Dropdown(
             handlers.cgla_sources(state),
-            value=handlers.cgla_sources(state)[0],
+            value=handlers.cgla_sources(state)[0][1],
             label="CGL from",
             scale=3,
             elem_id="cgla-source",
@@ -313,10 +313,10 @@ def _submit_tab() -> None:
         samples_file = gr.File(label="samples.jsonl", file_types=[".jsonl"], elem_id="submit-samples")
     model_repo = gr.Textbox(label="Model repo (org/name)", max_length=96, elem_id="submit-repo")
     button = gr.Button("Validate", elem_id="submit-validate")
-    verdict = _markdown()
+    verdict = _markdown(elem_id="submit-verdict")
     yaml_text = gr.Code(language="yaml", label=".eval_results/mm-spubench.yaml", interactive=False)
     button.click(
-        guarded(handlers.validate_upload),
+        guarded(handlers.submit_verdict),
         [results_file, samples_file, model_repo],
         [verdict, yaml_text],
         api_name="validate_submission",

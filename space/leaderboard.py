@@ -217,6 +217,11 @@ def view_frame(
     return rows[chosen].round(2)
 
 
+def board_runs(frame: pd.DataFrame) -> list[str]:
+    """The results runs of the table, in its order (a Hub-only row names none): the runs the chart draws."""
+    return [str(run) for run in frame["Run"] if isinstance(run, str) and run]
+
+
 def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Long format for the comparison plot: ``model``, ``type``, ``accuracy`` (one row per run and type)."""
     records = []
