@@ -310,8 +310,11 @@ def leaderboard_plot(state: SpaceState) -> Any:
     if not state.series:
         return None
     from mmspubench.eval.plots import report_figure_object, require_matplotlib
+    from mmspubench.space.charts import fit_report_figure
 
-    figure = report_figure_object(state.series)
+    figure = fit_report_figure(
+        report_figure_object(state.series), state.series
+    )  # legend inside, 0 bars marked
     require_matplotlib().close(figure)  # pyplot forgets it (no leak per visitor); Gradio still renders it
     return figure
 
