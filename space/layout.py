@@ -251,9 +251,11 @@ def _leaderboard_tab(state: SpaceState) -> None:
         elem_id="board-table",
     )
     _markdown(
-        "Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy. "
-        "Source: where each figure comes from (a results-dataset run, its samples re-checked; or the Hub's "
-        "leaderboard of `mcq_accuracy`, verified or community, in Hub Overall)."
+        "Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy. One row "
+        "per run (the latest of a model, prompt variant and answer mode); the chart below draws the same runs. "
+        "Source: where each figure comes from (the row's results-dataset run, its samples re-checked; or the "
+        "Hub's leaderboard of `mcq_accuracy` for the model id, a verified entry over a community one, in "
+        "Hub Overall)."
     )
     _markdown(state.board_note or "- Results dataset and Hub leaderboard both read.", elem_id="board-note")
     # The same grouped bars as `mmspubench report --plot` (eval.plot_data's data, eval.plots' figure).

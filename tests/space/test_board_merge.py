@@ -210,3 +210,25 @@ def test_table_rows_are_the_chart_runs(tmp_path: Path, monkeypatch: pytest.Monke
     # the chart draws the table's runs in the table's order
     for label, (_, row) in zip([s.label for s in state.series], state.board.iterrows(), strict=True):
         assert label.startswith(row["Model"].split("]")[0].strip("[")) and f"[{row['Variant']}," in label
+
+
+def test_boundaries_and_odd_ids(online: None) -> None:
+    hub = [
+        _entry("org/zero", 0, False),
+        _entry("org/one", 1, True),
+        {"modelId": 42, "value": 0.5, "verified": True},
+        {"modelId": "org/x)](javascript:alert(1)", "value": 0.5, "verified": True},
+        {"modelId": "org/tiny", "value": 5e-324, "verified": False},
+    ]
+    frame, note = _board(None, StubApi(hub))
+    assert sorted(_models(frame)) == ["org/one", "org/tiny", "org/zero"]
+    assert sorted(frame["Hub Overall"]) == [0.0, pytest.approx(0.0), 100.0]
+    assert "2 of the Hub leaderboard's 5 entries left out" in note and "javascript" not in "".join(
+        frame["Model"]
+    )
+
+
+@pytest.mark.parametrize("answer", [None, []])
+def test_an_empty_hub_answer_says_no_entries_yet(online: None, answer: Any) -> None:
+    frame, note = _board(None, StubApi(answer))
+    assert len(frame) == 0 and "has no entries yet" in note

@@ -106,7 +106,7 @@ def _pixels(fig: Any) -> np.ndarray:
     return np.asarray(fig.canvas.buffer_rgba())[..., :3]
 
 
-def _colour_near_baseline(fig: Any, patch: Any, colour: tuple[int, int, int]) -> int:
+def _colour_near_baseline(fig: Any, patch: Any, colour: tuple[int, ...]) -> int:
     """Pixels of ``colour`` within the patch's x-span, 4 pixels around the axis baseline."""
     ax = patch.axes
     image = _pixels(fig)
