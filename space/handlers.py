@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, explore, leaderboard, live
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from mmspubench.eval.plot_data import Series
     from PIL.Image import Image
 
-LIVE_SOURCE = "live: compute with the model chosen in the Run tab"
+LIVE_SOURCE = "live: compute with the Model chosen above the tabs"
 """CGLA source choice meaning "score the item now" rather than read a results run."""
 SELECTED_ITEM, UPLOADED_IMAGE = "selected item", "my image"
 """Choices of the Run tab's input radio."""
@@ -83,6 +84,8 @@ class SpaceState:
     """Loaded-on-demand model for live runs."""
     board_note: str = ""
     """What the leaderboard left out and where its figures come from (Markdown, escaped)."""
+    cgla_choices: tuple[tuple[str, str], ...] = ()
+    """(label, run) of the CGLA source dropdown (:func:`cgla_choices`); empty: the run names."""
 
 
 def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> SpaceState:
@@ -102,16 +105,19 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
     entries: list[leaderboard.RunEntry] = []
     runs: dict[str, Path] = {}
     series: tuple[Series, ...] = ()
-    folder = None
-    if config.results is not None:
-        folder = leaderboard.resolve_results(config.results)
+    folder = leaderboard.resolve_results(config.results) if config.results is not None else None
+    if folder is not None:
         entries = leaderboard.load_entries(folder)
-        series = leaderboard.plot_series(folder, entries)
-        for entry in entries:
-            samples = folder / entry.row["Run"] / "samples.jsonl"
+    board, note = hub_leaderboard.board(folder, entries, hub_leaderboard.benchmark_id(config.dataset))
+    if folder is not None:
+        # The chart and the CGLA view show exactly the table's runs, in the table's order.
+        by_run = {str(e.row["Run"]): e for e in entries}
+        shown = [by_run[run] for run in leaderboard.board_runs(board)]
+        series = leaderboard.plot_series(folder, shown)
+        for entry in shown:
+            samples = folder / str(entry.row["Run"]) / "samples.jsonl"
             if samples.is_file():
                 runs[str(entry.row["Run"])] = samples
-    board, note = hub_leaderboard.board(folder, entries, hub_leaderboard.benchmark_id(config.dataset))
     return SpaceState(
         dataset=dataset,
         dataset_label=label,
@@ -121,6 +127,7 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
         series=series,
         models=models or live.ModelCache(config.hub_models),
         board_note=note,
+        cgla_choices=cgla_choices(board, runs),
     )
 
 
@@ -162,9 +169,36 @@ def first_item(state: SpaceState) -> tuple[str, Image | None, str, pd.DataFrame 
     return (first, *open_item(state, first))
 
 
-def cgla_sources(state: SpaceState) -> list[str]:
-    """Choices of the CGLA source dropdown: the runs with samples, then live scoring."""
-    return [*sorted(state.runs), LIVE_SOURCE]
+def _variant_rank(variant: str) -> int:
+    return 0 if variant == "standard" else 2 if "ceiling" in variant else 1
+
+
+def cgla_choices(board: pd.DataFrame, runs: dict[str, Path]) -> tuple[tuple[str, str], ...]:
+    """(label, run) of each table run with samples: labelled by model and prompt variant (the run
+    folder added where two share both), standard runs first and ceiling runs last."""
+    rows = [
+        (str(r["Run"]), leaderboard.plain_model(str(r["Model"])), str(r["Variant"]))
+        for _, r in board.iterrows()
+    ]
+    rows = [row for row in rows if row[0] in runs]
+    labels = [f"{model} · {variant}" for _, model, variant in rows]
+    choices = [
+        (f"{label} (run {run})" if labels.count(label) > 1 else label, run, _variant_rank(variant))
+        for label, (run, _, variant) in zip(labels, rows, strict=True)
+    ]
+    return tuple((label, run) for label, run, _ in sorted(choices, key=lambda c: (c[2], c[0])))
+
+
+def cgla_sources(state: SpaceState) -> list[tuple[str, str]]:
+    """Choices (label, value) of the CGLA source dropdown: the runs with samples, a standard run
+    first (the default), then live scoring."""
+    runs = state.cgla_choices or tuple((run, run) for run in sorted(state.runs))
+    return [*runs, (LIVE_SOURCE, LIVE_SOURCE)]
+
+
+def source_label(state: SpaceState, source: str) -> str:
+    """How the dropdown names a run."""
+    return next((label for label, run in cgla_sources(state) if run == source), source)
 
 
 def _dataset_item(state: SpaceState, item_id: str) -> Any:
@@ -186,12 +220,20 @@ def show_cgla(
         record = result.sample.to_json()
     else:
         if source not in state.runs:
-            raise MMSpuBenchError(f"unknown results run {source!r}; choose one of {cgla_sources(state)}")
+            known = [label for label, _ in cgla_sources(state)]
+            raise MMSpuBenchError(f"unknown results run {source!r}; choose one of {known}")
         records = cgla_view.read_samples(state.runs[source])
         if item_id not in records:
-            raise MMSpuBenchError(f"run {source!r} has no record of item {item_id!r}")
+            raise MMSpuBenchError(f"run {source_label(state, source)!r} has no record of item {item_id!r}")
         record = records[item_id]
-    return cgla_view.cgl_frame(record), cgla_view.cgla_markdown(record), record
+        return cgla_view.cgl_frame(record), from_run(state, source, cgla_view.cgla_markdown(record)), record
+    scored = f"Computed live with {escape_cell(model_choice or live.BUNDLED_CHOICE)}. "
+    return cgla_view.cgl_frame(record), scored + cgla_view.cgla_markdown(record), record
+
+
+def from_run(state: SpaceState, run: str, text: str) -> str:
+    """A results run's CGLA reading, saying which run (as the dropdown names it) it comes from."""
+    return f"From results run {code_span(source_label(state, run))}. {text}"
 
 
 def show_prompts(record: dict[str, Any] | None) -> str:
@@ -268,8 +310,11 @@ def leaderboard_plot(state: SpaceState) -> Any:
     if not state.series:
         return None
     from mmspubench.eval.plots import report_figure_object, require_matplotlib
+    from mmspubench.space.charts import fit_report_figure
 
-    figure = report_figure_object(state.series)
+    figure = fit_report_figure(
+        report_figure_object(state.series), state.series
+    )  # legend inside, 0 bars marked
     require_matplotlib().close(figure)  # pyplot forgets it (no leak per visitor); Gradio still renders it
     return figure
 
@@ -319,3 +364,39 @@ def validate_upload(
         f"```\nmmspubench submit results.json --model-repo {submission.model_repo}\n```"
     )
     return verdict, submission.yaml_text
+
+
+PAGE_TERMS: tuple[tuple[str, str], ...] = (
+    (
+        "pass --dataset-revision SHA or set MMSPUBENCH_PUBLISHED_REVISION",
+        "this Space's maintainer sets the published revision (the Space variable MMSPUBENCH_PUBLISHED_REVISION)",
+    ),
+    (
+        "; pass --dataset-revision SHA",
+        "; this Space's maintainer sets the published revision (the Space variable MMSPUBENCH_PUBLISHED_REVISION)",
+    ),
+    ("--model-repo ", "Model repo "),
+    ("(rerun with another --prompt-variant)", "(rerun `mmspubench eval` with another --prompt-variant)"),
+    ("; evaluate with --dataset ", "; run `mmspubench eval` on your machine with --dataset "),
+    ("(no --limit)", "(a run of `mmspubench eval` without --limit)"),
+)
+"""submit's advice to a command-line user, as the Submit tab says it: a field of the page, the
+Space's own setting, or the evaluation command the visitor runs on their machine."""
+
+
+def page_terms(reason: str) -> str:
+    """``reason`` (a ``submit`` refusal) in the Submit tab's terms (:data:`PAGE_TERMS`)."""
+    for cli, page in PAGE_TERMS:
+        reason = reason.replace(cli, page)
+    return reason
+
+
+def submit_verdict(
+    results_file: str | None, samples_file: str | None, model_repo: str | None
+) -> tuple[str, str]:
+    """The Submit tab's verdict: :func:`validate_upload`'s, or the refusal's reason kept on the page
+    (not a fading message), in the page's terms."""
+    try:
+        return validate_upload(results_file, samples_file, model_repo)
+    except MMSpuBenchError as err:
+        return f"**Not valid.** {escape_cell(page_terms(str(err)))}", ""

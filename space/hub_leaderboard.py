@@ -8,15 +8,19 @@ equal), and a run failing a check is left out with its reason in the note.
 benchmark's leaderboard (``HfApi.get_dataset_leaderboard``, huggingface_hub >= 1.8): one
 ``mcq_accuracy`` figure per model, verified or community.
 
-The merge has one row per model and revision (the latest run of a pair when the dataset holds
-several); ``Source`` says where each figure of the row comes from. Offline, without the method,
-or when the Hub answers nothing, (a) is shown alone and the note says so.
+The merge has one row per results run, one run per model id, prompt variant and answer mode (the
+latest when the dataset holds several; the model's revision is not part of the key, as Hub entries
+carry none), the Hub's figure of that model id beside it (a verified entry over a community one),
+and a row for each Hub model without a run; ``Source`` says where each figure of the row comes
+from and names only the row's own run. Every Hub entry is checked (:func:`parse_entry`); a bad one
+is left out and named in the note. Offline, without the method, on any failure of the call, or
+when the answer is not a list of entries, (a) is shown alone and the note says so.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,8 @@ HUB_TASK = "mcq_accuracy"
 """The eval.yaml task the Hub's leaderboard ranks (results.json's ``accuracy.overall``)."""
 RESULTS_SOURCE = "results dataset"
 HUB_SOURCE = "Hub leaderboard"
+MAX_REFUSALS_NAMED = 3
+"""Left-out Hub entries named in the note; the rest are counted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +63,78 @@ def _to_percent(value: float) -> float:
     return 100.0 * value if scale == "fraction" else value
 
 
+def _field(item: Any, *names: str) -> Any:
+    """The first of ``names`` an entry holds (an object of huggingface_hub, or a plain mapping)."""
+    for name in names:
+        value = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def parse_entry(item: Any) -> HubEntry | str | None:
+    """One answer entry checked: a ``HubEntry``, ``None`` for another task, or why it is left out.
+
+    ``model_id`` a Hub model id, ``value`` a real number in [0, 1] (the task's declared scale, a
+    fraction; a boolean or an infinite number is not one), ``verified`` a boolean.
+    """
+    from mmspubench.dataset_builder.hub import is_hub_id
+
+    task = _field(item, "task_id", "taskId")
+    if task is not None and task != HUB_TASK:
+        return None
+    model_id, value, verified = (
+        _field(item, "model_id", "modelId"),
+        _field(item, "value"),
+        _field(item, "verified"),
+    )
+    if not isinstance(model_id, str) or "/" not in model_id or not is_hub_id(model_id):
+        return f"model id {model_id!r} is not a Hub model id"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return f"{model_id}: value {value!r} is not a finite number"
+    if not 0.0 <= value <= 1.0:
+        return f"{model_id}: value {value!r} is outside [0, 1] (mcq_accuracy is a fraction)"
+    if not isinstance(verified, bool):
+        return f"{model_id}: field 'verified' is {verified!r}, not true or false"
+    revision = _field(item, "revision")
+    return HubEntry(
+        model_id, _to_percent(float(value)), verified, revision if isinstance(revision, str) else ""
+    )
+
+
+def parse_answer(raw: Any, dataset_id: str) -> tuple[list[HubEntry], str]:
+    """The entries of a Hub answer that pass :func:`parse_entry`, and one note on what was left out.
+
+    An answer that is not a list falls back to the results dataset alone, with a note."""
+    if not isinstance(raw, (list, tuple)):
+        return [], (
+            f"the Hub's leaderboard of {dataset_id} answered {type(raw).__name__}, not a list of "
+            "entries: results dataset alone."
+        )
+    entries, refused = [], []
+    for number, item in enumerate(raw, 1):
+        parsed = parse_entry(item)
+        if isinstance(parsed, str):
+            refused.append(f"#{number} ({parsed})")
+        elif parsed is not None:
+            entries.append(parsed)
+    note = ""
+    if refused:
+        more = f" and {len(refused) - MAX_REFUSALS_NAMED} more" if len(refused) > MAX_REFUSALS_NAMED else ""
+        note = (
+            f"{len(refused)} of the Hub leaderboard's {len(raw)} entries left out: "
+            f"{'; '.join(refused[:MAX_REFUSALS_NAMED])}{more}"
+        )
+    if not entries:
+        said = f"no valid entries ({note})" if note else "no entries yet"
+        return [], f"the Hub's leaderboard of {dataset_id} has {said}: results dataset alone."
+    return entries, note
+
+
 def hub_entries(dataset_id: str, api: Any = None) -> tuple[list[HubEntry], str]:
-    """The Hub's leaderboard of ``dataset_id`` as entries, and a note when it could not be read."""
+    """The Hub's leaderboard of ``dataset_id`` as checked entries, and a note (what could not be
+    read, what was left out). Any failure of the call, the network's or the answer's (the library
+    raises ``TypeError``/``KeyError`` on a malformed answer), falls back to the results dataset."""
     import huggingface_hub
     from mmspubench.dataset_builder.hub import hub_offline
     from mmspubench.dataset_builder.load import network_errors
@@ -73,23 +149,13 @@ def hub_entries(dataset_id: str, api: Any = None) -> tuple[list[HubEntry], str]:
             "figures from the results dataset alone."
         )
     try:
-        raw = list(method(dataset_id) or [])
-    except (ValueError, *network_errors()) as err:
+        raw = method(dataset_id)
+    except (ValueError, TypeError, KeyError, AttributeError, *network_errors()) as err:
         return (
             [],
             f"Hub leaderboard of {dataset_id} not available ({type(err).__name__}): results dataset alone.",
         )
-    entries = []
-    for item in raw:
-        task = getattr(item, "task_id", None) or getattr(item, "taskId", None)
-        value = getattr(item, "value", None)
-        if (task and task != HUB_TASK) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            continue
-        revision = str(getattr(item, "revision", None) or "")
-        entries.append(HubEntry(str(item.model_id), _to_percent(float(value)), bool(item.verified), revision))
-    if not entries:
-        return [], f"the Hub's leaderboard of {dataset_id} has no entries yet: results dataset alone."
-    return entries, ""
+    return parse_answer([] if raw is None else raw, dataset_id)
 
 
 def check_run(run_dir: Path) -> None:
@@ -120,18 +186,54 @@ def checked_entries(
     """The runs whose samples pass the checks (runs without samples kept, marked), and the refusals."""
     kept, refused = [], []
     for entry in entries:
-        run_dir = folder / str(entry.row["Run"])
-        if (run_dir / "samples.jsonl").is_file():
+        run = str(entry.row["Run"])
+        if (folder / run / "samples.jsonl").is_file():
             try:
-                check_run(run_dir)
+                check_run(folder / run)
             except MMSpuBenchError as err:
-                refused.append(f"run {entry.row['Run']} left out: {err}")
+                refused.append(f"run {run} left out: {err}")
                 continue
-            source = f"{RESULTS_SOURCE} (samples re-checked)"
+            source = f"{RESULTS_SOURCE} run {run} (samples re-checked)"
         else:
-            source = f"{RESULTS_SOURCE} (no samples.jsonl: not re-checked)"
+            source = f"{RESULTS_SOURCE} run {run} (no samples.jsonl: not re-checked)"
         kept.append(leaderboard.RunEntry(entry.model_id, {**entry.row, "Source": source}))
     return kept, refused
+
+
+def choose_hub(hub: Sequence[HubEntry]) -> tuple[dict[str, HubEntry], list[str]]:
+    """One Hub entry per model id: a verified entry over a community one, and among entries of one
+    state the first the Hub lists (its rank order); a note for each model with several."""
+    chosen: dict[str, HubEntry] = {}
+    count: dict[str, int] = {}
+    for entry in hub:
+        count[entry.model_id] = count.get(entry.model_id, 0) + 1
+        held = chosen.get(entry.model_id)
+        if held is None or (entry.verified and not held.verified):
+            chosen[entry.model_id] = entry
+    notes = [
+        f"{model}: {n} Hub leaderboard entries; the {chosen[model].state} one listed first by the Hub is shown "
+        f"({chosen[model].overall:.2f})"
+        for model, n in count.items()
+        if n > 1
+    ]
+    return chosen, notes
+
+
+def latest_runs(entries: Sequence[leaderboard.RunEntry]) -> tuple[list[leaderboard.RunEntry], list[str]]:
+    """One run per model id, prompt variant and answer mode (the model's revision is not part of it:
+    ``eval --model org/x`` records the snapshot's sha, the Hub's entries none): the latest by date,
+    then by run name; a note names each run a later one replaces."""
+    latest: dict[tuple[str, str, str], leaderboard.RunEntry] = {}
+    notes = []
+    for entry in sorted(entries, key=lambda e: (str(e.row.get("Date", "")), str(e.row["Run"]))):
+        key = (entry.model_id, str(entry.row.get("Variant", "")), str(entry.row.get("Mode", "")))
+        if key in latest:
+            notes.append(
+                f"run {latest[key].row['Run']} not shown: run {entry.row['Run']} is a later run of the "
+                "same model, prompt variant and answer mode"
+            )
+        latest[key] = entry
+    return list(latest.values()), notes
 
 
 def _hub_row(entry: HubEntry) -> dict[str, Any]:
@@ -142,29 +244,30 @@ def _hub_row(entry: HubEntry) -> dict[str, Any]:
         Overall=entry.overall,
         n=0,
         Revision=entry.revision,
-        Source=f"{HUB_SOURCE} ({entry.state}): Overall",
+        Source=f"{HUB_SOURCE} ({entry.state}): Overall and Hub Overall (the results dataset holds none of this model)",
         **{"Hub Overall": entry.overall, "Hub state": entry.state},
     )
     return row
 
 
 def merge(entries: Sequence[leaderboard.RunEntry], hub: Sequence[HubEntry]) -> pd.DataFrame:
-    """One row per model and revision: the latest results run, with the Hub's figure beside it."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for entry in sorted(entries, key=lambda e: str(e.row.get("Date", ""))):
-        row = {"Hub Overall": math.nan, "Hub state": "", "Source": RESULTS_SOURCE, **entry.row}
-        rows[(entry.model_id, str(row.get("Revision", "")))] = row  # a later run of the pair wins
-    for hub_entry in hub:
-        key = (hub_entry.model_id, hub_entry.revision)
-        if key not in rows:
-            rows[key] = _hub_row(hub_entry)
-            continue
-        row = rows[key]
-        row["Hub Overall"], row["Hub state"] = hub_entry.overall, hub_entry.state
-        row["Source"] = (
-            f"{row['Source']}: every figure but Hub Overall; {HUB_SOURCE} ({hub_entry.state}): Hub Overall"
-        )
-    frame = pd.DataFrame(list(rows.values()), columns=list(leaderboard.ALL_COLUMNS))
+    """The results runs (one per model, variant and mode; :func:`latest_runs`) with the Hub's figure
+    of their model id beside each (:func:`choose_hub`); a Hub model without a run is a row of its own."""
+    chosen, _ = choose_hub(hub)
+    rows = []
+    for entry in latest_runs(entries)[0]:
+        row = {"Hub Overall": math.nan, "Hub state": "", **entry.row}
+        row.setdefault("Source", f"{RESULTS_SOURCE} run {entry.row['Run']}")
+        found = chosen.get(entry.model_id)
+        if found is not None:
+            row["Hub Overall"], row["Hub state"] = found.overall, found.state
+            row["Source"] = (
+                f"{row['Source']}: every figure but Hub Overall; {HUB_SOURCE} ({found.state}): Hub Overall"
+            )
+        rows.append(row)
+    with_runs = {e.model_id for e in entries}
+    rows += [_hub_row(e) for model, e in chosen.items() if model not in with_runs]
+    frame = pd.DataFrame(rows, columns=list(leaderboard.ALL_COLUMNS))
     return leaderboard.sort_frame(frame, "Average", ascending=False)
 
 
@@ -176,6 +279,7 @@ def board(
     hub, hub_note = hub_entries(dataset_id, api)
     if hub_note:
         notes.insert(0, hub_note)
+    notes += latest_runs(kept)[1] + choose_hub(hub)[1]
     return merge(kept, hub), "\n".join(f"- {escape_cell(n)}" for n in notes)
 
 

@@ -13,7 +13,7 @@ import gradio as gr
 import pandas as pd
 from mmspubench.app_guard import guarded, named_like
 from mmspubench.markup import escape_cell
-from mmspubench.space import cgla_view, handlers, leaderboard, live, preview, zerogpu
+from mmspubench.space import charts, handlers, leaderboard, live, preview, zerogpu
 from mmspubench.space.handlers import SpaceConfig, SpaceState
 from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
@@ -49,21 +49,24 @@ def _dataframe(*args: Any, **kwargs: Any) -> gr.Dataframe:
     return gr.Dataframe(*args, latex_delimiters=[], **kwargs)
 
 
-def _axis(frame: pd.DataFrame) -> list[float | None]:
-    """The y-axis of a CGL chart (``cgla_view.cgl_axis_limits``); unset for an empty chart."""
-    return list(cgla_view.cgl_axis_limits(frame)) if len(frame) else [None, None]
-
-
-def with_cgl_axis(fn: Callable[..., tuple[Any, ...]], position: int) -> Callable[..., tuple[Any, ...]]:
-    """``fn`` whose output ``position`` (a CGL frame) becomes a bar plot with a y-axis framing its values."""
+def with_figures(
+    fn: Callable[..., tuple[Any, ...]], figures: dict[int, Callable[[pd.DataFrame], Any]]
+) -> Callable[..., tuple[Any, ...]]:
+    """``fn`` whose outputs at the positions of ``figures`` (chart frames) become their figures
+    (``charts.cgl_figure``: the CGL axis framing its values; ``charts.probability_figure``)."""
 
     def call(*args: Any) -> tuple[Any, ...]:
         out = list(fn(*args))
-        frame = out[position]
-        out[position] = gr.BarPlot(frame, y_lim=_axis(frame))
+        for position, figure in figures.items():
+            out[position] = figure(out[position])
         return tuple(out)
 
     return named_like(call, fn)
+
+
+def _chart(value: Any, label: str, elem_id: str) -> gr.Plot:
+    """A matplotlib chart of the page (``charts``): drawn in full inside its frame, no Vega-Lite."""
+    return gr.Plot(value, format="png", label=label, elem_id=elem_id)
 
 
 def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int) -> gr.Textbox:
@@ -99,7 +102,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
     with gr.Row():
         cgla_source = gr.Dropdown(
             handlers.cgla_sources(state),
-            value=handlers.cgla_sources(state)[0],
+            value=handlers.cgla_sources(state)[0][1],
             label="CGL from",
             scale=3,
             elem_id="cgla-source",
@@ -107,20 +110,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         cgla_button = gr.Button("Show CGLA", scale=1, elem_id="show-cgla")
     # The opened item's CGLA from a results run holding it, shown without a click.
     first_frame, first_reading, first_record = preview.results_cgla(state, first_id, cgla_source.value)
-    cgl_plot = gr.BarPlot(
-        first_frame,
-        y_lim=_axis(first_frame),
-        x="condition",
-        y="cgl",
-        color="role",
-        color_map=cgla_view.COLOR_MAP,
-        sort=None,
-        x_title="condition",
-        y_title="CGL (log-likelihood of the class name)",
-        label="CGL per condition",
-        x_label_angle=-30,
-        elem_id="explore-cgl-plot",
-    )
+    cgl_plot = _chart(charts.cgl_figure(first_frame), "CGL per condition", "explore-cgl-plot")
     cgla_text = _markdown(first_reading, elem_id="explore-cgla-text")
     record = gr.State(first_record)
     with gr.Accordion("Exact prompts", open=False):
@@ -140,7 +130,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         return guarded(handlers.selected_id)(frame, evt.index[0])
 
     open_fn, shown = guarded(handlers.open_item, state), [image, description, options]
-    stored = with_cgl_axis(guarded(preview.results_cgla, state), 0)
+    stored = with_figures(guarded(preview.results_cgla, state), {0: charts.cgl_figure})
     cgla_in, cgla_out = [item_id, cgla_source], [cgl_plot, cgla_text, record]
     items.select(select_row, items, item_id, api_name="select_item").then(
         open_fn, item_id, shown, api_name="open_selected"
@@ -152,7 +142,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         stored, cgla_in, cgla_out, api_name="results_cgla_by_id"
     )
     cgla_button.click(
-        with_cgl_axis(guarded(zerogpu.live_cgla_on_gpu(handlers.show_cgla), state), 0),
+        with_figures(guarded(zerogpu.live_cgla_on_gpu(handlers.show_cgla), state), {0: charts.cgl_figure}),
         [item_id, cgla_source, model_choice],
         [cgl_plot, cgla_text, record],
         api_name="show_cgla",
@@ -211,33 +201,18 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
     run_button = gr.Button("Run model", variant="primary", elem_id="run-model")
     answer_text = _markdown(elem_id="run-answer")
     with gr.Row():
-        probs = gr.BarPlot(
-            x="option",
-            y="probability",
-            color="chosen",
-            sort=None,
-            y_lim=[0, 1],
-            color_map={"chosen": "#dc2626", "other": "#94a3b8"},
-            label="Option probabilities",
-            elem_id="run-probs",
-        )
-        cgl_plot = gr.BarPlot(
-            x="condition",
-            y="cgl",
-            color="role",
-            color_map=cgla_view.COLOR_MAP,
-            sort=None,
-            label="CGL per condition",
-            x_label_angle=-30,
-            elem_id="run-cgl-plot",
-        )
+        probs = _chart(None, "Option probabilities", "run-probs")
+        cgl_plot = _chart(None, "CGL per condition", "run-cgl-plot")
     cgla_text = _markdown(elem_id="run-cgla-text")
     record = gr.State(None)
     with gr.Accordion("Exact prompts", open=False):
         prompts_button = gr.Button("Show the exact prompts")
         prompts = _markdown()
     run_button.click(
-        with_cgl_axis(guarded(zerogpu.on_gpu(handlers.run_model), state), 2),
+        with_figures(
+            guarded(zerogpu.on_gpu(handlers.run_model), state),
+            {1: charts.probability_figure, 2: charts.cgl_figure},
+        ),
         [model_choice, input_kind, item_id, upload, question, *opts, answer, class_name, core, spurious],
         [answer_text, probs, cgl_plot, cgla_text, record],
         api_name="run",
@@ -267,16 +242,20 @@ def _leaderboard_tab(state: SpaceState) -> None:
     )
     initial = handlers.leaderboard_table(state, "", None, "Average", False)
     table = _dataframe(
-        initial,
+        leaderboard.styled(initial),
         datatype=leaderboard.column_datatypes(list(initial.columns)),
+        column_widths=leaderboard.column_widths(list(initial.columns)),
         interactive=False,
+        wrap=True,
         label="Runs (accuracy in %)",
         elem_id="board-table",
     )
     _markdown(
-        "Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy. "
-        "Source: where each figure comes from (a results-dataset run, its samples re-checked; or the Hub's "
-        "leaderboard of `mcq_accuracy`, verified or community, in Hub Overall)."
+        "Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy. One row "
+        "per run (the latest of a model, prompt variant and answer mode); the chart below draws the same runs. "
+        "Source: where each figure comes from (the row's results-dataset run, its samples re-checked; or the "
+        "Hub's leaderboard of `mcq_accuracy` for the model id, a verified entry over a community one, in "
+        "Hub Overall)."
     )
     _markdown(state.board_note or "- Results dataset and Hub leaderboard both read.", elem_id="board-note")
     # The same grouped bars as `mmspubench report --plot` (eval.plot_data's data, eval.plots' figure).
@@ -292,7 +271,12 @@ def _leaderboard_tab(state: SpaceState) -> None:
     def show(*values: Any) -> gr.Dataframe:
         # The Model cell is a Markdown link; the datatypes follow the columns the visitor kept.
         frame = view(*values)
-        return _dataframe(frame, datatype=leaderboard.column_datatypes(list(frame.columns)))
+        shown = list(frame.columns)
+        return _dataframe(
+            leaderboard.styled(frame),
+            datatype=leaderboard.column_datatypes(shown),
+            column_widths=leaderboard.column_widths(shown),
+        )
 
     show = named_like(show, handlers.leaderboard_table, 1)
     for component in controls:
@@ -313,10 +297,10 @@ def _submit_tab() -> None:
         samples_file = gr.File(label="samples.jsonl", file_types=[".jsonl"], elem_id="submit-samples")
     model_repo = gr.Textbox(label="Model repo (org/name)", max_length=96, elem_id="submit-repo")
     button = gr.Button("Validate", elem_id="submit-validate")
-    verdict = _markdown()
+    verdict = _markdown(elem_id="submit-verdict")
     yaml_text = gr.Code(language="yaml", label=".eval_results/mm-spubench.yaml", interactive=False)
     button.click(
-        guarded(handlers.validate_upload),
+        guarded(handlers.submit_verdict),
         [results_file, samples_file, model_repo],
         [verdict, yaml_text],
         api_name="validate_submission",

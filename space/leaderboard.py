@@ -45,16 +45,10 @@ TEXT_COLUMNS: tuple[str, ...] = tuple(
     c for c in (*INFO_COLUMNS, *HUB_COLUMNS) if c not in ("n", "Hub Overall")
 )
 """Columns shown as plain text (``Model`` is Markdown, escaped; the others are numbers)."""
-DEFAULT_COLUMNS: tuple[str, ...] = (
-    *ID_COLUMNS,
-    *SCORE_COLUMNS,
-    "n",
-    "Variant",
-    "Scorer",
-    "Date",
-    *HUB_COLUMNS,
-)
-"""``Variant`` is shown by default: an ``attribute-hint`` run reads ``attribute-hint (ceiling)``."""
+DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "Variant", "Hub Overall", "Source")
+"""``Variant`` is shown by default: an ``attribute-hint`` run reads ``attribute-hint (ceiling)``.
+The defaults fit the table's width (``n``, ``Scorer``, ``Date`` and ``Hub state`` are a click away;
+``Source`` names the Hub state)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +210,38 @@ def view_frame(
         rows = frame[text.str.contains(needle, regex=False)]
     rows = sort_frame(rows, sort_by, ascending)
     return rows[chosen].round(2)
+
+
+FIGURE_FORMAT = "{:.2f}"
+"""Every figure of the table (per-type accuracy, Average, Overall, CGLA_acc, Hub Overall), two decimals."""
+
+
+COLUMN_WEIGHTS: dict[str, int] = {
+    "Model": 124, **dict.fromkeys(TYPE_COLUMNS, 60), "Average": 74, "Overall": 74, "CGLA_acc": 74, "n": 40,
+    "Mode": 100, "Variant": 110, "Scorer": 80, "Date": 96, "Dataset revision": 110, "Run": 120, "Revision": 110,
+    "Hub Overall": 66, "Hub state": 76, "Source": 154,
+}  # fmt: skip
+"""Relative width of each column (pixels of a 1216-pixel table: the defaults fill it exactly, a
+figure such as ``100.00`` on one line); the shown ones share the table's width, texts wrap."""
+
+
+def column_widths(columns: Sequence[str]) -> list[str]:
+    """Widths (percent of the table) of the shown ``columns``: together exactly the table's width,
+    so the table is never cut on the right."""
+    total = sum(COLUMN_WEIGHTS[c] for c in columns)
+    return [f"{100 * COLUMN_WEIGHTS[c] / total:.2f}%" for c in columns]
+
+
+def styled(frame: pd.DataFrame) -> Any:
+    """The table as the page shows it: every figure with two decimals (``50.00`` beside ``38.89``),
+    a missing one as an empty cell; the values underneath stay numbers (sorting is by value)."""
+    figures = [c for c in (*SCORE_COLUMNS, "Hub Overall") if c in frame.columns]
+    return frame.style.format(dict.fromkeys(figures, FIGURE_FORMAT), na_rep="")
+
+
+def board_runs(frame: pd.DataFrame) -> list[str]:
+    """The results runs of the table, in its order (a Hub-only row names none): the runs the chart draws."""
+    return [str(run) for run in frame["Run"] if isinstance(run, str) and run]
 
 
 def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:

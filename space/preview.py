@@ -9,12 +9,12 @@ import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, explore
-from mmspubench.space.handlers import SpaceState
+from mmspubench.space.handlers import SpaceState, cgla_sources, from_run
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-NO_RUN_NOTE = "No results run holds this item: press **Show CGLA** to compute it live with the chosen model."
+NO_RUN_NOTE = "No results run holds this item: press **Show CGLA** to compute it live with the Model chosen above the tabs."
 
 
 def run_preview(state: SpaceState, item_id: str | None) -> tuple[Image | None, str]:
@@ -32,8 +32,8 @@ def run_preview(state: SpaceState, item_id: str | None) -> tuple[Image | None, s
 
 
 def _run_holding(state: SpaceState, item_id: str, source: str | None) -> tuple[str, dict[str, Any]] | None:
-    """The chosen results run when it holds the item, else the first run (by name) that does."""
-    names = sorted(state.runs)
+    """The chosen results run when it holds the item, else the first run (in the dropdown's order) that does."""
+    names = [run for _, run in cgla_sources(state) if run in state.runs]
     if source in state.runs:
         names = [str(source), *(n for n in names if n != source)]
     for name in names:
@@ -58,4 +58,4 @@ def results_cgla(
         frame, text = cgla_view.cgl_frame(record), cgla_view.cgla_markdown(record)
     except MMSpuBenchError as err:
         return pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)), escape_cell(str(err)), None
-    return frame, f"From results run {code_span(name)}. {text}", record
+    return frame, from_run(state, name, text), record

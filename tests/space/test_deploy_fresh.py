@@ -133,7 +133,7 @@ def test_built_space_in_a_fresh_venv_in_chromium(fresh_space: tuple[str, Path], 
             page.wait_for_selector("#type-filter", timeout=120_000)
             # Explore: the first item is open, and the results run's CGLA chart shows without a click.
             assert "Item" in page.locator("#item-markdown").inner_text()
-            page.wait_for_selector("#explore-cgl-plot .vega-embed svg, #explore-cgl-plot .vega-embed canvas")
+            page.wait_for_selector("#explore-cgl-plot img")
             assert "CGLA_min" in page.locator("#explore-cgla-text").inner_text()
             _shot(page, artifacts_dir, "fresh-explore.png")
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from pathlib import Path
@@ -55,16 +56,18 @@ def test_explore_opens_on_the_first_item(state: SpaceState) -> None:
 
 
 def test_cgla_from_run_and_live(state: SpaceState) -> None:
-    assert handlers.cgla_sources(state) == ["org-a", LIVE_SOURCE]
+    assert handlers.cgla_sources(state) == [("org-a", "org-a"), (LIVE_SOURCE, LIVE_SOURCE)]
     frame, text, record = handlers.show_cgla(state, "000000", "org-a", None)
     assert frame.loc[frame["role"] == WINNER, "attribute"].item() == "bright sunlight"
     assert "CGLA_min = -1.0000" in text and record["id"] == "000000"
+    assert text.startswith("From results run `org-a`.")  # as when the item opened (preview.results_cgla)
     assert "Continuation scored" in handlers.show_prompts(record)
     with pytest.raises(MMSpuBenchError, match="has no record of item '000001'"):
         handlers.show_cgla(state, "000001", "org-a", None)
     frame, text, record = handlers.show_cgla(state, "000000", LIVE_SOURCE, BUNDLED_CHOICE)
     # live: best core -2.0 (four legs), spurious: sand -2.5, sunlight default -9 -> CGLA_min 0.5
     assert record["cgla_min"] == pytest.approx(0.5)
+    assert html.unescape(text).startswith(f"Computed live with {BUNDLED_CHOICE}.")
     assert frame.loc[frame["role"] == WINNER, "attribute"].item() == "sand background"
     with pytest.raises(MMSpuBenchError, match="show a CGLA chart first"):
         handlers.show_prompts(None)
@@ -127,3 +130,72 @@ def test_validate_upload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     (uploads / "r.json").write_text(json.dumps(data))
     with pytest.raises(MMSpuBenchError, match=r"cgla\.acc"):
         handlers.validate_upload(str(uploads / "r.json"), str(uploads / "s.jsonl"), "org/model")
+
+
+def test_cgla_sources_label_runs_by_model_and_variant_standard_first(tmp_path: Path) -> None:
+    """Explore's "CGL from": labels name the model and variant (not the run folder), a standard run is
+    the default (first), a ceiling run last; the reading keeps saying which run after "Show CGLA"."""
+    runs = tmp_path / "runs"
+    for name, variant in [("a-ceiling", "attribute-hint"), ("b-focus", "core-focus"), ("c-std", "standard")]:
+        make_run(runs / name, model_id="org/m", prompt_variant=variant)
+    make_run(runs / "d-std", model_id="org/n")
+    dataset = make_dataset()
+    entries = load_entries(runs)
+    board = leaderboard_frame(entries)
+    samples = {str(e.row["Run"]): runs / str(e.row["Run"]) / "samples.jsonl" for e in entries}
+    state = SpaceState(
+        dataset=dataset,
+        dataset_label="fixture",
+        index=build_index(dataset),
+        board=board,
+        runs=samples,
+        cgla_choices=handlers.cgla_choices(board, samples),
+    )
+    choices = handlers.cgla_sources(state)
+    assert choices == [
+        ("org/m · standard", "c-std"),
+        ("org/n · standard", "d-std"),
+        ("org/m · core-focus", "b-focus"),
+        ("org/m · attribute-hint (ceiling)", "a-ceiling"),
+        (LIVE_SOURCE, LIVE_SOURCE),
+    ]
+    assert "Run tab" not in LIVE_SOURCE and "above the tabs" in LIVE_SOURCE  # where the Model dropdown is
+
+
+def test_cgla_source_labels_of_two_runs_of_one_model_and_variant_name_the_run(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    make_run(runs / "one", model_id="org/m")
+    make_run(runs / "two", model_id="org/m")
+    entries = load_entries(runs)
+    samples = {str(e.row["Run"]): runs / str(e.row["Run"]) / "samples.jsonl" for e in entries}
+    labels = [label for label, _ in handlers.cgla_choices(leaderboard_frame(entries), samples)]
+    assert labels == ["org/m · standard (run one)", "org/m · standard (run two)"]
+
+
+def test_the_submit_tab_keeps_the_reason_on_the_page_in_its_own_terms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    set_published_split(monkeypatch)
+    results = make_run(tmp_path / "run")
+    upload = (str(results), str(results.parent / "samples.jsonl"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("MMSPUBENCH_PUBLISHED_REVISION", raising=False)
+
+    def verdict_of(repo: str) -> tuple[str, str]:
+        verdict, yaml_text = handlers.submit_verdict(*upload, repo)
+        return html.unescape(verdict), yaml_text  # escaped Markdown on the page
+
+    verdict, yaml_text = verdict_of("org/model")  # no revision set on this Space
+    assert verdict.startswith("**Not valid.** cannot look up the published revision") and yaml_text == ""
+    assert "--dataset-revision" not in verdict and "Space variable MMSPUBENCH_PUBLISHED_REVISION" in verdict
+    monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
+    verdict, _ = verdict_of("org/not a repo")
+    assert verdict.startswith("**Not valid.** Model repo") and "--model-repo" not in verdict
+    data = json.loads(results.read_text())
+    data["cgla"]["acc"] = 99.0
+    results.write_text(json.dumps(data))
+    verdict, _ = verdict_of("org/model")
+    assert verdict.startswith("**Not valid.**") and "cgla.acc" in verdict
+    assert html.unescape(handlers.submit_verdict(None, None, "org/model")[0]).endswith(
+        "upload both results.json and samples.jsonl of the run"
+    )

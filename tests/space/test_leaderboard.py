@@ -117,3 +117,19 @@ def test_accuracy_only_run_is_marked(tmp_path: Path) -> None:
     assert list(frame["Run"]) == ["api", "full"]
     assert frame.loc[0, "Mode"].endswith("(accuracy only)") and math.isnan(frame.loc[0, "CGLA_acc"])
     assert not frame.loc[1, "Mode"].endswith("(accuracy only)")
+
+
+def test_one_number_format_two_decimals_and_columns_share_the_width(results_dir: Path) -> None:
+    """The page shows every figure with two decimals (``50.00`` beside ``38.89``), a missing one
+    empty, and the shown columns' widths add up to the table's width (never cut on the right)."""
+    from mmspubench.space.leaderboard import DEFAULT_COLUMNS, column_widths, styled
+
+    shown = view_frame(leaderboard_frame(load_entries(results_dir)))
+    html_table = styled(shown).to_html()
+    assert ">50.00<" in html_table and ">25.00<" in html_table and ">nan<" not in html_table.lower()
+    assert ">50<" not in html_table and ">50.0<" not in html_table
+    for columns in (list(DEFAULT_COLUMNS), ["Model", "BG"], list(shown.columns)):
+        widths = column_widths(columns)
+        assert len(widths) == len(columns) and sum(float(w.rstrip("%")) for w in widths) == pytest.approx(
+            100, abs=0.05
+        )
