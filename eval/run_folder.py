@@ -21,7 +21,17 @@ from typing import Any
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.results import MANIFEST_NAME, RESULTS_NAME, SAMPLES_NAME, read_results
 
-_SAME_FIGURES = ("schema_version", "benchmark", "dataset", "accuracy", "cgla", "accuracy_only")
+_SAME_FIGURES = (
+    "schema_version",
+    "benchmark",
+    "dataset",
+    "accuracy",
+    "cgla",
+    "accuracy_only",
+    "circular",
+    "blind",
+    "calibration",
+)
 """results.json sections a rerun of a finished run must reproduce exactly to leave the file as it is."""
 
 
