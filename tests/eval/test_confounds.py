@@ -281,3 +281,21 @@ def test_runs_without_confounds_are_unchanged(tmp_path: Path) -> None:
 def test_confound_options_are_checked(options: dict[str, Any], message: str) -> None:
     with pytest.raises(MMSpuBenchError, match=re.escape(message)):
         RunConfig(**options).validate()
+
+
+def test_report_columns_circular_blind_gain_worst(tmp_path: Path) -> None:
+    from mmspubench.eval.report import markdown_table
+
+    out, _ = _run(
+        tmp_path / "r", oracle_with_image, metrics=("accuracy", "circular", "blind"), blind_image="grey"
+    )
+    plain, _ = _run(tmp_path / "p", oracle)
+    table = markdown_table([out, plain]).splitlines()
+    header = [c.strip() for c in table[0].strip("|").split("|")]
+    assert header[-4:] == ["Circular", "Blind", "Gain", "Worst"]
+    first = [c.strip() for c in table[2].strip("|").split("|")]
+    second = [c.strip() for c in table[3].strip("|").split("|")]
+    assert first[-4:-1] == ["100.00", "25.00", "+75.00"]
+    assert first[-1] == "—"  # no type of the 24 items has 10 of them
+    assert second[-4:] == ["—"] * 4
+    assert "Circular" not in markdown_table([plain])
