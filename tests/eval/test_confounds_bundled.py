@@ -20,11 +20,11 @@ from mmspubench.eval.runner import evaluate_items
 LIMIT = 8
 
 
-@pytest.mark.parametrize("mode", ["logprob", "generate"])
-def test_bundled_rotations_recompute_and_equal_plain(tmp_path: Path, mode: str) -> None:
+@pytest.mark.parametrize(("mode", "blind_image"), [("logprob", "none"), ("generate", "grey")])
+def test_bundled_rotations_recompute_and_equal_plain(tmp_path: Path, mode: str, blind_image: str) -> None:
     out = tmp_path / "run"
     metrics = "accuracy,circular,blind" + (",calibration" if mode == "logprob" else "")
-    argv = ["eval", "--metrics", metrics, "--answer-mode", mode, "--blind-image", "grey"]
+    argv = ["eval", "--metrics", metrics, "--answer-mode", mode, "--blind-image", blind_image]
     assert main([*argv, "--limit", str(LIMIT), "--out", str(out), "--no-progress"]) == 0
     written = json.loads((out / "results.json").read_text())
     samples, _ = results.read_samples(out / "samples.jsonl")
@@ -58,3 +58,25 @@ def test_bundled_rotations_recompute_and_equal_plain(tmp_path: Path, mode: str) 
             assert rotation.reply.option_scores == pytest.approx(result.option_scores, abs=1e-4)
         else:
             assert rotation.reply.raw_output == result.raw_output
+
+
+def test_text_only_prompt_has_no_image_and_scores_plainly() -> None:
+    from mmspubench.eval.backends.transformers import scoring
+    from mmspubench.eval.protocol import ScoreRequest
+
+    model = load_model(bundled_model_dir(), scorer="fast")
+    ds, _ = load_pinned(str(default_dataset_dir()), "test")
+    item = data.load_items(ds, 1, "bundled")[0]
+    prompt = prompts.mcq_prompt(item.question, item.options, "logprob")
+    text = model.render_text(prompt)
+    assert model.processor.image_token not in text and model.processor.image_token in model.render(prompt)
+    requests = [ScoreRequest(None, text, c) for c in prompts.letter_continuations()]  # type: ignore[arg-type]
+    with_image = [
+        ScoreRequest(item.pil_image, model.render(prompt), c) for c in prompts.letter_continuations()
+    ]
+    mixed = model.score([*requests, *with_image])
+    assert mixed[:4] == scoring.score_plain(model, requests)
+    assert mixed[4:] == pytest.approx(scoring.score_plain(model, with_image), abs=1e-4)
+    assert mixed[:4] != pytest.approx(mixed[4:], abs=1e-3)  # the image changes the scores
+    answers = model.generate([None, item.pil_image], [text, model.render(prompt)], 4)  # type: ignore[list-item]
+    assert len(answers) == 2 and all(isinstance(a, str) for a in answers)
