@@ -95,7 +95,7 @@ def max_new_tokens(config: RunConfig) -> int:
 def _render(model: VisionLanguageModel, ask: Ask, mode: str, config: RunConfig) -> str:
     prompt = mcq(ask.item, mode, config, ask.options)
     if ask.image is None:
-        return str(model.render_text(prompt))  # type: ignore[attr-defined]
+        return str(model.render_text(prompt))
     return model.render(prompt)
 
 

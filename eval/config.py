@@ -99,8 +99,8 @@ class RunConfig:
     """What a raw release's keys outside ``raw.KEY_TABLE`` do when the dataset is built for the run."""
     metrics: tuple[str, ...] = option(
         DEFAULT_METRICS,
-        "comma-separated subset of " + ",".join(METRICS) + " (default: accuracy,cgla; circular, blind "
-        "and calibration need accuracy, calibration --answer-mode logprob)",
+        "comma-separated subset of " + ",".join(METRICS) + " (default: accuracy,cgla); circular, "
+        "blind and calibration need accuracy, calibration --answer-mode logprob",
         choices=METRICS,
         parse=parse_metrics,
     )

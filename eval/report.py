@@ -165,7 +165,7 @@ def _confound(section: str, key: str, signed: bool = False) -> Callable[[Mapping
     def cell(results: Mapping[str, Any]) -> str:
         value = _section(results, section).get(key)
         text = _pct(value)
-        return f"+{text}" if signed and text != DASH and float(value) > 0 else text
+        return f"+{text}" if signed and isinstance(value, (int, float)) and value > 0 else text
 
     return cell
 

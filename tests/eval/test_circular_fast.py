@@ -4,6 +4,7 @@ what the plain scorer gives each rotated prompt."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mmspubench.eval import metrics_confounds, prompts
@@ -17,13 +18,13 @@ EXACT = [f for f in FAMILIES if f in fast_scoring.EXACT_FAMILIES]
 OPTIONS = ("a red dog", "a golden cat", "a striped car", "a tall tree")
 
 
-def _rotated_requests(adapter: object, n_items: int, rotations: tuple[int, ...]) -> list[ScoreRequest]:
-    out = []
+def _rotated_requests(adapter: Any, n_items: int, rotations: tuple[int, ...]) -> list[ScoreRequest]:
+    out: list[ScoreRequest] = []
     for item in range(n_items):
         image = make_image(item + 1)
         for k in rotations:
             shown = metrics_confounds.rotated_options(OPTIONS, k)
-            context = adapter.render(prompts.mcq_prompt(f"What is in image {item}?", shown, "logprob"))  # type: ignore[attr-defined]
+            context = adapter.render(prompts.mcq_prompt(f"What is in image {item}?", shown, "logprob"))
             out.extend(ScoreRequest(image, context, c) for c in prompts.letter_continuations())
     return out
 

@@ -51,7 +51,7 @@ def test_bundled_rotations_recompute_and_equal_plain(tmp_path: Path, mode: str, 
     plain = evaluate_items(model, rotated, plain_config)
     by_id = {s.id: s for s in samples}
     for index, result in enumerate(plain):
-        rotation = by_id[result.id].rotations[index % 4]  # type: ignore[index]
+        rotation = by_id[result.id].rotations[index % 4]
         assert rotation.reply.prediction == result.prediction
         assert rotation.reply.correct == result.correct
         if mode == "logprob":
@@ -70,7 +70,7 @@ def test_text_only_prompt_has_no_image_and_scores_plainly() -> None:
     prompt = prompts.mcq_prompt(item.question, item.options, "logprob")
     text = model.render_text(prompt)
     assert model.processor.image_token not in text and model.processor.image_token in model.render(prompt)
-    requests = [ScoreRequest(None, text, c) for c in prompts.letter_continuations()]  # type: ignore[arg-type]
+    requests = [ScoreRequest(None, text, c) for c in prompts.letter_continuations()]
     with_image = [
         ScoreRequest(item.pil_image, model.render(prompt), c) for c in prompts.letter_continuations()
     ]
@@ -78,5 +78,5 @@ def test_text_only_prompt_has_no_image_and_scores_plainly() -> None:
     assert mixed[:4] == scoring.score_plain(model, requests)
     assert mixed[4:] == pytest.approx(scoring.score_plain(model, with_image), abs=1e-4)
     assert mixed[:4] != pytest.approx(mixed[4:], abs=1e-3)  # the image changes the scores
-    answers = model.generate([None, item.pil_image], [text, model.render(prompt)], 4)  # type: ignore[list-item]
+    answers = model.generate([None, item.pil_image], [text, model.render(prompt)], 4)
     assert len(answers) == 2 and all(isinstance(a, str) for a in answers)
