@@ -248,14 +248,59 @@ def test_calibration_run_records_probabilities_and_recomputes(tmp_path: Path) ->
     assert {k: out[k] for k in again} == again
 
 
-def test_tampered_rotation_is_refused(tmp_path: Path) -> None:
-    out, lines = _run(tmp_path / "t", oracle, metrics=("accuracy", "circular"))
-    lines[3]["rotations"][2]["answer"] = "A"
+def _rotation_answer(line: dict[str, Any]) -> None:
+    line["rotations"][2]["answer"] = "A"
+
+
+def _rotation_order(line: dict[str, Any]) -> None:
+    line["rotations"][1]["order"] = [0, 1, 2, 3]
+
+
+def _rotation_correct(line: dict[str, Any]) -> None:
+    line["rotations"][1]["correct"] = not line["rotations"][1]["correct"]
+
+
+def _blind_correct(line: dict[str, Any]) -> None:
+    line["blind"]["correct"] = not line["blind"]["correct"]
+
+
+def _probs(line: dict[str, Any]) -> None:
+    line["option_probs"] = [0.25, 0.25, 0.25, 0.25]
+
+
+def _no_rotations(line: dict[str, Any]) -> None:
+    del line["rotations"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (_rotation_answer, "rotations.answer"),
+        (_rotation_order, "rotations.order"),
+        (_rotation_correct, "rotations.correct"),
+        (_blind_correct, "blind.correct"),
+        (_probs, "option_probs"),
+        (_no_rotations, "rotations"),
+    ],
+)
+def test_tampered_record_is_refused(tmp_path: Path, edit: Any, field: str) -> None:
+    metrics = ("accuracy", "circular", "blind", "calibration")
+    out, lines = _run(tmp_path / "t", oracle, metrics=metrics, answer_mode="logprob", blind_image="grey")
+    edit(lines[3])
     path = tmp_path / "t" / "samples.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     samples, _ = results.read_samples(path)
-    with pytest.raises(MMSpuBenchError, match=r"record '000003': field 'rotations.answer'"):
+    with pytest.raises(MMSpuBenchError, match=rf"record '000003': field '{re.escape(field)}'"):
         results.recompute(samples, RunConfig.from_json(out["config"]))
+
+
+def test_finished_confound_run_reruns_unchanged(tmp_path: Path) -> None:
+    metrics = ("accuracy", "circular", "blind")
+    first, _ = _run(tmp_path / "u", oracle, metrics=metrics, blind_image="grey")
+    again, _ = _run(tmp_path / "u", oracle, metrics=metrics, blind_image="grey")
+    assert again == first
+    with pytest.raises(MMSpuBenchError, match="holds a different run"):
+        _run(tmp_path / "u", oracle, metrics=metrics)  # --blind-image none is another run
 
 
 def test_runs_without_confounds_are_unchanged(tmp_path: Path) -> None:
