@@ -346,3 +346,48 @@ def test_report_columns_circular_blind_gain_worst(tmp_path: Path) -> None:
     assert first[-1] == "—"  # no type of the 24 items has 10 of them
     assert second[-4:] == ["—"] * 4
     assert "Circular" not in markdown_table([plain])
+
+
+def never_parses(context: str, image: Any) -> str | None:
+    return None  # generate answers "no idea"
+
+
+def test_unparsed_answers_are_wrong_and_counted_apart(tmp_path: Path) -> None:
+    out, lines = _run(tmp_path / "n", never_parses, metrics=("accuracy", "circular"), answer_mode="generate")
+    c = out["circular"]
+    assert (c["accuracy"], c["vanilla_accuracy"], c["consistency"]) == (0.0, 0.0, 0.0)
+    assert c["letter_share"] == {"A": 0.0, "B": 0.0, "C": 0.0, "D": 0.0, "unparsed": 1.0}
+    assert c["unparsed"] == 4 * N and c["position_bias_p"] == 1.0
+    assert lines[0]["rotations"][3]["raw_output"] == "no idea"
+
+
+def test_worst_type_on_ninety_items_by_plain_recount(tmp_path: Path) -> None:
+    config = RunConfig(
+        model="fake",
+        dataset="hand-made",
+        prompts=prompts.prompt_spec(),
+        batch_size=9,
+        metrics=("accuracy", "circular"),
+    )
+    out = run_eval(
+        lambda: ScriptedModel(always_a),
+        make_dataset(90),
+        dict(DATASET_INFO),
+        config,
+        tmp_path / "w",
+        progress=False,
+    )
+    assert out is not None
+    lines = [json.loads(line) for line in (tmp_path / "w" / "samples.jsonl").read_text().splitlines()]
+    from mmspubench.dataset_builder.schema import TYPE_ABBREV
+
+    hits: dict[str, list[bool]] = {}
+    for line in lines:
+        for t in line["types"]:
+            hits.setdefault(TYPE_ABBREV[t], []).append(line["answer"] == "A")
+    rates = {k: 100.0 * sum(v) / len(v) for k, v in hits.items() if len(v) >= 10}
+    worst = min(rates, key=lambda k: (rates[k], list(TYPE_ABBREV.values()).index(k)))
+    assert out["accuracy"]["worst_type"]["type"] == worst
+    assert out["accuracy"]["worst_type"]["value"] == rates[worst]
+    assert out["accuracy"]["worst_gap"] == out["accuracy"]["average"] - rates[worst]
+    assert out["circular"]["worst_type"]["value"] == 0.0  # always-A is never right in all four
