@@ -34,14 +34,20 @@ __all__ = [
     "with_options",
 ]
 
-Metric = Literal["accuracy", "cgla"]
+Metric = Literal["accuracy", "cgla", "circular", "blind", "calibration"]
 AnswerMode = Literal["generate", "logprob"]
 ScorerName = Literal["plain", "fast"]
 CoreReduction = Literal["best", "mean", "first"]
 DtypeName = Literal["float32", "bfloat16", "float16"]
+BlindImage = Literal["none", "grey"]
 
 METRICS: tuple[str, ...] = get_args(Metric)
 """The metrics a run can compute, in the order they are run."""
+DEFAULT_METRICS: tuple[str, ...] = ("accuracy", "cgla")
+"""The metrics of a run that names none (the paper's two)."""
+CONFOUND_METRICS: tuple[str, ...] = ("circular", "blind", "calibration")
+"""The confound views (opt-in; each needs ``accuracy``)."""
+BLIND_IMAGES: tuple[str, ...] = get_args(BlindImage)
 ANSWER_MODES: tuple[str, ...] = get_args(AnswerMode)
 SCORERS: tuple[str, ...] = get_args(ScorerName)
 CORE_REDUCTIONS: tuple[str, ...] = get_args(CoreReduction)
@@ -92,9 +98,13 @@ class RunConfig:
     )
     """What a raw release's keys outside ``raw.KEY_TABLE`` do when the dataset is built for the run."""
     metrics: tuple[str, ...] = option(
-        METRICS, "comma-separated subset of accuracy,cgla", choices=METRICS, parse=parse_metrics
+        DEFAULT_METRICS,
+        "comma-separated subset of " + ",".join(METRICS) + " (default: accuracy,cgla); circular, "
+        "blind and calibration need accuracy, calibration --answer-mode logprob",
+        choices=METRICS,
+        parse=parse_metrics,
     )
-    """Subset of ``("accuracy", "cgla")``, in canonical order."""
+    """Subset of :data:`METRICS`, in canonical order."""
     out: str | None = option(
         None, "run folder (default: runs/<model>-<UTC time>); rerun with it to resume", recorded=False
     )
@@ -201,6 +211,16 @@ class RunConfig:
         identity_when_set=True,
     )
     """Texts of g(t); kept ``standard`` unless asked, whatever ``prompt_variant`` is."""
+    blind_image: BlindImage = option(
+        "none",
+        "what the blind baseline shows instead of the image: none (the text-only prompt) or grey "
+        "(a mid-grey image of the same size, for a model that needs an image)",
+        choices=BLIND_IMAGES,
+        added_later=True,
+        identity_when_set=True,
+        recorded_when_set=True,
+    )
+    """The blind view's image: ``none`` (text-only chat path) or ``grey``; recorded only when ``grey``."""
     prompts: Mapping[str, Any] = option(
         None,
         "prompt templates with their version",
@@ -233,6 +253,7 @@ class RunConfig:
         check_fields(self)
         _check_choices(self)
         _check_variant(self)
+        _check_confounds(self)
         plugin = self.plugin()
         if not isinstance(self.backend_options, plugin.options):
             _refuse_foreign_options(self.backend_options)
@@ -250,6 +271,7 @@ class RunConfig:
             f.name: _jsonable(getattr(self, f.name))
             for f in dataclasses.fields(self)
             if f.metadata["recorded"]
+            and not (f.metadata["recorded_when_set"] and getattr(self, f.name) == f.default)
         }
 
     def identity(self) -> dict[str, Any]:
@@ -283,6 +305,20 @@ def _check_variant(config: RunConfig) -> None:
             f"--prompt-variant {config.prompt_variant} needs --answer-mode generate (the answer "
             f"follows the model's reasoning), got {config.answer_mode}"
         )
+
+
+def _check_confounds(config: RunConfig) -> None:
+    """The confound views read the multiple-choice answers: they need ``accuracy``; calibration
+    needs the letter scores (``logprob``); ``--blind-image`` is for the blind view."""
+    wanted = [m for m in CONFOUND_METRICS if m in config.metrics]
+    if wanted and "accuracy" not in config.metrics:
+        raise MMSpuBenchError(f"--metrics {','.join(config.metrics)}: {wanted[0]} needs accuracy too")
+    if "calibration" in config.metrics and config.answer_mode != "logprob":
+        raise MMSpuBenchError(
+            f"--metrics calibration needs --answer-mode logprob (the option probabilities), got {config.answer_mode}"
+        )
+    if config.blind_image != "none" and "blind" not in config.metrics:
+        raise MMSpuBenchError(f"--blind-image {config.blind_image} is used only with --metrics ...,blind")
 
 
 def check_values(**values: Any) -> None:

@@ -2,6 +2,11 @@
 
 The runner, the metrics and the Space speak only to this Protocol; the transformers adapter
 (``mmspubench.eval.backends.transformers.adapter``) and the fake models of the tests implement it.
+
+Optional, for the blind view's text-only prompts (``--metrics ...,blind``, ``--blind-image none``):
+a model whose ``text_only`` attribute is true also has ``render_text(prompt) -> str`` (the chat
+without the image) and accepts ``None`` for an image in ``generate`` and in a ``ScoreRequest``.
+Without it the run asks for ``--blind-image grey``.
 """
 
 from __future__ import annotations

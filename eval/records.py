@@ -55,6 +55,76 @@ class Condition:
 
 
 @dataclass(frozen=True, slots=True)
+class Answer:
+    """One multiple-choice answer of a confound view (the blind one, or one rotation's)."""
+
+    prediction: str | None
+    """Chosen letter as shown; ``None`` when unparsed."""
+    correct: bool
+    """Whether ``prediction`` is the gold letter as shown (unparsed is wrong)."""
+    raw_output: str | None
+    """Generated text (``generate`` mode), else ``None``."""
+    option_scores: tuple[float, ...] | None
+    """Letter scores A-D as shown (``logprob`` mode), else ``None``."""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {
+            "prediction": self.prediction,
+            "correct": self.correct,
+            "raw_output": self.raw_output,
+            "option_scores": None if self.option_scores is None else list(self.option_scores),
+        }
+
+    @staticmethod
+    def from_json(obj: Mapping[str, Any]) -> Answer:
+        """Inverse of ``to_json``."""
+        scores = obj["option_scores"]
+        correct = _opt_bool(obj["correct"], "correct")
+        if correct is None:
+            raise TypeError("field 'correct' must be true or false")
+        return Answer(
+            prediction=_opt_str(obj["prediction"]),
+            correct=correct,
+            raw_output=_opt_str(obj["raw_output"]),
+            option_scores=None if scores is None else tuple(float(s) for s in scores),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Rotation:
+    """One cyclic rotation of an item's options and the answer given to it."""
+
+    rotation: int
+    """``k``: the option of published position ``j`` is shown at ``(j + k) mod 4``."""
+    order: tuple[int, ...]
+    """Published option index shown at A, B, C, D."""
+    answer: str
+    """Gold letter as shown in this rotation."""
+    reply: Answer
+    """The model's answer to this rotation."""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict: ``rotation``, ``order``, ``answer`` and the answer's fields."""
+        return {
+            "rotation": self.rotation,
+            "order": list(self.order),
+            "answer": self.answer,
+            **self.reply.to_json(),
+        }
+
+    @staticmethod
+    def from_json(obj: Mapping[str, Any]) -> Rotation:
+        """Inverse of ``to_json``."""
+        return Rotation(
+            rotation=int(obj["rotation"]),
+            order=tuple(int(j) for j in obj["order"]),
+            answer=str(obj["answer"]),
+            reply=Answer.from_json(obj),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class SampleResult:
     """Everything recorded about one item: one line of ``samples.jsonl``."""
 
@@ -80,6 +150,12 @@ class SampleResult:
     """CGLA_min under the run's core reduction; ``None`` when CGLA was not run."""
     cgla_acc: bool | None
     """``cgla_min > 0``; ``None`` when CGLA was not run."""
+    rotations: tuple[Rotation, ...] | None = None
+    """The four cyclic rotations of the options, rotation 0 first (``circular``); else ``None``."""
+    blind: Answer | None = None
+    """The answer without the image (``blind``); else ``None``."""
+    option_probs: tuple[float, ...] | None = None
+    """Softmax of ``option_scores`` (``calibration``); else ``None``."""
 
     @property
     def unparsed(self) -> bool:
@@ -100,6 +176,7 @@ class SampleResult:
             "conditions": [c.to_json() for c in self.conditions],
             "cgla_min": self.cgla_min,
             "cgla_acc": self.cgla_acc,
+            **_optional(self),
         }
 
     @staticmethod
@@ -119,6 +196,13 @@ class SampleResult:
             conditions=tuple(Condition.from_json(c) for c in obj["conditions"]),
             cgla_min=None if cgla_min is None else _finite(cgla_min, "cgla_min"),
             cgla_acc=_opt_bool(obj["cgla_acc"], "cgla_acc"),
+            rotations=None
+            if obj.get("rotations") is None
+            else tuple(Rotation.from_json(r) for r in obj["rotations"]),
+            blind=None if obj.get("blind") is None else Answer.from_json(obj["blind"]),
+            option_probs=None
+            if obj.get("option_probs") is None
+            else tuple(float(p) for p in obj["option_probs"]),
         )
 
 
@@ -133,6 +217,19 @@ def _finite(value: Any, name: str) -> float:
         text = repr(value)
         raise ValueError(f"field {name!r} must be a finite number, got {text[:40]}{'...' * (len(text) > 40)}")
     return number
+
+
+def _optional(sample: SampleResult) -> dict[str, Any]:
+    """The keys of the confound views, present only in runs that asked for them (so the lines of
+    other runs are byte for byte those of before)."""
+    out: dict[str, Any] = {}
+    if sample.rotations is not None:
+        out["rotations"] = [r.to_json() for r in sample.rotations]
+    if sample.blind is not None:
+        out["blind"] = sample.blind.to_json()
+    if sample.option_probs is not None:
+        out["option_probs"] = list(sample.option_probs)
+    return out
 
 
 def _opt_str(value: Any) -> str | None:

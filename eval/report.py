@@ -8,7 +8,10 @@ computed (a type without items, a metric not run). When the runs record their co
 (``model.scorer_used``), a ``Scorer`` column shows it, and a note under the table gives the reason
 of every fast-to-plain fallback (``model.scorer_fallback_reason``). A ``Variant`` column shows the
 prompt variant when the runs' variants differ or one is not ``standard``; an ``attribute-hint`` run
-reads ``attribute-hint (ceiling)`` and a note under the table says it is not a fair run.
+reads ``attribute-hint (ceiling)`` and a note under the table says it is not a fair run. Runs with
+confound views add ``Circular`` (all four rotations right), ``Blind`` (accuracy without the image),
+``Gain`` (with minus without, points) and ``Worst`` (the lowest type with >= 10 items and its
+accuracy), each shown only when a run has it.
 """
 
 from __future__ import annotations
@@ -158,10 +161,37 @@ def _variants_shown(runs: Sequence[Mapping[str, Any]]) -> bool:
     return len(labels) > 1 or labels != {STANDARD}
 
 
+def _confound(section: str, key: str, signed: bool = False) -> Callable[[Mapping[str, Any]], str]:
+    def cell(results: Mapping[str, Any]) -> str:
+        value = _section(results, section).get(key)
+        text = _pct(value)
+        return f"+{text}" if signed and isinstance(value, (int, float)) and value > 0 else text
+
+    return cell
+
+
+def _worst(results: Mapping[str, Any]) -> str:
+    """``TYPE value`` of ``accuracy.worst_type`` (types with >= 10 items)."""
+    worst = _section(_section(results, "accuracy"), "worst_type")
+    return DASH if not worst else _cell(f"{worst.get('type')} {_pct(worst.get('value'))}")
+
+
+def _any(section: str) -> Callable[[Sequence[Mapping[str, Any]]], bool]:
+    return lambda runs: any(_section(run, section) for run in runs)
+
+
+def _any_worst(runs: Sequence[Mapping[str, Any]]) -> bool:
+    return any("worst_type" in _section(run, "accuracy") for run in runs)
+
+
 OPTIONAL_COLUMNS: tuple[tuple[Column, Callable[[Sequence[Mapping[str, Any]]], bool]], ...] = (
     (Column("Answer mode", _answer_mode, align_right=False), _answer_modes_differ),
     (Column("Variant", _variant, align_right=False), _variants_shown),
     (Column("Scorer", _scorer_cell, align_right=False), _any_scorer),
+    (Column("Circular", _confound("circular", "accuracy")), _any("circular")),
+    (Column("Blind", _confound("blind", "accuracy")), _any("blind")),
+    (Column("Gain", _confound("blind", "gain", signed=True)), _any("blind")),
+    (Column("Worst", _worst, align_right=False), _any_worst),
 )
 """Columns shown only when the runs need them: (column, whether these runs need it)."""
 

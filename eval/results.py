@@ -24,7 +24,7 @@ from typing import IO, Any
 from mmspubench.dataset_builder.files import iter_lines_bounded, shown
 from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import metrics
+from mmspubench.eval import metrics, results_confounds
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
 
@@ -231,7 +231,8 @@ def _check_cgla(sample: SampleResult, reduction: str) -> float:
 def recompute(
     samples: Sequence[SampleResult], config: RunConfig, ids: Sequence[str] | None = None
 ) -> dict[str, Any]:
-    """results.json's ``accuracy`` and ``cgla`` sections from per-item records (``None`` if not run).
+    """results.json's ``accuracy`` and ``cgla`` sections from per-item records (``None`` if not run),
+    and the confound sections the run asked for (``circular``, ``blind``, ``calibration``).
 
     ``ids`` selects and orders the items (default: every sample, by id); the figures do not depend
     on the order in which items finished.
@@ -250,7 +251,8 @@ def recompute(
     if "cgla" in config.metrics:
         values = [metrics.Scored(s.types, _check_cgla(s, config.core_reduction)) for s in ordered]
         cgla = metrics.cgla_summary(values, config.core_reduction, config.seed)
-    return {"accuracy": accuracy, "cgla": cgla}
+    confounds = results_confounds.sections(ordered, config)
+    return {"accuracy": results_confounds.with_worst(accuracy, config), "cgla": cgla, **confounds}
 
 
 def build_results(
@@ -273,6 +275,7 @@ def build_results(
         "config": config.to_json(),
         "accuracy": aggregates["accuracy"],
         "cgla": aggregates["cgla"],
+        **{k: v for k, v in aggregates.items() if k not in ("accuracy", "cgla")},
         "timing": dict(timing),
         "backend": None if backend is None else dict(backend),
         "accuracy_only": "cgla" not in config.metrics,

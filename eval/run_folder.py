@@ -25,7 +25,17 @@ from mmspubench.eval.results import MANIFEST_NAME, RESULTS_NAME, SAMPLES_NAME, r
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
 
-_SAME_FIGURES = ("schema_version", "benchmark", "dataset", "accuracy", "cgla", "accuracy_only")
+_SAME_FIGURES = (
+    "schema_version",
+    "benchmark",
+    "dataset",
+    "accuracy",
+    "cgla",
+    "accuracy_only",
+    "circular",
+    "blind",
+    "calibration",
+)
 """results.json sections a rerun of a finished run must reproduce exactly to leave the file as it is."""
 
 

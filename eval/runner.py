@@ -13,25 +13,36 @@ The runner talks to the model only through ``VisionLanguageModel`` and works in 
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
+from mmspubench.dataset_builder.schema import Item
 from mmspubench.dataset_builder.split_ids import split_identity
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import backends, data, distributed, metrics, prompts, results, run_folder, variants
+from mmspubench.eval import (
+    asking,
+    backends,
+    data,
+    distributed,
+    metrics,
+    prompts,
+    results,
+    run_folder,
+    variants,
+)
+from mmspubench.eval.asking import max_new_tokens
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.parse import answer_parser
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
 from mmspubench.eval.records import Condition, SampleResult
 from mmspubench.eval.run_stamp import check_stamps, run_stamp
 
 if TYPE_CHECKING:
     import datasets
+
+__all__ = ["Clock", "RunPlan", "evaluate_item", "evaluate_items", "max_new_tokens", "plan_run", "run_eval"]
 
 
 @dataclass(slots=True)
@@ -42,75 +53,6 @@ class Clock:
     """Time in the accuracy calls (generate, or scoring the option letters)."""
     cgla_seconds: float = 0.0
     """Time in the CGLA ``score`` calls alone."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    prediction: str | None
-    raw_output: str | None
-    option_scores: tuple[float, ...] | None
-
-
-def _finite(scores: Sequence[float], what: str, item_id: str) -> list[float]:
-    values = [float(s) for s in scores]
-    if not all(math.isfinite(v) for v in values):
-        raise MMSpuBenchError(f"item {item_id!r}: the model returned a non-finite {what} score {values}")
-    return values
-
-
-def _score(model: VisionLanguageModel, requests: Sequence[ScoreRequest]) -> list[float]:
-    scores = list(model.score(requests))
-    if len(scores) != len(requests):
-        raise MMSpuBenchError(f"the model returned {len(scores)} scores for {len(requests)} requests")
-    return scores
-
-
-def _answers_generate(model: VisionLanguageModel, items: Sequence[Item], config: RunConfig) -> list[_Answer]:
-    variant = prompts.variant(config.prompt_variant)
-    contexts = [model.render(_mcq(i, "generate", config)) for i in items]
-    outputs = model.generate([i.pil_image for i in items], contexts, max_new_tokens(config))
-    if len(outputs) != len(items):
-        raise MMSpuBenchError(f"the model returned {len(outputs)} answers for {len(items)} prompts")
-    parse = answer_parser(variant.final_answer)
-    return [_Answer(parse(out, i.options), out, None) for i, out in zip(items, outputs, strict=True)]
-
-
-def _mcq(item: Item, answer_mode: str, config: RunConfig) -> Any:
-    """The multiple-choice prompt of ``item`` in the run's variant."""
-    return prompts.mcq_prompt(
-        item.question, item.options, answer_mode, config.prompt_variant, item.core_attributes
-    )
-
-
-def max_new_tokens(config: RunConfig) -> int:
-    """``--max-new-tokens``, or the prompt variant's default when not given."""
-    return config.max_new_tokens or prompts.variant(config.prompt_variant).max_new_tokens
-
-
-def _score_per_item(
-    model: VisionLanguageModel, per_item: Sequence[Sequence[ScoreRequest]], items: Sequence[Item], what: str
-) -> list[list[float]]:
-    """All items' requests in ONE ``score`` call (a prefix-sharing scorer shares passes across
-    items), split back per item in order; each item's scores must be finite."""
-    scores = _score(model, [r for requests in per_item for r in requests])
-    out, first = [], 0
-    for item, requests in zip(items, per_item, strict=True):
-        out.append(_finite(scores[first : first + len(requests)], what, item.id))
-        first += len(requests)
-    return out
-
-
-def _answers_logprob(model: VisionLanguageModel, items: Sequence[Item], config: RunConfig) -> list[_Answer]:
-    per_item = []
-    for item in items:
-        context = model.render(_mcq(item, "logprob", config))
-        per_item.append([ScoreRequest(item.pil_image, context, c) for c in prompts.letter_continuations()])
-    answers = []
-    for scores in _score_per_item(model, per_item, items, "option"):
-        # max() keeps the first of tied letters: deterministic, documented in the README.
-        best = max(range(len(scores)), key=lambda k: scores[k])
-        answers.append(_Answer(ANSWER_LETTERS[best], None, tuple(scores)))
-    return answers
 
 
 def _conditions(
@@ -138,13 +80,13 @@ def _conditions(
             for (attribute, kind), request, cgl in zip(plan, requests, scores, strict=True)
         )
         for plan, requests, scores in zip(
-            plans, per_item, _score_per_item(model, per_item, items, "CGL"), strict=True
+            plans, per_item, asking.score_per_item(model, per_item, items, "CGL"), strict=True
         )
     ]
 
 
 def _result(
-    item: Item, answer: _Answer | None, conditions: tuple[Condition, ...] | None, config: RunConfig
+    item: Item, views: asking.Views | None, conditions: tuple[Condition, ...] | None, config: RunConfig
 ) -> SampleResult:
     cgla_min = cgla_acc = None
     if conditions is not None:
@@ -152,6 +94,7 @@ def _result(
         spurious = [c.cgl for c in conditions if c.kind == "spurious"]
         cgla_min = metrics.cgla_min(core, spurious, config.core_reduction)
         cgla_acc = metrics.cgla_acc(cgla_min)
+    answer = None if views is None else views.published
     return SampleResult(
         id=item.id,
         types=item.spurious_types,
@@ -164,6 +107,9 @@ def _result(
         conditions=conditions or (),
         cgla_min=cgla_min,
         cgla_acc=cgla_acc,
+        rotations=None if views is None else views.rotations,
+        blind=None if views is None else views.blind,
+        option_probs=None if views is None else views.option_probs,
     )
 
 
@@ -177,13 +123,12 @@ def evaluate_items(
     across items.
     """
     clock = clock if clock is not None else Clock()
-    answers: list[_Answer | None] = [None] * len(items)
+    answers: list[asking.Views | None] = [None] * len(items)
     if "accuracy" in config.metrics:
         start = time.perf_counter()
-        if config.answer_mode == "generate":
-            answers = list(_answers_generate(model, items, config))
-        else:
-            answers = list(_answers_logprob(model, items, config))
+        asking.check_blind_path(model, config)
+        replies = asking.answers(model, asking.asks_of(items, config), config)
+        answers = list(asking.records_of(items, replies, config))
         clock.accuracy_seconds += time.perf_counter() - start
     conditions: list[tuple[Condition, ...] | None] = [None] * len(items)
     if "cgla" in config.metrics:

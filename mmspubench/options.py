@@ -33,6 +33,7 @@ def option(
     cli: bool = True,
     added_later: bool = False,
     identity_when_set: bool = False,
+    recorded_when_set: bool = False,
     default_factory: Callable[[], Any] | None = None,
     minimum: float | None = None,
     maximum: float | None = None,
@@ -51,7 +52,9 @@ def option(
     ``added_later``: a recorded option that results files written before it existed lack; reading
     such a file gives the default (the options of the first release are required).
     ``identity_when_set``: the option joins the run identity only when it differs from its default,
-    so runs made before it existed keep their identity (and resume).
+    so runs made before it existed keep their identity (and resume). ``recorded_when_set``: the
+    option is written into results.json's ``config`` only when it differs from its default, so the
+    results of runs that do not use it stay byte for byte those of before (needs ``added_later``).
     ``minimum``/``maximum``: the range of a number, ``expect`` its wording in the error line
     (checked with every field's type by :mod:`mmspubench.eval.config_checks`). ``positional``: an
     argument without a flag (``report RESULTS_JSON``); ``metavar``: its name in the usage line;
@@ -69,6 +72,7 @@ def option(
         "cli": cli,
         "added_later": added_later,
         "identity_when_set": identity_when_set,
+        "recorded_when_set": recorded_when_set,
         "minimum": minimum,
         "maximum": maximum,
         "expect": expect,

@@ -24,6 +24,15 @@ def render_chat(processor: Any, hooks: FamilyHooks, prompt: ChatPrompt) -> str:
     return text + prompt.assistant_prefix
 
 
+def render_text_chat(processor: Any, prompt: ChatPrompt) -> str:
+    """The same chat without the image: [system (if non-empty), user: [text]] + generation prompt +
+    prefix (the blind view's text-only prompt)."""
+    return (
+        _apply_template(processor, prompt, [{"type": "text", "text": prompt.user_text}])
+        + prompt.assistant_prefix
+    )
+
+
 def _apply_template(processor: Any, prompt: ChatPrompt, user: list[dict[str, str]]) -> str:
     messages: list[dict[str, Any]] = []
     if prompt.system:

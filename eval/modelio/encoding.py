@@ -112,8 +112,9 @@ def encode_request(processor: Any, request: ScoreRequest, *, add_special_tokens:
         return prefix_lm.encode_prefix_lm(processor, request, add_special_tokens=add_special_tokens)
     full_text = request.context + request.continuation
     kwargs = {"return_tensors": "pt", "add_special_tokens": add_special_tokens}
-    full = processor(images=[request.image], text=[full_text], **kwargs)
-    ctx = processor(images=[request.image], text=[request.context], **kwargs)
+    images = None if request.image is None else [request.image]  # None: a text-only (blind) prompt
+    full = processor(images=images, text=[full_text], **kwargs)
+    ctx = processor(images=images, text=[request.context], **kwargs)
     tokenizer = processor.tokenizer
     special = set(tokenizer.all_special_ids) - {getattr(processor, "image_token_id", None)}
     full_ids = [int(t) for t in full["input_ids"][0]]

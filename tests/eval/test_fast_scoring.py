@@ -262,13 +262,13 @@ def test_plan_by_hand() -> None:
     assert plan.group_of == (0, 0, 0, 1, 2)
     assert [g.prefix_len for g in plan.groups] == [4, 6, 6]
     assert plan.groups[0].members == (0, 2, 1)  # sorted by ids
-    # Group 0 feeds (6 7), (6 7), (8 7 20) packed in one row of 7; groups 1 and 2 feed nothing:
-    # their one token is predicted by the prefix's last position.
+    # Group 0 feeds (6 7), (6 7), (8 7 20): the equal feeds packed once, a row of 5; groups 1
+    # and 2 feed nothing: their one token is predicted by the prefix's last position.
     assert len(plan.chunks) == 2
     first, second = plan.chunks
-    assert first.groups == (0,) and first.suffix_passes == ((0, 1, 7),)
+    assert first.groups == (0,) and first.suffix_passes == ((0, 1, 5),)
     assert second.groups == (1, 2) and second.suffix_passes == ((0, 2, 0),)
-    assert plan.processed_tokens == (4 + 7) + 6 * 2
+    assert plan.processed_tokens == (4 + 5) + 6 * 2
 
 
 def test_plan_splits_a_bucket_where_it_pays() -> None:
@@ -276,14 +276,29 @@ def test_plan_splits_a_bucket_where_it_pays() -> None:
     views = [
         _view((9, 1, 2, 3, 4, 5, 6, 10, 20), 8),
         _view((9, 7, 7, 7, 7, 7, 7, 11, 22), 8),
+        _view((9, 1, 2, 3, 4, 5, 6, 12, 21), 8),
+        _view((9, 7, 7, 7, 7, 7, 7, 13, 23), 8),
+    ]
+    plan = make_plan(views, prefix_batch=2)
+    # One shared run would feed every request's text (1 + 4 * 7 tokens); two runs run each text
+    # once and feed one token per request (2 * (7 + 2)).
+    assert plan.group_of == (0, 1, 0, 1)
+    assert [g.prefix_len for g in plan.groups] == [7, 7]
+    assert plan.processed_tokens == 18
+
+
+def test_plan_shares_equal_feeds() -> None:
+    # Two prompts of one image, each with two one-token continuations (like two rotations' letters):
+    # one run, each prompt's text fed once (1 + 2 * 7), not once per continuation (1 + 4 * 7).
+    views = [
+        _view((9, 1, 2, 3, 4, 5, 6, 10, 20), 8),
+        _view((9, 7, 7, 7, 7, 7, 7, 11, 22), 8),
         _view((9, 1, 2, 3, 4, 5, 6, 10, 21), 8),
         _view((9, 7, 7, 7, 7, 7, 7, 11, 23), 8),
     ]
     plan = make_plan(views, prefix_batch=2)
-    # One shared run would feed every request's text (1 + 4 * 8 tokens); two runs run each text once.
-    assert plan.group_of == (0, 1, 0, 1)
-    assert [g.prefix_len for g in plan.groups] == [8, 8]
-    assert plan.processed_tokens == 16
+    assert plan.group_of == (0, 0, 0, 0)
+    assert plan.processed_tokens == 1 + 2 * 7
 
 
 def test_split_passes_by_hand() -> None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmspubench.eval.backends.transformers import fast_scoring, scoring
 from mmspubench.eval.config import SCORERS
-from mmspubench.eval.modelio.chat import render_chat
+from mmspubench.eval.modelio.chat import render_chat, render_text_chat
 from mmspubench.eval.modelio.encoding import EncodedRequest, add_special_tokens_for, encode_request, to_model
 from mmspubench.eval.modelio.hooks import FamilyHooks
 from mmspubench.eval.modelio.prefix_lm import DROPPED_OUTPUTS
@@ -111,6 +111,14 @@ class TransformersVLM:
         (:func:`~mmspubench.eval.modelio.chat.render_chat`)."""
         return render_chat(self.processor, self.hooks, prompt)
 
+    text_only = True
+    """The blind view's text-only prompts run here: :meth:`render_text`, and ``None`` images in
+    ``generate`` and ``score`` (those requests are scored by the plain scorer)."""
+
+    def render_text(self, prompt: ChatPrompt) -> str:
+        """The chat of :meth:`render` without the image (the blind view's text-only prompt)."""
+        return render_text_chat(self.processor, prompt)
+
     def add_special_tokens_for(self, text: str) -> bool:
         """Whether the tokenizer should add its special tokens (BOS) to ``text``: not when the chat
         template already wrote the BOS at the start, so it is never doubled."""
@@ -127,7 +135,6 @@ class TransformersVLM:
 
     def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
         """Greedy answers, ``batch_size`` prompts per call (left-padded), without the prompt text."""
-        import torch
 
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
@@ -135,17 +142,34 @@ class TransformersVLM:
         config.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
         config.max_new_tokens = max_new_tokens
         config.pad_token_id = self.pad_token_id
-        answers: list[str] = []
-        for first in range(0, len(contexts), self.batch_size):
-            texts = list(contexts[first : first + self.batch_size])
-            inputs = self._processor_batch(list(images[first : first + self.batch_size]), texts)
-            for key in DROPPED_OUTPUTS:
-                inputs.pop(key, None)
-            with torch.inference_mode():
-                out = self.model.generate(**to_model(inputs, self.model), generation_config=config)
-            new = out[:, inputs["input_ids"].shape[1] :]
-            answers.extend(self.processor.batch_decode(new, skip_special_tokens=True))
-        return answers
+        answers: list[str | None] = [None] * len(contexts)
+        for with_image in (True, False):  # text-only (blind) prompts in batches of their own
+            chosen = [i for i, image in enumerate(images) if (image is not None) == with_image]
+            for first in range(0, len(chosen), self.batch_size):
+                batch = chosen[first : first + self.batch_size]
+                new = self._generate_batch([images[i] for i in batch], [contexts[i] for i in batch], config)
+                for index, text in zip(batch, new, strict=True):
+                    answers[index] = text
+        return [str(a) for a in answers]
+
+    def _generate_batch(self, images: list[Any], texts: list[str], config: Any) -> list[str]:
+        """Greedy answers of one batch (all with an image, or all text-only)."""
+        import torch
+
+        if images[0] is None:
+            kwargs = {"return_tensors": "pt", "padding": True, "padding_side": "left"}
+            inputs = self.processor(
+                text=texts, add_special_tokens=self.add_special_tokens_for(texts[0]), **kwargs
+            )
+        else:
+            inputs = self._processor_batch(images, texts)
+        for key in DROPPED_OUTPUTS:
+            inputs.pop(key, None)
+        with torch.inference_mode():
+            out = self.model.generate(**to_model(inputs, self.model), generation_config=config)
+        return list(
+            self.processor.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+        )
 
     def _processor_batch(self, images: list[Image], texts: list[str]) -> Any:
         """Processor outputs for one image per prompt, left-padded.
@@ -173,9 +197,21 @@ class TransformersVLM:
         return inputs
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
-        """Sum of float32 log-probabilities of each continuation's tokens given image and context."""
+        """Sum of float32 log-probabilities of each continuation's tokens given image and context
+        (a request without an image, the blind view's, by the plain scorer)."""
         if not requests:
             return []
+        blind = [i for i, r in enumerate(requests) if r.image is None]
+        if blind:
+            scores = [0.0] * len(requests)
+            seen = [i for i, r in enumerate(requests) if r.image is not None]
+            for indices, values in (
+                (blind, scoring.score_plain(self, [requests[i] for i in blind])),
+                (seen, self.score([requests[i] for i in seen])),
+            ):
+                for index, value in zip(indices, values, strict=True):
+                    scores[index] = value
+            return scores
         if self.scorer_used == "fast":
             try:
                 return list(fast_scoring.score_fast(self, requests))

@@ -294,18 +294,28 @@ def _pack(
     needed: dict[tuple[int, int], int] = {}
     for row, group in enumerate(members):
         column, row_starts, parts = 0, [], []
+        packed_at: dict[tuple[int, ...], tuple[int, Encoded]] = {}
         for enc in group:
             n = enc.ids.shape[0] - 1 - prefix_len
+            feed = tuple(int(t) for t in enc.ids[prefix_len:-1].tolist())
+            if n > 0 and feed in packed_at:  # an equal feed is already packed: share its positions
+                shared_at, first = packed_at[feed]
+                _check_same_feed(first, enc, prefix_len)
+                row_starts.append(shared_at)
+                for col in range(shared_at + max(0, enc.n_context - 1 - prefix_len), shared_at + n):
+                    needed.setdefault((row, col), len(needed))
+                continue
             row_starts.append(column)
             if n <= 0:
                 continue
+            packed_at[feed] = (column, enc)
             ids[row, column : column + n] = enc.ids[prefix_len:-1]
             causal = torch.ones(n, n, dtype=torch.bool).tril()
             block = mask[row, 0, column : column + n, prefix_len + column : prefix_len + column + n]
             block.masked_fill_(causal, 0)
             parts.append(_positions([enc], prefix_len, n, "cpu"))
             for col in range(column + max(0, enc.n_context - 1 - prefix_len), column + n):
-                needed[(row, col)] = len(needed)
+                needed.setdefault((row, col), len(needed))
             column += n
         starts.append(row_starts)
         if not parts:  # every feed of this group is empty: a row of padding
@@ -322,6 +332,23 @@ def _pack(
     )
 
 
+def _check_same_feed(first: Encoded, enc: Encoded, prefix_len: int) -> None:
+    """Two requests share packed positions only when their feeds' positions and per-token inputs
+    are equal too (they are, after the same image and head: refuse the call otherwise)."""
+    import torch
+
+    same = _positions([first], prefix_len, enc.ids.shape[0] - 1 - prefix_len, "cpu").equal(
+        _positions([enc], prefix_len, enc.ids.shape[0] - 1 - prefix_len, "cpu")
+    )
+    for name in SUFFIX_TOKEN_INPUTS:
+        if name in enc.token_inputs:
+            same = same and torch.equal(
+                first.token_inputs[name][0, prefix_len:-1], enc.token_inputs[name][0, prefix_len:-1]
+            )
+    if not same:
+        raise CallNotExact("two equal feeds differ in their positions or per-token inputs")
+
+
 def _pack_token_inputs(
     members: Sequence[Sequence[Encoded]], prefix_len: int, width: int
 ) -> dict[str, torch.Tensor]:
@@ -334,12 +361,24 @@ def _pack_token_inputs(
             continue
         rows = []
         for group in members:
-            parts = [enc.token_inputs[name][0, prefix_len:-1] for enc in group]
+            parts = [enc.token_inputs[name][0, prefix_len:-1] for enc in _distinct_feeds(group, prefix_len)]
             row = torch.cat(parts) if parts else members[0][0].token_inputs[name][0, :0]
             pad = torch.zeros((width - row.shape[0], *row.shape[1:]), dtype=row.dtype)
             rows.append(torch.cat([row, pad]))
         packed[name] = torch.stack(rows)
     return packed
+
+
+def _distinct_feeds(group: Sequence[Encoded], prefix_len: int) -> list[Encoded]:
+    """The members whose feed is packed (the first of each set of equal feeds), in order."""
+    seen: set[tuple[int, ...]] = set()
+    out = []
+    for enc in group:
+        feed = tuple(int(t) for t in enc.ids[prefix_len:-1].tolist())
+        if feed not in seen:
+            seen.add(feed)
+            out.append(enc)
+    return out
 
 
 def _pad_positions(parts: Sequence[torch.Tensor], width: int) -> torch.Tensor:

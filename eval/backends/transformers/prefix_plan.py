@@ -17,6 +17,7 @@ Rules that keep the reuse exact:
   position are kept from the prefix pass.
 * The feeds of a group are packed one after another into one row that continues the group's
   cached prefix; an attention mask lets each feed see the prefix and its own earlier tokens only.
+  Equal feeds are packed once and shared (the four letters of one rotation of the options).
 """
 
 from __future__ import annotations
@@ -91,6 +92,17 @@ def feed_len(view: TokenView, prefix_len: int) -> int:
     return max(0, len(view.ids) - 1 - prefix_len)
 
 
+def feed_of(view: TokenView, prefix_len: int) -> tuple[int, ...]:
+    """The ids a request feeds after the prefix."""
+    return view.ids[prefix_len : len(view.ids) - 1]
+
+
+def row_width(views: Sequence[TokenView], prefix_len: int) -> int:
+    """Packed width of a group's row: each distinct feed once. Requests whose feeds are equal (the
+    four letters after one rotation's options) read their scores from the same positions."""
+    return sum(len(feed) for feed in {feed_of(v, prefix_len) for v in views})
+
+
 def group_requests(views: Sequence[TokenView]) -> tuple[list[Group], list[int]]:
     """Group requests by image and image-bearing head, then split each such bucket where it pays.
 
@@ -134,7 +146,6 @@ def split_runs(views: Sequence[TokenView], run_cost: int) -> list[range]:
     pass). Dynamic programming over the cut points: buckets hold one item's requests (tens).
     """
     n = len(views)
-    lengths = [len(v.ids) for v in views]
     best = [0.0] + [float("inf")] * n
     cut = [0] * (n + 1)
     for end in range(1, n + 1):
@@ -145,7 +156,8 @@ def split_runs(views: Sequence[TokenView], run_cost: int) -> list[range]:
                 prefix = min(prefix, common_prefix_len(views[start].ids, views[start + 1].ids))
             context = min(context, views[start].n_context)
             p = min(prefix, context)
-            cost = best[start] + run_cost + p + sum(lengths[start:end]) - p * (end - start)
+            # the prefix, then each distinct feed once (+1: the last token of each is never fed)
+            cost = best[start] + run_cost + p + row_width(views[start:end], p) + (end - start)
             if cost < best[end]:
                 best[end], cut[end] = cost, start
     runs = []
@@ -194,10 +206,10 @@ def make_plan(views: Sequence[TokenView], *, prefix_batch: int) -> Plan:
     processed = 0
     for (prefix_len, _), same in by_shape.items():
         # Rows of similar packed width side by side keep the padding of each suffix pass small.
-        same.sort(key=lambda g: sum(feed_len(views[i], prefix_len) for i in groups[g].members))
+        same.sort(key=lambda g: row_width([views[i] for i in groups[g].members], prefix_len))
         for start in range(0, len(same), prefix_batch):
             chunk_groups = tuple(same[start : start + prefix_batch])
-            widths = [sum(feed_len(views[i], prefix_len) for i in groups[g].members) for g in chunk_groups]
+            widths = [row_width([views[i] for i in groups[g].members], prefix_len) for g in chunk_groups]
             passes = split_passes(widths)
             processed += prefix_len * len(chunk_groups) + sum((end - first) * w for first, end, w in passes)
             chunks.append(Chunk(groups=chunk_groups, suffix_passes=passes))

@@ -1,0 +1,97 @@
+"""results.json's confound sections (``circular``, ``blind``, ``calibration``) from samples.jsonl.
+
+Each section is rebuilt from the per-item records alone, after checking that every record
+follows from itself (rotation orders and gold letters, ``correct`` flags, probabilities from
+scores): a hand-edited line is refused naming the record and the field, never summarised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import metrics_calibration, metrics_confounds
+from mmspubench.eval.config import CONFOUND_METRICS, RunConfig
+from mmspubench.eval.records import SampleResult
+
+
+def _bad(sample: SampleResult, field: str, why: str) -> MMSpuBenchError:
+    return MMSpuBenchError(f"samples: record {sample.id!r}: field {field!r}: {why}")
+
+
+def _rotations(sample: SampleResult) -> list[metrics_confounds.RotationAnswer]:
+    if sample.rotations is None:
+        raise _bad(sample, "rotations", "missing in a circular run")
+    if tuple(r.rotation for r in sample.rotations) != metrics_confounds.ROTATIONS:
+        raise _bad(sample, "rotations", f"expected rotations {list(metrics_confounds.ROTATIONS)} in order")
+    out = []
+    for r in sample.rotations:
+        if r.order != metrics_confounds.rotation_order(r.rotation):
+            raise _bad(sample, "rotations.order", f"{list(r.order)} is not rotation {r.rotation}")
+        if r.answer != metrics_confounds.rotated_answer(sample.answer, r.rotation):
+            raise _bad(
+                sample, "rotations.answer", f"{r.answer!r} is not the gold letter of rotation {r.rotation}"
+            )
+        if r.reply.correct != (r.reply.prediction == r.answer):
+            raise _bad(sample, "rotations.correct", "does not follow from prediction and answer")
+        out.append(metrics_confounds.RotationAnswer(r.rotation, r.answer, r.reply.prediction))
+    if out[0].prediction != sample.prediction:
+        raise _bad(sample, "rotations", "rotation 0 is not the published answer")
+    return out
+
+
+def circular(ordered: Sequence[SampleResult], seed: int) -> dict[str, Any]:
+    """results.json ``circular`` (checked records)."""
+    rotations = [_rotations(s) for s in ordered]
+    return metrics_confounds.circular_summary([s.types for s in ordered], rotations, seed)
+
+
+def blind(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
+    """results.json ``blind`` (checked records)."""
+    for s in ordered:
+        if s.blind is None:
+            raise _bad(s, "blind", "missing in a blind run")
+        if s.blind.correct != (s.blind.prediction == s.answer):
+            raise _bad(s, "blind.correct", "does not follow from prediction and answer")
+    return metrics_confounds.blind_summary(
+        [s.id for s in ordered],
+        [s.types for s in ordered],
+        [bool(s.correct) for s in ordered],
+        [bool(s.blind.correct) for s in ordered if s.blind is not None],
+        config.seed,
+        config.blind_image,
+        sum(1 for s in ordered if s.blind is not None and s.blind.prediction is None),
+    )
+
+
+def calibration(ordered: Sequence[SampleResult], seed: int) -> dict[str, Any]:
+    """results.json ``calibration`` (probabilities checked against the letter scores)."""
+    probs = []
+    for s in ordered:
+        if s.option_scores is None or s.option_probs is None:
+            raise _bad(s, "option_probs", "missing in a calibration run")
+        if tuple(s.option_probs) != metrics_calibration.option_probs(s.option_scores):
+            raise _bad(s, "option_probs", "is not the softmax of option_scores")
+        probs.append(s.option_probs)
+    return metrics_calibration.calibration_summary(probs, [s.answer for s in ordered], seed)
+
+
+def sections(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
+    """The confound sections the run asked for (none of them: an empty dict)."""
+    out: dict[str, Any] = {}
+    if "circular" in config.metrics:
+        out["circular"] = circular(ordered, config.seed)
+    if "blind" in config.metrics:
+        out["blind"] = blind(ordered, config)
+    if "calibration" in config.metrics:
+        out["calibration"] = calibration(ordered, config.seed)
+    return out
+
+
+def with_worst(accuracy: dict[str, Any] | None, config: RunConfig) -> dict[str, Any] | None:
+    """``accuracy`` with ``worst_type``/``worst_gap`` in a run with a confound view; else as is
+    (the results of other runs stay byte for byte those of before)."""
+    if accuracy is None or not any(m in config.metrics for m in CONFOUND_METRICS):
+        return accuracy
+    return metrics_confounds.with_worst(accuracy)
