@@ -37,9 +37,11 @@ def load(request: SweepRequest) -> tuple[Sweep, Launcher, object]:
     """The validated sweep, its launcher and the launcher's settings (every section checked)."""
     launcher = registry.get_launcher(request.launcher)
     sweep = load_sweep(request.sweep, registry.sections())
+    if launcher.section is not None and launcher.section not in sweep.sections:
+        raise MMSpuBenchError(f"{sweep.path}: --launcher {launcher.name} needs a {launcher.section!r} section")
     settings = None
     for other in registry.REGISTRY.values():
-        if other.section is None:
+        if other.section is None or (other.section not in sweep.sections and other is not launcher):
             continue
         value = settings_of(other, sweep.sections.get(other.section, {}), f"{sweep.path}: {other.section}")
         if other is launcher:
@@ -55,7 +57,8 @@ def plan_table(sweep: Sweep, status: Status) -> str:
     """The plan as a Markdown table: run folder, model, options, state."""
     lines = ["| run folder | model | options | state |", "|---|---|---|---|"]
     for run in sweep.runs:
-        shown = " ".join(shlex.quote(a) for a in run.argv[:-2] if a != run.argv[1])
+        model = run.argv.index("--model")
+        shown = " ".join(shlex.quote(a) for a in run.argv[:model] + run.argv[model + 2 : -2])
         cells = [str(run.folder), run.model_name, shown, status.state(run.name, run.folder)]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return clean("\n".join(lines))

@@ -147,7 +147,8 @@ def _entry_runs(
     _check_keys(entry, MODEL_KEYS, _where(path, label))
     if not isinstance(entry.get("model"), str) or not entry["model"]:
         raise MMSpuBenchError(_where(path, f"{label}: field 'model': expected a Hub id or a folder"))
-    name = model_name(entry)
+    model = _local(path, entry["model"])
+    name = model_name({**entry, "model": model})
     label = f"{label} ({name})"
     own = _mapping(entry.get("options"), _where(path, f"{label}: options"))
     owned = [k for k in own if k in SWEEP_OWNED]
@@ -155,7 +156,6 @@ def _entry_runs(
         raise MMSpuBenchError(
             _where(path, f"{label}: options: {owned[0]!r} is set by the sweep, not per model")
         )
-    model = _local(path, entry["model"])
     runs = []
     for variant in variants:
         options = {**common, **own, "model": model, "prompt_variant": variant}
@@ -201,5 +201,5 @@ def load_sweep(path: str | Path, section_keys: Sequence[str]) -> Sweep:
         raise MMSpuBenchError(_where(file, "models: expected a non-empty list of {model, name, options}"))
     runs = [r for i, m in enumerate(models) for r in _entry_runs(file, root, i, m, common, variants, metrics)]
     _check_unique(file, runs)
-    sections = {k: _mapping(obj.get(k), _where(file, k)) for k in section_keys}
+    sections = {k: _mapping(obj[k], _where(file, k)) for k in section_keys if k in obj}
     return Sweep(file, root, tuple(runs), sections)

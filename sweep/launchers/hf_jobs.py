@@ -11,6 +11,7 @@ verifies it as ``submit`` would (``sweep/verify.py``) and only then puts it in t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -36,7 +37,7 @@ _TIMEOUT = re.compile(r"[0-9]+(\.[0-9]+)?[smhd]?")
 class HfJobsSettings:
     """SWEEP.yaml ``hf_jobs:``: where and how each run's job runs, and where its folder goes."""
 
-    results_repo: str = option(None, "dataset repo the jobs upload their run folders to (org/name)")
+    results_repo: str = option(dataclasses.MISSING, "dataset repo the jobs upload their run folders to (org/name)")
     """The results dataset repo."""
     flavor: str = option("cpu-basic", "hardware flavor, one of list_jobs_hardware's names")
     """``run_uv_job(flavor=)``."""

@@ -35,4 +35,4 @@ def get_launcher(name: str) -> Launcher:
 
 def sections() -> tuple[str, ...]:
     """The SWEEP.yaml keys of the launchers' settings."""
-    return tuple(l.section for l in REGISTRY.values() if l.section is not None)
+    return tuple(one.section for one in REGISTRY.values() if one.section is not None)

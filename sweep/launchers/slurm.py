@@ -126,7 +126,9 @@ def collect(context: Context, run: PlannedRun, job_id: str) -> Outcome | None:
 
     folder = context.work_dir("submitit")
     if context.settings.local:
-        job: Any = submitit.local.local.LocalJob(folder, job_id)
+        from submitit.local.local import LocalJob
+
+        job: Any = LocalJob(folder, job_id)
         if not job.paths.result_pickle.exists():
             return (
                 None
