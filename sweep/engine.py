@@ -19,6 +19,7 @@ from mmspubench.sweep.launchers import registry
 from mmspubench.sweep.launchers.plugin import Context, Launcher, LaunchOptions, Outcome, settings_of
 from mmspubench.sweep.spec import PlannedRun, Sweep, load_sweep
 from mmspubench.sweep.state import Status, locked
+from mmspubench.sweep.verify import other_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,7 @@ def plan_table(sweep: Sweep, status: Status) -> str:
     for run in sweep.runs:
         model = run.argv.index("--model")
         shown = " ".join(shlex.quote(a) for a in run.argv[:model] + run.argv[model + 2 : -2])
-        cells = [str(run.folder), run.model_name, shown, status.state(run.name, run.folder)]
+        cells = [str(run.folder), run.model_name, shown, status.state(run)]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return clean("\n".join(lines))
 
@@ -80,7 +81,7 @@ def _record(status: Status) -> Callable[[Outcome], None]:
 def _collect(context: Context, launcher: Launcher, status: Status, runs: Sequence[PlannedRun]) -> None:
     for run in runs:
         entry = status.runs.get(run.name, {})
-        if status.state(run.name, run.folder) != "submitted" or launcher.collect is None:
+        if status.state(run) != "submitted" or launcher.collect is None:
             continue
         outcome = launcher.collect(context, run, str(entry.get("job_id")))
         if outcome is not None:
@@ -88,7 +89,7 @@ def _collect(context: Context, launcher: Launcher, status: Status, runs: Sequenc
 
 
 def _pending(status: Status, runs: Sequence[PlannedRun]) -> list[PlannedRun]:
-    return [r for r in runs if status.state(r.name, r.folder) in ("new", "partial", "failed")]
+    return [r for r in runs if status.state(r) in ("new", "partial", "failed")]
 
 
 def run_sweep(request: SweepRequest) -> int:
@@ -121,7 +122,7 @@ def run_sweep(request: SweepRequest) -> int:
 
 
 def _finish(sweep: Sweep, status: Status, request: SweepRequest) -> int:
-    states = {r.name: status.state(r.name, r.folder) for r in sweep.runs}
+    states = {r.name: status.state(r) for r in sweep.runs}
     done = [r for r in sweep.runs if states[r.name] == "finished"]
     report = finish.write_report(sweep.root, done, request.plot)
     compares = finish.write_compares(sweep.root, done, request.plot)
@@ -135,4 +136,7 @@ def _finish(sweep: Sweep, status: Status, request: SweepRequest) -> int:
     for run in sweep.runs:
         if states[run.name] == "failed":
             print(clean(f"{run.name}: {status.runs[run.name].get('error')}"))
-    return 2 if "failed" in states.values() or "partial" in states.values() else 0
+        elif states[run.name] == "other":
+            reason = other_run(run.folder, run)
+            print(clean(f"{run.name}: holds another run, left as it is ({reason}); move it away or use another root"))
+    return 2 if {"failed", "partial", "other"} & set(states.values()) else 0

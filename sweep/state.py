@@ -17,6 +17,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.json_strict import load_file
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.sweep.spec import PlannedRun
 from mmspubench.eval.results import (
     MANIFEST_NAME,
     RESULTS_NAME,
@@ -28,7 +29,8 @@ from mmspubench.eval.results import (
 
 STATUS_NAME = "sweep.json"
 LOCK_NAME = ".sweep.lock"
-STATES = ("new", "partial", "finished", "failed", "submitted")
+STATES = ("new", "partial", "finished", "failed", "submitted", "other")
+"""``other``: the folder holds a finished run of other options or another dataset commit (not touched)."""
 
 
 def now() -> str:
@@ -91,10 +93,13 @@ class Status:
         """The record of run ``name`` (empty for a run never attempted)."""
         return self.runs.setdefault(name, {"state": "new", "attempts": []})
 
-    def state(self, name: str, folder: Path) -> str:
+    def state(self, run: PlannedRun) -> str:
         """The state of a run: from its folder, then from its last recorded attempt."""
+        from mmspubench.sweep.verify import other_run
+
+        name, folder = run.name, run.folder
         if finished(folder):
-            return "finished"
+            return "other" if other_run(folder, run) is not None else "finished"
         recorded = self.runs.get(name, {}).get("state")
         if recorded == "submitted":
             return "submitted"

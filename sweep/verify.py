@@ -8,9 +8,12 @@ identity options and model, and as many samples as results.json says.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from mmspubench.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.results import (
     MANIFEST_NAME,
@@ -25,20 +28,39 @@ from mmspubench.space.submit_checks import check_sample_consistency
 from mmspubench.space.submit_dataset import check_prompt_templates
 from mmspubench.sweep.spec import PlannedRun
 
-RESOLVED_AT_RUN = ("model", "dataset", "prompts", "max_new_tokens")
-"""Identity fields the run fills in when it starts (the model's folder, the prompts): checked apart."""
+_SHA = re.compile(r"[0-9a-f]{7,64}")
 
 
 def _check_identity(run: PlannedRun, config: RunConfig, where: str) -> None:
+    """The recorded identity options are the plan's (those the plan leaves to the run aside)."""
     planned = run.config.identity()
     recorded = config.identity()
     for key, value in planned.items():
-        if key not in RESOLVED_AT_RUN and recorded.get(key) != value:
+        if key != "prompts" and value is not None and recorded.get(key) != value:
             raise MMSpuBenchError(
                 f"{where}: field 'config.{key}': {recorded.get(key)!r} is not the planned {value!r}"
             )
-    if run.config.model is not None and config.model != run.config.model:
-        raise MMSpuBenchError(f"{where}: field 'config.model': {config.model!r} is not {run.config.model!r}")
+
+
+def _check_revision(run: PlannedRun, results: Mapping[str, Any], where: str) -> None:
+    """A planned dataset commit (a sha) is the one the run read."""
+    planned = run.config.dataset_revision
+    recorded = str((results.get("dataset") or {}).get("revision") or "")
+    if planned and _SHA.fullmatch(planned) and not recorded.startswith(planned):
+        raise MMSpuBenchError(f"{where}: field 'dataset.revision': {recorded!r} is not the planned {planned!r}")
+
+
+def other_run(folder: Path, run: PlannedRun) -> str | None:
+    """Why the finished run in ``folder`` is not the planned one (other options, dataset commit), or ``None``."""
+    where = str(folder / RESULTS_NAME)
+    try:
+        results = read_results(folder / RESULTS_NAME)
+        config = RunConfig.from_json(results["config"])
+        _check_identity(run, config, where)
+        _check_revision(run, results, where)
+    except (MMSpuBenchError, KeyError, ValueError, TypeError) as err:
+        return first_line(err, 300)
+    return None
 
 
 def verify_run(folder: Path, run: PlannedRun) -> None:
@@ -53,6 +75,7 @@ def verify_run(folder: Path, run: PlannedRun) -> None:
     except (KeyError, ValueError, TypeError) as err:
         raise MMSpuBenchError(f"{where}: field 'config' is malformed ({err})") from None
     _check_identity(run, config, where)
+    _check_revision(run, results, where)
     check_ranges(results, where)
     check_stamps(results, where)
     check_prompt_templates(config, where)

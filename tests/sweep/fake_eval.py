@@ -15,11 +15,14 @@ from pathlib import Path
 
 
 def fake_finished(folder: Path) -> None:
-    """As ``tests.sweep.sweep_files.fake_finished`` (not imported: this process starts light)."""
+    """As ``tests.sweep.sweep_files.fake_finished``, the config from ``$FAKE_EVAL_CONFIGS`` (this
+    process imports nothing of the package: it starts light)."""
+    configs = json.loads(Path(os.environ["FAKE_EVAL_CONFIGS"]).read_text(encoding="utf-8"))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "run.json").write_text("{}", encoding="utf-8")
     (folder / "samples.jsonl").write_bytes(b"")
-    (folder / "results.json").write_text(json.dumps({"benchmark": "MM-SpuBench", "dataset": {"n": 0}}), encoding="utf-8")
+    results = {"benchmark": "MM-SpuBench", "dataset": {"n": 0}, "config": configs[folder.name]}
+    (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:

@@ -30,11 +30,18 @@ def write_sweep(folder: Path, **overrides: Any) -> Path:
     return path
 
 
-def fake_finished(folder: Path) -> None:
-    """A folder the sweep reads as finished (results.json of 0 items, empty samples, a manifest)."""
+def fake_finished(folder: Path, config: dict[str, Any]) -> None:
+    """A folder the sweep reads as finished (results.json of 0 items with ``config``, empty samples, a manifest)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "run.json").write_text("{}", encoding="utf-8")
     (folder / "samples.jsonl").write_bytes(b"")
-    (folder / "results.json").write_text(
-        json.dumps({"benchmark": "MM-SpuBench", "dataset": {"n": 0}}), encoding="utf-8"
-    )
+    results = {"benchmark": "MM-SpuBench", "dataset": {"n": 0}, "config": config}
+    (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
+
+
+def planned_configs(path: Path) -> dict[str, dict[str, Any]]:
+    """Each planned run's results.json ``config``, by run folder name."""
+    from mmspubench.sweep.launchers.registry import sections
+    from mmspubench.sweep.spec import load_sweep
+
+    return {run.name: run.config.to_json() for run in load_sweep(path, sections()).runs}

@@ -13,13 +13,22 @@ import pytest
 from mmspubench.cli import main
 from mmspubench.sweep import engine, process
 from mmspubench.sweep.state import LOCK_NAME, STATUS_NAME, locked
-from tests.sweep.sweep_files import fake_finished, write_sweep
+from tests.sweep.sweep_files import fake_finished, planned_configs
+from tests.sweep.sweep_files import write_sweep as write_sweep_file
 
 ROOT_OF_REPO = Path(__file__).resolve().parents[2]
 
 
+def write_sweep(folder: Path, **overrides: object) -> Path:
+    """The sweep file, and beside it the planned configs the fake eval records."""
+    path = write_sweep_file(folder, **overrides)
+    (folder / "configs.json").write_text(json.dumps(planned_configs(path)), encoding="utf-8")
+    return path
+
+
 @pytest.fixture
-def fake_eval(monkeypatch: pytest.MonkeyPatch) -> None:
+def fake_eval(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("FAKE_EVAL_CONFIGS", str(tmp_path / "configs.json"))
     def command(argv: Sequence[str]) -> list[str]:
         return [sys.executable, "-m", "tests.sweep.fake_eval", *argv]
 
@@ -39,7 +48,9 @@ def test_the_dry_run_shows_each_runs_state_and_runs_nothing(
 ) -> None:
     path = write_sweep(tmp_path)
     root = tmp_path / "runs"
-    fake_finished(root / "biased--standard")
+    configs = planned_configs(path)
+    fake_finished(root / "biased--standard", configs["biased--standard"])
+    fake_finished(root / "balanced--core-focus", {**configs["balanced--core-focus"], "seed": 9})
     (root / "biased--core-focus").mkdir()
     (root / "biased--core-focus" / "run.json").write_text("{}", encoding="utf-8")
     status = {"runs": {"balanced--standard": {"state": "failed", "error": "x", "attempts": []}}}
@@ -52,7 +63,7 @@ def test_the_dry_run_shows_each_runs_state_and_runs_nothing(
         "biased--standard": "finished",
         "biased--core-focus": "partial",
         "balanced--standard": "failed",
-        "balanced--core-focus": "new",
+        "balanced--core-focus": "other",  # a finished run of other options: never skipped as done, never touched
     }
     assert "--answer-mode logprob --batch-size 2 --no-progress --prompt-variant core-focus" in rows[1]
     assert sorted(p.name for p in root.rglob("*")) == before
@@ -116,4 +127,4 @@ def test_a_failing_model_fails_its_own_runs_only_and_is_retried(
 def test_gpus_must_be_distinct_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sweep", str(write_sweep(tmp_path)), "--gpus", "0,0"]) == 2
     assert "--gpus '0,0'" in capsys.readouterr().err
-    assert os.listdir(tmp_path) == ["sweep.yaml"]
+    assert sorted(os.listdir(tmp_path)) == ["configs.json", "sweep.yaml"]
