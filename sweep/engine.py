@@ -39,7 +39,9 @@ def load(request: SweepRequest) -> tuple[Sweep, Launcher, object]:
     launcher = registry.get_launcher(request.launcher)
     sweep = load_sweep(request.sweep, registry.sections())
     if launcher.section is not None and launcher.section not in sweep.sections:
-        raise MMSpuBenchError(f"{sweep.path}: --launcher {launcher.name} needs a {launcher.section!r} section")
+        raise MMSpuBenchError(
+            f"{sweep.path}: --launcher {launcher.name} needs a {launcher.section!r} section"
+        )
     settings = None
     for other in registry.REGISTRY.values():
         if other.section is None or (other.section not in sweep.sections and other is not launcher):
@@ -138,5 +140,9 @@ def _finish(sweep: Sweep, status: Status, request: SweepRequest) -> int:
             print(clean(f"{run.name}: {status.runs[run.name].get('error')}"))
         elif states[run.name] == "other":
             reason = other_run(run.folder, run)
-            print(clean(f"{run.name}: holds another run, left as it is ({reason}); move it away or use another root"))
+            print(
+                clean(
+                    f"{run.name}: holds another run, left as it is ({reason}); move it away or use another root"
+                )
+            )
     return 2 if {"failed", "partial", "other"} & set(states.values()) else 0

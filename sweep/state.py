@@ -17,7 +17,6 @@ from typing import Any
 
 from mmspubench.dataset_builder.json_strict import load_file
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.sweep.spec import PlannedRun
 from mmspubench.eval.results import (
     MANIFEST_NAME,
     RESULTS_NAME,
@@ -26,6 +25,7 @@ from mmspubench.eval.results import (
     read_results,
     write_json_atomic,
 )
+from mmspubench.sweep.spec import PlannedRun
 
 STATUS_NAME = "sweep.json"
 LOCK_NAME = ".sweep.lock"

@@ -47,7 +47,9 @@ def _check_revision(run: PlannedRun, results: Mapping[str, Any], where: str) -> 
     planned = run.config.dataset_revision
     recorded = str((results.get("dataset") or {}).get("revision") or "")
     if planned and _SHA.fullmatch(planned) and not recorded.startswith(planned):
-        raise MMSpuBenchError(f"{where}: field 'dataset.revision': {recorded!r} is not the planned {planned!r}")
+        raise MMSpuBenchError(
+            f"{where}: field 'dataset.revision': {recorded!r} is not the planned {planned!r}"
+        )
 
 
 def other_run(folder: Path, run: PlannedRun) -> str | None:

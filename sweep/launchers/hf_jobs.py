@@ -37,7 +37,9 @@ _TIMEOUT = re.compile(r"[0-9]+(\.[0-9]+)?[smhd]?")
 class HfJobsSettings:
     """SWEEP.yaml ``hf_jobs:``: where and how each run's job runs, and where its folder goes."""
 
-    results_repo: str = option(dataclasses.MISSING, "dataset repo the jobs upload their run folders to (org/name)")
+    results_repo: str = option(
+        dataclasses.MISSING, "dataset repo the jobs upload their run folders to (org/name)"
+    )
     """The results dataset repo."""
     flavor: str = option("cpu-basic", "hardware flavor, one of list_jobs_hardware's names")
     """``run_uv_job(flavor=)``."""

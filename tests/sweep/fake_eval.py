@@ -29,7 +29,12 @@ def main(argv: list[str]) -> int:
     out = Path(argv[argv.index("--out") + 1])
     started = time.time()
     time.sleep(float(os.environ.get("FAKE_EVAL_SECONDS", "0.4")))
-    record = {"run": out.name, "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"), "start": started, "end": time.time()}
+    record = {
+        "run": out.name,
+        "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "start": started,
+        "end": time.time(),
+    }
     with (out.parent / "fake-eval.jsonl").open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
     fail = os.environ.get("FAKE_EVAL_FAIL")

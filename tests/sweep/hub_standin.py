@@ -74,7 +74,9 @@ class StandInJobs:
         return shipped
 
     def run_uv_job(self, script: str, *, script_args: list[str] | None = None, **kwargs: Any) -> Any:
-        self.calls.append(("run_uv_job", {"script": script, "script_args": list(script_args or []), **kwargs}))
+        self.calls.append(
+            ("run_uv_job", {"script": script, "script_args": list(script_args or []), **kwargs})
+        )
         job_id = f"job{len(self.jobs) + 1:03d}"
         script_path, *args = self._ship(job_id, [script, *(script_args or [])])
         secrets = dict(kwargs.get("secrets") or {})
@@ -90,7 +92,9 @@ class StandInJobs:
             if self.leak_secret:  # a careless job printing its environment
                 handle.write(f"job env: HF_TOKEN={secrets.get('HF_TOKEN')}\n".encode())
                 handle.flush()
-            proc = subprocess.Popen([sys.executable, script_path, *args], stdout=handle, stderr=subprocess.STDOUT, env=env)
+            proc = subprocess.Popen(
+                [sys.executable, script_path, *args], stdout=handle, stderr=subprocess.STDOUT, env=env
+            )
         self.jobs[job_id] = _Job(proc, log, time.monotonic(), seconds(kwargs.get("timeout")))
         return self._info(job_id)
 
@@ -113,7 +117,9 @@ class StandInJobs:
             if code == 0 and self.tamper is not None:
                 self.tamper(job_id, self.hub)
 
-    def wait_for_job(self, job_id: str, *, timeout: float | None = None, poll_interval: float = 1.0, **kwargs: Any) -> Any:
+    def wait_for_job(
+        self, job_id: str, *, timeout: float | None = None, poll_interval: float = 1.0, **kwargs: Any
+    ) -> Any:
         self.calls.append(("wait_for_job", {"job_id": job_id, "timeout": timeout, **kwargs}))
         while True:
             self._poll(job_id)
@@ -134,8 +140,21 @@ class StandInJobs:
         self.calls.append(("cancel_job", {"job_id": job_id, **kwargs}))
         self.jobs[job_id].proc.kill()
 
-    def snapshot_download(self, repo_id: str, *, repo_type: str | None = None, allow_patterns: Any = None, local_dir: str | None = None, **kwargs: Any) -> str:
-        self.calls.append(("snapshot_download", {"repo_id": repo_id, "repo_type": repo_type, "allow_patterns": allow_patterns}))
+    def snapshot_download(
+        self,
+        repo_id: str,
+        *,
+        repo_type: str | None = None,
+        allow_patterns: Any = None,
+        local_dir: str | None = None,
+        **kwargs: Any,
+    ) -> str:
+        self.calls.append(
+            (
+                "snapshot_download",
+                {"repo_id": repo_id, "repo_type": repo_type, "allow_patterns": allow_patterns},
+            )
+        )
         source, target = self.hub / repo_id, Path(str(local_dir))
         patterns = [allow_patterns] if isinstance(allow_patterns, str) else list(allow_patterns or ["*"])
         for path in source.rglob("*") if source.is_dir() else []:

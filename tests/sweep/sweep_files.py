@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from mmspubench.eval.bundled import BALANCED_MODEL, BIASED_MODEL
 
 TWO_MODELS = [

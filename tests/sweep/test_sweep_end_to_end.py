@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from mmspubench.cli import main
 from mmspubench.sweep.state import locked
+
 from tests.sweep.sweep_files import TWO_MODELS, write_sweep
 
 pytestmark = pytest.mark.slow
@@ -25,7 +25,16 @@ FIGURES = ("dataset", "model", "config", "accuracy", "cgla", "accuracy_only")
 
 def _plain(tmp_path: Path, model: dict[str, str], variant: str, limit: int = 2) -> dict[str, Any]:
     out = tmp_path / "plain" / f"{model['name']}--{variant}"
-    flags = ["--model", model["model"], "--limit", str(limit), "--answer-mode", "logprob", "--batch-size", "2"]
+    flags = [
+        "--model",
+        model["model"],
+        "--limit",
+        str(limit),
+        "--answer-mode",
+        "logprob",
+        "--batch-size",
+        "2",
+    ]
     assert main(["eval", *flags, "--prompt-variant", variant, "--no-progress", "--out", str(out)]) == 0
     return json.loads((out / "results.json").read_text(encoding="utf-8"))
 
@@ -36,7 +45,11 @@ def _figures(folder: Path) -> dict[str, Any]:
 
 
 def _digests(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _status(root: Path) -> dict[str, Any]:
@@ -51,7 +64,9 @@ def test_two_models_by_two_variants_two_at_once_equal_four_plain_evals(
     assert main(["sweep", str(path), "--max-parallel", "2"]) == 0
     status = _status(root)
     a, b = (status[n]["attempts"][0] for n in ("biased--standard", "biased--core-focus"))
-    assert a["started_at"] < b["finished_at"] and b["started_at"] < a["finished_at"]  # the two processes overlap
+    assert (
+        a["started_at"] < b["finished_at"] and b["started_at"] < a["finished_at"]
+    )  # the two processes overlap
     for model in TWO_MODELS:
         for variant in ("standard", "core-focus"):
             plain = _plain(tmp_path, model, variant)
@@ -94,7 +109,10 @@ def _gone(group: int) -> bool:
 
 
 def test_a_killed_sweep_resumes_and_ctrl_c_stops_started_work(tmp_path: Path) -> None:
-    models = [{**TWO_MODELS[0], "options": {"limit": 5, "batch_size": 1}}, {**TWO_MODELS[1], "options": {"limit": 5, "batch_size": 1}}]
+    models = [
+        {**TWO_MODELS[0], "options": {"limit": 5, "batch_size": 1}},
+        {**TWO_MODELS[1], "options": {"limit": 5, "batch_size": 1}},
+    ]
     path = write_sweep(tmp_path, variants=["standard"], models=models)
     root = tmp_path / "runs"
     first, second = root / "biased--standard", root / "balanced--standard"
@@ -121,12 +139,18 @@ def test_a_killed_sweep_resumes_and_ctrl_c_stops_started_work(tmp_path: Path) ->
     assert resumed["dataset"]["n"] == 5 and _lines(second / "samples.jsonl") == 5
 
 
-def test_slurm_through_submitits_local_executor_and_no_wait(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write_sweep(tmp_path, models=TWO_MODELS[:1], slurm={"local": True, "timeout_min": 20, "gpus_per_node": 0})
+def test_slurm_through_submitits_local_executor_and_no_wait(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_sweep(
+        tmp_path, models=TWO_MODELS[:1], slurm={"local": True, "timeout_min": 20, "gpus_per_node": 0}
+    )
     root = tmp_path / "runs"
     assert main(["sweep", str(path), "--launcher", "slurm", "--no-wait"]) == 0
     status = _status(root)
-    assert {s["state"] for s in status.values()} == {"submitted"} and all(s["job_id"] for s in status.values())
+    assert {s["state"] for s in status.values()} == {"submitted"} and all(
+        s["job_id"] for s in status.values()
+    )
     capsys.readouterr()
 
     def collected() -> bool:
@@ -141,7 +165,9 @@ def test_slurm_through_submitits_local_executor_and_no_wait(tmp_path: Path, caps
     # Waiting (no --no-wait) with a broken model: its job fails, the error line is eval's.
     (tmp_path / "b").mkdir()
     models = [{"name": "broken", "model": str(tmp_path / "missing")}]
-    broken = write_sweep(tmp_path / "b", variants=["standard"], metrics=["accuracy"], models=models, slurm={"local": True})
+    broken = write_sweep(
+        tmp_path / "b", variants=["standard"], metrics=["accuracy"], models=models, slurm={"local": True}
+    )
     assert main(["sweep", str(broken), "--launcher", "slurm", "--retries", "0"]) == 2
     error = _status(tmp_path / "b" / "runs")["broken--standard"]["error"]
     assert error.startswith("mmspubench eval: error:") and "missing" in error

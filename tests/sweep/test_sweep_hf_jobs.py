@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from mmspubench.cli import main
 from mmspubench.eval.results import package_version
 from mmspubench.redact import forget_secrets
 from mmspubench.sweep.launchers import hf_jobs
+
 from tests.sweep.hub_standin import StandInJobs
 from tests.sweep.sweep_files import TWO_MODELS, write_sweep
 
@@ -19,7 +20,7 @@ HF = {"results_repo": "org/sweep-results", "flavor": "cpu-basic", "timeout": "10
 
 
 @pytest.fixture
-def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StandInJobs:
+def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StandInJobs]:
     api = StandInJobs(tmp_path / "standin")
     monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
@@ -34,7 +35,9 @@ def _sweep(tmp_path: Path, **hf: object) -> Path:
 
 
 def _everything_written(tmp_path: Path) -> str:
-    return "".join(p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".whl")
+    return "".join(
+        p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".whl"
+    )
 
 
 def test_the_dry_run_is_offline_and_says_the_flavor_was_not_checked(
@@ -73,13 +76,39 @@ def test_a_run_goes_to_a_job_and_comes_back_verified(
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
     assert results["dataset"]["n"] == 2 and results["config"]["model"] == TWO_MODELS[0]["model"]
     names = [name for name, _ in standin.calls]
-    assert names == ["list_jobs_hardware", "run_uv_job", "wait_for_job", "fetch_job_logs", "snapshot_download"]
+    assert names == [
+        "list_jobs_hardware",
+        "run_uv_job",
+        "wait_for_job",
+        "fetch_job_logs",
+        "snapshot_download",
+    ]
     sent = standin.calls[1][1]
     wheel = Path(sent["script_args"][0])
-    assert sent["script"] == str(hf_jobs.SCRIPT) and wheel.name == f"mm_spubench-{package_version()}-py3-none-any.whl"
-    assert sent["script_args"][1:6] == ["eval", "org/sweep-results", "sweeps/runs/biased--standard", "HF_TOKEN", "--"]
-    assert sent["script_args"][6:] == ["--model", TWO_MODELS[0]["model"], "--metrics", "accuracy", "--limit", "2",
-                                       "--answer-mode", "logprob", "--batch-size", "2", "--no-progress"]
+    assert (
+        sent["script"] == str(hf_jobs.SCRIPT)
+        and wheel.name == f"mm_spubench-{package_version()}-py3-none-any.whl"
+    )
+    assert sent["script_args"][1:6] == [
+        "eval",
+        "org/sweep-results",
+        "sweeps/runs/biased--standard",
+        "HF_TOKEN",
+        "--",
+    ]
+    assert sent["script_args"][6:] == [
+        "--model",
+        TWO_MODELS[0]["model"],
+        "--metrics",
+        "accuracy",
+        "--limit",
+        "2",
+        "--answer-mode",
+        "logprob",
+        "--batch-size",
+        "2",
+        "--no-progress",
+    ]
     assert (sent["flavor"], sent["timeout"], sent["secrets"]) == ("cpu-basic", "10m", {"HF_TOKEN": TOKEN})
     without_secrets = json.dumps({k: v for k, v in sent.items() if k != "secrets"})
     assert TOKEN not in without_secrets
@@ -112,7 +141,10 @@ def test_a_failing_job_a_timed_out_job_and_a_result_that_does_not_verify(
     assert "the fetched run does not verify" in good["attempts"][0]["error"]
     assert "field 'accuracy.overall': submitted value 99.0 disagrees" in good["attempts"][0]["error"]
     assert broken["state"] == "failed" and len(broken["attempts"]) == 2
-    assert broken["error"].startswith("job job00") and "ended ERROR (exit code 2); last log line: mmspubench eval: error:" in broken["error"]
+    assert (
+        broken["error"].startswith("job job00")
+        and "ended ERROR (exit code 2); last log line: mmspubench eval: error:" in broken["error"]
+    )
     assert not (tmp_path / "runs" / "broken--standard").exists()
     # A job over its time limit is stopped by the Hub: a failed run, the reason in one line.
     (tmp_path / "slow").mkdir()

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
-
 from mmspubench.cli import main
 from mmspubench.sweep import engine, process
 from mmspubench.sweep.state import LOCK_NAME, STATUS_NAME, locked
+
 from tests.sweep.sweep_files import fake_finished, planned_configs
 from tests.sweep.sweep_files import write_sweep as write_sweep_file
 
@@ -29,6 +31,7 @@ def write_sweep(folder: Path, **overrides: object) -> Path:
 @pytest.fixture
 def fake_eval(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("FAKE_EVAL_CONFIGS", str(tmp_path / "configs.json"))
+
     def command(argv: Sequence[str]) -> list[str]:
         return [sys.executable, "-m", "tests.sweep.fake_eval", *argv]
 
@@ -38,7 +41,7 @@ def fake_eval(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(engine.finish, "write_compares", lambda *a: [])
 
 
-def _records(root: Path) -> list[dict[str, object]]:
+def _records(root: Path) -> list[dict[str, Any]]:
     lines = (root / "fake-eval.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines]
 
@@ -59,12 +62,15 @@ def test_the_dry_run_shows_each_runs_state_and_runs_nothing(
     assert main(["sweep", str(path), "--dry-run"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(f"| {root}")]
     states = {row.split(" | ")[0][2:].rsplit("/", 1)[1]: row.split(" | ")[-1].strip(" |") for row in rows}
-    assert states == {
-        "biased--standard": "finished",
-        "biased--core-focus": "partial",
-        "balanced--standard": "failed",
-        "balanced--core-focus": "other",  # a finished run of other options: never skipped as done, never touched
-    }
+    assert (
+        states
+        == {
+            "biased--standard": "finished",
+            "biased--core-focus": "partial",
+            "balanced--standard": "failed",
+            "balanced--core-focus": "other",  # a finished run of other options: never skipped as done, never touched
+        }
+    )
     assert "--answer-mode logprob --batch-size 2 --no-progress --prompt-variant core-focus" in rows[1]
     assert sorted(p.name for p in root.rglob("*")) == before
 
@@ -87,17 +93,19 @@ def test_one_run_per_gpu_never_two_on_one_gpu(tmp_path: Path, fake_eval: None) -
     records = _records(tmp_path / "runs")
     assert len(records) == 4 and {r["gpu"] for r in records} == {"0", "1"}
     for gpu in ("0", "1"):
-        spans = sorted((float(r["start"]), float(r["end"])) for r in records if r["gpu"] == gpu)  # type: ignore[arg-type]
-        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))
+        spans = sorted((float(r["start"]), float(r["end"])) for r in records if r["gpu"] == gpu)
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     first = [r for r in records if r["run"] in ("biased--standard", "biased--core-focus")]
-    assert float(first[0]["start"]) < float(first[1]["end"]) and float(first[1]["start"]) < float(first[0]["end"])  # type: ignore[arg-type]
+    assert float(first[0]["start"]) < float(first[1]["end"]) and float(first[1]["start"]) < float(
+        first[0]["end"]
+    )
 
 
 def test_max_parallel_caps_the_runs_at_once(tmp_path: Path, fake_eval: None) -> None:
     path = write_sweep(tmp_path)
     assert main(["sweep", str(path), "--max-parallel", "3"]) == 0
     records = _records(tmp_path / "runs")
-    points = sorted([(float(r["start"]), 1) for r in records] + [(float(r["end"]), -1) for r in records])  # type: ignore[arg-type]
+    points = sorted([(float(r["start"]), 1) for r in records] + [(float(r["end"]), -1) for r in records])
     at_once = max(sum(step for _, step in points[: i + 1]) for i in range(len(points)))
     assert at_once == 3
 

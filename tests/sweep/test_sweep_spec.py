@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from mmspubench.cli import main
 from mmspubench.eval.config import with_options
 from mmspubench.sweep.argv import eval_argv, parsed_config
 from mmspubench.sweep.spec import load_sweep
+
 from tests.sweep.sweep_files import TWO_MODELS, write_sweep
 
 SECTIONS = ("slurm", "hf_jobs")
@@ -34,14 +34,26 @@ def _refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], **doc: Any) -> 
             {"models": [{**TWO_MODELS[0], "options": {"answer_mode": "guess"}}]},
             "models[0] (biased): variant 'standard': --answer-mode 'guess': unknown",
         ),
-        ({"models": [{**TWO_MODELS[0], "options": {"batch_size": 0}}]}, "models[0] (biased): variant 'standard': --batch-size"),
+        (
+            {"models": [{**TWO_MODELS[0], "options": {"batch_size": 0}}]},
+            "models[0] (biased): variant 'standard': --batch-size",
+        ),
         ({"models": [{**TWO_MODELS[0], "options": {"no_such": 1}}]}, "unknown option(s) no_such"),
-        ({"models": [{**TWO_MODELS[0], "options": {"prompt_variant": "reasoning"}}]}, "'prompt_variant' is set by the sweep"),
+        (
+            {"models": [{**TWO_MODELS[0], "options": {"prompt_variant": "reasoning"}}]},
+            "'prompt_variant' is set by the sweep",
+        ),
         ({"variants": ["standard", "nope"]}, "variant 'nope': --prompt-variant 'nope': unknown"),
         ({"variants": ["standard", "standard"]}, "variants: 'standard' is listed twice"),
         ({"metrics": ["accuracy", "bogus"]}, "--metrics 'accuracy,bogus'"),
-        ({"models": [TWO_MODELS[0], TWO_MODELS[0]]}, "run 'biased--standard' duplicates run 'biased--standard'"),
-        ({"models": [TWO_MODELS[0], {**TWO_MODELS[0], "name": "again"}]}, "run 'again--standard' duplicates run 'biased--standard'"),
+        (
+            {"models": [TWO_MODELS[0], TWO_MODELS[0]]},
+            "run 'biased--standard' duplicates run 'biased--standard'",
+        ),
+        (
+            {"models": [TWO_MODELS[0], {**TWO_MODELS[0], "name": "again"}]},
+            "run 'again--standard' duplicates run 'biased--standard'",
+        ),
         ({"slurm": {"partition": "gpu", "gpus": 2}}, "slurm: unknown key 'gpus'"),
         ({"slurm": {"timeout_min": 0}}, "slurm: timeout_min: --timeout-min must be 1 or more"),
         ({"hf_jobs": {"flavor": "cpu-basic"}}, "hf_jobs: key 'results_repo' is required"),
@@ -66,7 +78,10 @@ def test_a_sweep_that_is_not_yaml_is_refused(tmp_path: Path, capsys: pytest.Capt
 def test_each_run_is_the_eval_command_that_makes_its_config(tmp_path: Path) -> None:
     sweep = load_sweep(write_sweep(tmp_path, metrics=["accuracy"]), SECTIONS)
     assert [r.name for r in sweep.runs] == [
-        "biased--standard", "biased--core-focus", "balanced--standard", "balanced--core-focus"
+        "biased--standard",
+        "biased--core-focus",
+        "balanced--standard",
+        "balanced--core-focus",
     ]
     run = sweep.runs[1]
     assert run.folder == (tmp_path / "runs" / "biased--core-focus").absolute()
@@ -80,7 +95,13 @@ def test_each_run_is_the_eval_command_that_makes_its_config(tmp_path: Path) -> N
     "options",
     [
         {"trust_remote_code": True, "progress": False, "metrics": ("cgla",), "core_reduction": "mean"},
-        {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "none", "model": "m", "request_timeout": 2.5},
+        {
+            "backend": "openai",
+            "base_url": "http://127.0.0.1:9/v1",
+            "api_key_env": "none",
+            "model": "m",
+            "request_timeout": 2.5,
+        },
         {"dataset_revision": "abc", "seed": 7, "max_new_tokens": 9, "dtype": "bfloat16", "scorer": "plain"},
     ],
 )

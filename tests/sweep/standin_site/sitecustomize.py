@@ -16,7 +16,9 @@ if os.environ.get("STANDIN_HUB"):
         shutil.copytree(folder_path, target)
         log = Path(os.environ["STANDIN_HUB"]) / "uploads.log"
         with log.open("a", encoding="utf-8") as handle:
-            handle.write(f"{repo_id} {kwargs.get('repo_type')} {path_in_repo} token={'set' if self.token else 'none'}\n")
+            handle.write(
+                f"{repo_id} {kwargs.get('repo_type')} {path_in_repo} token={'set' if self.token else 'none'}\n"
+            )
         return str(target)
 
     huggingface_hub.HfApi.upload_folder = _upload_folder  # type: ignore[method-assign,assignment]
