@@ -180,20 +180,45 @@ def _outcome(context: Context, api: Any, run: PlannedRun, info: Any, started_at:
     return Outcome(run.name, "finished", started_at, now(), None, job_id, job_id)
 
 
+def _submitted(
+    context: Context, api: Any, runs: Sequence[PlannedRun], built: Path, token: str
+) -> list[tuple[PlannedRun, Any]]:
+    """Send one job per run; a run whose job the Hub refuses is failed (one line), the others go on."""
+    jobs = []
+    for run in runs:
+        started_at = now()
+        try:
+            jobs.append((run, _submit(context, api, run, built, token)))
+        except Exception as err:  # the Hub client's HTTP errors: this run fails, not the sweep
+            context.report(
+                Outcome(
+                    run.name, "failed", started_at, now(), clean(f"job not created: {first_line(err, 300)}")
+                )
+            )
+    return jobs
+
+
 def launch(context: Context, runs: Sequence[PlannedRun]) -> None:
     """Build the wheel, submit one job per run, then (unless ``--no-wait``) wait, fetch and verify."""
     api, token = make_api(), _token(context.settings)
     built = wheel.build(context.work_dir("hf-jobs") / "wheel")
     started_at = now()
-    jobs = [(run, _submit(context, api, run, built, token)) for run in runs]
-    for run, info in jobs:
-        if context.options.no_wait:
+    waiting = _submitted(context, api, runs, built, token)
+    if context.options.no_wait:
+        for run, info in waiting:
             context.report(
                 Outcome(run.name, "submitted", started_at, job_id=str(info.id), where=str(info.id))
             )
-            continue
-        final = api.wait_for_job(str(info.id), namespace=context.settings.namespace)
-        context.report(_outcome(context, api, run, final, started_at))
+        return
+    try:
+        while waiting:
+            run, info = waiting[0]
+            final = api.wait_for_job(str(info.id), namespace=context.settings.namespace)
+            waiting.pop(0)
+            context.report(_outcome(context, api, run, final, started_at))
+    finally:
+        for _, info in waiting:  # Ctrl-C: the jobs not collected yet are cancelled, not left running
+            api.cancel_job(job_id=str(info.id), namespace=context.settings.namespace)
 
 
 def collect(context: Context, run: PlannedRun, job_id: str) -> Outcome | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from mmspubench.cli import main
@@ -154,3 +155,38 @@ def test_a_failing_job_a_timed_out_job_and_a_result_that_does_not_verify(
     assert "ended ERROR (Job timeout)" in timed_out["biased--standard"]["error"]
     out = capsys.readouterr()
     assert TOKEN not in out.out + out.err and TOKEN not in _everything_written(tmp_path)
+
+
+class _NoJobs(StandInJobs):
+    """The Hub refuses the first job; the others are created but never end (until cancelled)."""
+
+    def run_uv_job(self, script: str, *, script_args: list[str] | None = None, **kwargs: object) -> object:
+        self.calls.append(("run_uv_job", {"script": script}))
+        if sum(name == "run_uv_job" for name, _ in self.calls) == 1:
+            raise RuntimeError("403 Forbidden: no Jobs for this namespace")
+        return SimpleNamespace(
+            id=f"job{len(self.calls)}", status=SimpleNamespace(stage="RUNNING", message=None)
+        )
+
+    def wait_for_job(self, job_id: str, **kwargs: object) -> object:
+        raise KeyboardInterrupt  # the user presses Ctrl-C while the sweep waits
+
+    def cancel_job(self, *, job_id: str, **kwargs: object) -> None:
+        self.calls.append(("cancel_job", {"job_id": job_id}))
+
+
+def test_a_refused_job_fails_its_run_and_ctrl_c_cancels_the_jobs_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api = _NoJobs(tmp_path / "standin")
+    monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    (tmp_path / "fake.whl").write_bytes(b"")
+    monkeypatch.setattr(hf_jobs.wheel, "build", lambda out: tmp_path / "fake.whl")
+    path = write_sweep(tmp_path, variants=["standard"], metrics=["accuracy"], models=TWO_MODELS, hf_jobs=HF)
+    assert main(["sweep", str(path), "--launcher", "hf-jobs"]) == 130
+    assert "mmspubench sweep: interrupted" in capsys.readouterr().err
+    status = json.loads((tmp_path / "runs" / "sweep.json").read_text(encoding="utf-8"))["runs"]
+    assert status["biased--standard"]["error"] == "job not created: 403 Forbidden: no Jobs for this namespace"
+    assert api.calls[-1] == ("cancel_job", {"job_id": "job3"})
+    forget_secrets()
