@@ -94,8 +94,22 @@ def _pending(status: Status, runs: Sequence[PlannedRun]) -> list[PlannedRun]:
     return [r for r in runs if status.state(r) in ("new", "partial", "failed")]
 
 
+def _check_flags(request: SweepRequest) -> None:
+    """Options of one launcher given with another are refused, not ignored."""
+    local = request.launcher == "local"
+    if not local and (request.options.gpus or request.options.max_parallel is not None):
+        raise MMSpuBenchError(
+            f"--gpus and --max-parallel are options of --launcher local, not {request.launcher}"
+        )
+    if local and request.options.no_wait:
+        raise MMSpuBenchError(
+            "--no-wait is an option of --launcher slurm and hf-jobs (local runs are waited for)"
+        )
+
+
 def run_sweep(request: SweepRequest) -> int:
     """The sweep command: 0 when every run finished (or was submitted), 2 when some failed."""
+    _check_flags(request)
     sweep, launcher, settings = load(request)
     if request.dry_run:
         print(plan_table(sweep, Status(sweep.root, launcher.name)))

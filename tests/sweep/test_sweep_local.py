@@ -136,3 +136,20 @@ def test_gpus_must_be_distinct_numbers(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["sweep", str(write_sweep(tmp_path)), "--gpus", "0,0"]) == 2
     assert "--gpus '0,0'" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["configs.json", "sweep.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--launcher", "slurm", "--gpus", "0"], "--gpus and --max-parallel are options of --launcher local"),
+        (["--launcher", "hf-jobs", "--max-parallel", "2"], "not hf-jobs"),
+        (["--no-wait"], "--no-wait is an option of --launcher slurm and hf-jobs"),
+        (["--launcher", "slurm"], "--launcher slurm needs a 'slurm' section"),
+    ],
+)
+def test_an_option_of_another_launcher_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], expected: str
+) -> None:
+    assert main(["sweep", str(write_sweep(tmp_path)), *flags]) == 2
+    assert expected in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
