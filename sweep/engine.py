@@ -150,8 +150,9 @@ def _finish(sweep: Sweep, status: Status, request: SweepRequest) -> int:
             + (f"; {len(compares)} comparisons in {sweep.root / finish.COMPARE_DIR}" if compares else "")
         )
     for run in sweep.runs:
-        if states[run.name] == "failed":
-            print(clean(f"{run.name}: {status.runs[run.name].get('error')}"))
+        error = status.runs.get(run.name, {}).get("error")
+        if states[run.name] in ("failed", "partial") and error:
+            print(clean(f"{run.name}: {states[run.name]}: {error}"))
         elif states[run.name] == "other":
             reason = other_run(run.folder, run)
             print(

@@ -124,7 +124,7 @@ def test_a_failing_model_fails_its_own_runs_only_and_is_retried(
     assert len(status["biased--standard"]["attempts"]) == 1
     out = capsys.readouterr().out
     assert "2 finished, 2 failed of 4 runs" in out
-    assert f"balanced--standard: {status['balanced--standard']['error']}" in out
+    assert f"balanced--standard: failed: {status['balanced--standard']['error']}" in out
     # A rerun skips the finished runs and tries the failed ones again.
     monkeypatch.delenv("FAKE_EVAL_FAIL")
     assert main(["sweep", str(path)]) == 0
