@@ -23,6 +23,7 @@ from mmspubench.guard import run_guarded
 from mmspubench.integrations import cli as integrations_cli
 from mmspubench.options import SuggestingParser
 from mmspubench.space import cli as space_cli
+from mmspubench.sweep import cli as sweep_cli
 
 EPILOG = """examples:
   mmspubench synth --out raw                     # synthetic raw release
@@ -32,6 +33,7 @@ EPILOG = """examples:
   mmspubench push --repo-dir repo --repo-id org/MM-SpuBench --dry-run
   mmspubench submit runs/m/results.json --model-repo org/model --dry-run out   # a full run of mmbench/MM-SpuBench
   mmspubench space --port 7860
+  mmspubench sweep sweep.yaml --max-parallel 2   # many models x prompt variants, resumable
   mmspubench curate select --data images/ --source-name ObjectNet --out cand   # then annotate, review, export
 """
 
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     space_cli.register(sub)
     curate_cli.register(sub)
     integrations_cli.register(sub)
+    sweep_cli.register(sub)
     return parser
 
 

@@ -9,7 +9,7 @@ def test_help_lists_every_contract_command(capsys: pytest.CaptureFixture[str]) -
         main(["--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    for command in ("build", "synth", "eval", "report", "push", "submit", "space"):
+    for command in ("build", "synth", "eval", "report", "push", "submit", "space", "sweep"):
         choices = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
         assert isinstance(choices, dict) and command in choices, command
         assert command in out

@@ -1,4 +1,4 @@
-"""The parts depend one way: dataset_builder <- eval <- space, and eval <- curate (curate and the Space
+"""The parts depend one way: dataset_builder <- eval <- space, eval <- curate and eval, space <- sweep (curate and the Space
 never import each other); the package top's dispatcher sits above them all.
 
 Every import statement is read from the source (module level, inside functions and under
@@ -20,6 +20,7 @@ PARTS = {
     "eval": "eval",
     "space": "space",
     "curate": "curate",
+    "sweep": "sweep",
 }
 """Package name under ``mmspubench`` -> source folder."""
 ALLOWED: dict[str, set[str]] = {
@@ -46,6 +47,18 @@ ALLOWED: dict[str, set[str]] = {
         "dataset_builder",
         "eval",
         "curate",
+    },
+    # The sweep runs eval and reads its results; it verifies fetched runs with submit's checks (space).
+    "sweep": {
+        "errors",
+        "redact",
+        "markup",
+        "options",
+        "outputs",
+        "dataset_builder",
+        "eval",
+        "space",
+        "sweep",
     },
 }
 """What each part may import from the ``mmspubench`` namespace (its first component)."""
@@ -103,6 +116,23 @@ def test_space_imports_nothing_above_it() -> None:
 
 def test_curate_imports_nothing_above_it() -> None:
     assert _upward("curate") == []
+
+
+def test_sweep_imports_nothing_above_it() -> None:
+    assert _upward("sweep") == []
+
+
+def test_no_part_imports_the_sweep() -> None:
+    """eval (and every other part) never depends on the sweep: only the dispatcher registers it."""
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for part in PARTS
+        if part != "sweep"
+        for path in sorted((ROOT / PARTS[part]).rglob("*.py"))
+        for name in _imports(path)
+        if name.startswith("mmspubench.sweep")
+    ]
+    assert bad == []
 
 
 def test_curate_and_the_space_do_not_import_each_other() -> None:

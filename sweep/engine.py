@@ -1,0 +1,163 @@
+"""A sweep from start to end: validate, plan, lock the root, launch, retry, collect, report.
+
+``sweep.json`` is written after every outcome, so a killed sweep loses nothing it learnt; the run
+folders are eval's own, so a rerun skips the finished ones (not touched: nothing is written into
+them) and resumes the partial ones through eval's resume.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.redact import clean
+from mmspubench.sweep import finish
+from mmspubench.sweep.launchers import registry
+from mmspubench.sweep.launchers.plugin import Context, Launcher, LaunchOptions, Outcome, settings_of
+from mmspubench.sweep.spec import PlannedRun, Sweep, load_sweep
+from mmspubench.sweep.state import Status, locked
+from mmspubench.sweep.verify import other_run
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRequest:
+    """What the ``sweep`` command was asked (``sweep/cli.py:SweepOptions`` read back)."""
+
+    sweep: str
+    launcher: str
+    dry_run: bool
+    retries: int
+    plot: bool
+    options: LaunchOptions
+
+
+def load(request: SweepRequest) -> tuple[Sweep, Launcher, object]:
+    """The validated sweep, its launcher and the launcher's settings (every section checked)."""
+    launcher = registry.get_launcher(request.launcher)
+    sweep = load_sweep(request.sweep, registry.sections())
+    if launcher.section is not None and launcher.section not in sweep.sections:
+        raise MMSpuBenchError(
+            f"{sweep.path}: --launcher {launcher.name} needs a {launcher.section!r} section"
+        )
+    settings = None
+    for other in registry.REGISTRY.values():
+        if other.section is None or (other.section not in sweep.sections and other is not launcher):
+            continue
+        value = settings_of(other, sweep.sections.get(other.section, {}), f"{sweep.path}: {other.section}")
+        if other is launcher:
+            settings = value
+    if launcher.section is not None and launcher.section not in sweep.sections:
+        raise MMSpuBenchError(
+            f"{sweep.path}: --launcher {launcher.name} needs a {launcher.section!r} section"
+        )
+    return sweep, launcher, settings
+
+
+def plan_table(sweep: Sweep, status: Status) -> str:
+    """The plan as a Markdown table: run folder, model, options, state."""
+    lines = ["| run folder | model | options | state |", "|---|---|---|---|"]
+    for run in sweep.runs:
+        model = run.argv.index("--model")
+        shown = " ".join(shlex.quote(a) for a in run.argv[:model] + run.argv[model + 2 : -2])
+        cells = [str(run.folder), run.model_name, shown, status.state(run)]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return clean("\n".join(lines))
+
+
+def _record(status: Status) -> Callable[[Outcome], None]:
+    def report(outcome: Outcome) -> None:
+        attempt = {k: v for k, v in dataclasses.asdict(outcome).items() if k != "name"}
+        update = {"state": outcome.state, "error": outcome.error, "job_id": outcome.job_id}
+        status.record(outcome.name, update, attempt)
+        if outcome.state == "failed":
+            print(clean(f"{outcome.name}: failed: {outcome.error}"), flush=True)
+        elif outcome.state == "finished":
+            print(clean(f"{outcome.name}: finished"), flush=True)
+
+    return report
+
+
+def _collect(context: Context, launcher: Launcher, status: Status, runs: Sequence[PlannedRun]) -> None:
+    for run in runs:
+        entry = status.runs.get(run.name, {})
+        if status.state(run) != "submitted" or launcher.collect is None:
+            continue
+        outcome = launcher.collect(context, run, str(entry.get("job_id")))
+        if outcome is not None:
+            context.report(outcome)
+
+
+def _pending(status: Status, runs: Sequence[PlannedRun]) -> list[PlannedRun]:
+    return [r for r in runs if status.state(r) in ("new", "partial", "failed")]
+
+
+def _check_flags(request: SweepRequest) -> None:
+    """Options of one launcher given with another are refused, not ignored."""
+    local = request.launcher == "local"
+    if not local and (request.options.gpus or request.options.max_parallel is not None):
+        raise MMSpuBenchError(
+            f"--gpus and --max-parallel are options of --launcher local, not {request.launcher}"
+        )
+    if local and request.options.no_wait:
+        raise MMSpuBenchError(
+            "--no-wait is an option of --launcher slurm and hf-jobs (local runs are waited for)"
+        )
+
+
+def run_sweep(request: SweepRequest) -> int:
+    """The sweep command: 0 when every run finished (or was submitted), 2 when some failed."""
+    _check_flags(request)
+    sweep, launcher, settings = load(request)
+    if request.dry_run:
+        print(plan_table(sweep, Status(sweep.root, launcher.name)))
+        note = launcher.dry_note(settings) if launcher.dry_note is not None else None
+        if note:
+            print(note)
+        return 0
+    if request.plot:
+        from mmspubench.eval.plots import require_matplotlib
+
+        require_matplotlib()
+    with locked(sweep.root):
+        status = Status(sweep.root, launcher.name)
+        context = Context(sweep, request.options, settings, _record(status))
+        if launcher.check is not None:
+            launcher.check(context)
+        _collect(context, launcher, status, sweep.runs)
+        for _ in range(1 + request.retries):
+            todo = _pending(status, sweep.runs)
+            if not todo:
+                break
+            launcher.launch(context, todo)
+            if request.options.no_wait:
+                break
+        return _finish(sweep, status, request)
+
+
+def _finish(sweep: Sweep, status: Status, request: SweepRequest) -> int:
+    states = {r.name: status.state(r) for r in sweep.runs}
+    done = [r for r in sweep.runs if states[r.name] == "finished"]
+    report = finish.write_report(sweep.root, done, request.plot)
+    compares = finish.write_compares(sweep.root, done, request.plot)
+    counts = {s: list(states.values()).count(s) for s in dict.fromkeys(states.values())}
+    print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" of {len(states)} runs; status: {status.path}")
+    if report is not None:
+        print(
+            f"report: {report}"
+            + (f"; {len(compares)} comparisons in {sweep.root / finish.COMPARE_DIR}" if compares else "")
+        )
+    for run in sweep.runs:
+        error = status.runs.get(run.name, {}).get("error")
+        if states[run.name] in ("failed", "partial") and error:
+            print(clean(f"{run.name}: {states[run.name]}: {error}"))
+        elif states[run.name] == "other":
+            reason = other_run(run.folder, run)
+            print(
+                clean(
+                    f"{run.name}: holds another run, left as it is ({reason}); move it away or use another root"
+                )
+            )
+    return 2 if {"failed", "partial", "other"} & set(states.values()) else 0

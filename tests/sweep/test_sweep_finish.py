@@ -1,0 +1,95 @@
+"""The end of a sweep (report, compare, plots) and the check of a fetched run, on hand-made run folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval import prompts, results
+from mmspubench.eval.config import RunConfig
+from mmspubench.sweep import finish
+from mmspubench.sweep.spec import PlannedRun
+from mmspubench.sweep.verify import other_run, verify_run
+
+from tests.eval.compare_fakes import DATASET, Item, sample
+
+ITEMS = [
+    Item("000", ("background",), True, 0.5),
+    Item("001", ("shape",), False, 0.0),
+    Item("002", ("background", "shape"), True, 1.0),
+]
+
+
+def _planned(root: Path, variant: str, **options: Any) -> PlannedRun:
+    config = RunConfig(
+        model="m", dataset="/data/x", prompt_variant=variant, prompts=prompts.prompt_spec(variant), **options
+    )
+    return PlannedRun(f"m--{variant}", "m", variant, root / f"m--{variant}", {}, config, ())
+
+
+def _write(run: PlannedRun, items: list[Item] = ITEMS) -> Path:
+    samples = [sample(i) for i in items]
+    timing = {"load_seconds": 0.0, "accuracy_seconds": 0.0, "cgla_seconds": 0.0, "total_seconds": 0.0}
+    obj = results.build_results(run.config, {"id": "m"}, DATASET, samples, [i.id for i in items], timing)
+    run.folder.mkdir(parents=True)
+    (run.folder / results.MANIFEST_NAME).write_text("{}", encoding="utf-8")
+    results.write_samples_atomic(run.folder / results.SAMPLES_NAME, samples)
+    results.write_json_atomic(run.folder / results.RESULTS_NAME, obj)
+    return run.folder
+
+
+def test_the_report_and_each_variant_against_standard_with_plots(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    runs = [_planned(tmp_path, "standard"), _planned(tmp_path, "core-focus")]
+    _write(runs[0])
+    _write(runs[1], [Item(i.id, i.types, not i.correct, i.cgla_min) for i in ITEMS])
+    report = finish.write_report(tmp_path, runs, plot=True)
+    assert report is not None and report.read_text(encoding="utf-8").count("| m |") == 2
+    assert (tmp_path / "report.png").read_bytes()[:4] == b"\x89PNG"
+    [md] = finish.write_compares(tmp_path, runs, plot=True)
+    doc = json.loads(md.with_suffix(".json").read_text(encoding="utf-8"))
+    overall = doc["groups"][0]  # all items first
+    assert (
+        doc["n"] == 3
+        and overall["accuracy"]["a"] == pytest.approx(200 / 3)
+        and overall["accuracy"]["b"] == pytest.approx(100 / 3)
+    )
+    assert md.name == "m--core-focus-vs-standard.md" and md.with_suffix(".png").is_file()
+
+
+def test_a_fetched_run_verifies_only_when_every_figure_follows_from_its_samples(tmp_path: Path) -> None:
+    run = _planned(tmp_path, "standard")
+    folder = _write(run)
+    verify_run(folder, run)  # as written: accepted
+    path = folder / results.RESULTS_NAME
+    original = path.read_text(encoding="utf-8")
+    doc = json.loads(original)
+    doc["cgla"]["acc"] = 100.0
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(MMSpuBenchError, match=r"field 'cgla.acc': submitted value 100.0 disagrees"):
+        verify_run(folder, run)
+    path.write_text(original, encoding="utf-8")
+    lines = (folder / results.SAMPLES_NAME).read_text(encoding="utf-8").splitlines(keepends=True)
+    (folder / results.SAMPLES_NAME).write_text(
+        lines[0].replace('"correct": true', '"correct": false') + "".join(lines[1:]), encoding="utf-8"
+    )
+    with pytest.raises(MMSpuBenchError, match=r"record '000': field 'correct'"):
+        verify_run(folder, run)
+    (folder / results.SAMPLES_NAME).write_text("".join(lines[:2]), encoding="utf-8")
+    with pytest.raises(MMSpuBenchError, match=r"field 'dataset.n': 3 but samples.jsonl holds 2 records"):
+        verify_run(folder, run)
+
+
+def test_a_run_of_other_options_is_not_the_planned_one(tmp_path: Path) -> None:
+    run = _planned(tmp_path, "standard")
+    folder = _write(run)
+    assert other_run(folder, run) is None
+    reseeded = _planned(tmp_path, "standard", seed=5)
+    assert "field 'config.seed': 0 is not the planned 5" in str(other_run(folder, reseeded))
+    with pytest.raises(MMSpuBenchError, match=r"config\.seed"):
+        verify_run(folder, reseeded)
+    pinned = _planned(tmp_path, "standard", dataset_revision="abc1234")
+    assert "field 'dataset.revision': '' is not the planned 'abc1234'" in str(other_run(folder, pinned))

@@ -1,0 +1,192 @@
+"""``--launcher hf-jobs`` through a stand-in for the Hub's Jobs API (local processes, no network)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from mmspubench.cli import main
+from mmspubench.eval.results import package_version
+from mmspubench.redact import forget_secrets
+from mmspubench.sweep.launchers import hf_jobs
+
+from tests.sweep.hub_standin import StandInJobs
+from tests.sweep.sweep_files import TWO_MODELS, write_sweep
+
+TOKEN = "hf_standinSecretValue0123456789abcdef"
+HF = {"results_repo": "org/sweep-results", "flavor": "cpu-basic", "timeout": "10m"}
+
+
+@pytest.fixture
+def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StandInJobs]:
+    api = StandInJobs(tmp_path / "standin")
+    monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    yield api
+    forget_secrets()
+
+
+def _sweep(tmp_path: Path, **hf: object) -> Path:
+    return write_sweep(
+        tmp_path, variants=["standard"], metrics=["accuracy"], models=TWO_MODELS[:1], hf_jobs={**HF, **hf}
+    )
+
+
+def _everything_written(tmp_path: Path) -> str:
+    return "".join(
+        p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".whl"
+    )
+
+
+def test_the_dry_run_is_offline_and_says_the_flavor_was_not_checked(
+    tmp_path: Path, standin: StandInJobs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sweep", str(_sweep(tmp_path, flavor="h100-x8")), "--launcher", "hf-jobs", "--dry-run"]) == 0
+    assert "flavor 'h100-x8' was not checked" in capsys.readouterr().out
+    assert standin.calls == []
+
+
+def test_an_unknown_flavor_is_refused_before_anything_is_sent(
+    tmp_path: Path, standin: StandInJobs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sweep", str(_sweep(tmp_path, flavor="h100-x8")), "--launcher", "hf-jobs"]) == 2
+    err = capsys.readouterr().err
+    assert "flavor 'h100-x8' is not offered; expected one of cpu-basic, cpu-upgrade" in err
+    assert [name for name, _ in standin.calls] == ["list_jobs_hardware"]
+
+
+def test_no_token_is_refused_before_anything_is_sent(
+    tmp_path: Path, standin: StandInJobs, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HF_TOKEN")
+    assert main(["sweep", str(_sweep(tmp_path)), "--launcher", "hf-jobs"]) == 2
+    assert "$HF_TOKEN is not set" in capsys.readouterr().err
+    assert standin.calls == []
+
+
+@pytest.mark.slow
+def test_a_run_goes_to_a_job_and_comes_back_verified(
+    tmp_path: Path, standin: StandInJobs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    standin.leak_secret = True  # the job prints its token: no log or line here may show it
+    assert main(["sweep", str(_sweep(tmp_path)), "--launcher", "hf-jobs"]) == 0
+    run = tmp_path / "runs" / "biased--standard"
+    results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    assert results["dataset"]["n"] == 2 and results["config"]["model"] == TWO_MODELS[0]["model"]
+    names = [name for name, _ in standin.calls]
+    assert names == [
+        "list_jobs_hardware",
+        "run_uv_job",
+        "wait_for_job",
+        "fetch_job_logs",
+        "snapshot_download",
+    ]
+    sent = standin.calls[1][1]
+    wheel = Path(sent["script_args"][0])
+    assert (
+        sent["script"] == str(hf_jobs.SCRIPT)
+        and wheel.name == f"mm_spubench-{package_version()}-py3-none-any.whl"
+    )
+    assert sent["script_args"][1:6] == [
+        "eval",
+        "org/sweep-results",
+        "sweeps/runs/biased--standard",
+        "HF_TOKEN",
+        "--",
+    ]
+    assert sent["script_args"][6:] == [
+        "--model",
+        TWO_MODELS[0]["model"],
+        "--metrics",
+        "accuracy",
+        "--limit",
+        "2",
+        "--answer-mode",
+        "logprob",
+        "--batch-size",
+        "2",
+        "--no-progress",
+    ]
+    assert (sent["flavor"], sent["timeout"], sent["secrets"]) == ("cpu-basic", "10m", {"HF_TOKEN": TOKEN})
+    without_secrets = json.dumps({k: v for k, v in sent.items() if k != "secrets"})
+    assert TOKEN not in without_secrets
+    uv = (standin.hub / "uv.log").read_text(encoding="utf-8")
+    assert f"mm-spubench[eval] @ file://{standin.root}/jobs/job001/data/{wheel.name}" in uv
+    log = (tmp_path / "runs" / "logs" / "biased--standard.log").read_text(encoding="utf-8")
+    assert "job env: HF_TOKEN=***" in log
+    out = capsys.readouterr()
+    assert TOKEN not in out.out + out.err and TOKEN not in _everything_written(tmp_path / "runs")
+
+
+@pytest.mark.slow
+def test_a_failing_job_a_timed_out_job_and_a_result_that_does_not_verify(
+    tmp_path: Path, standin: StandInJobs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def tamper(job_id: str, hub: Path) -> None:
+        if job_id == "job001":  # the first attempt's figures are edited after the job: refused, retried
+            path = next(hub.rglob("results.json"))
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc["accuracy"]["overall"] = 99.0
+            path.write_text(json.dumps(doc), encoding="utf-8")
+
+    standin.tamper = tamper
+    models = [TWO_MODELS[0], {"name": "broken", "model": str(tmp_path / "no-such-model")}]
+    path = write_sweep(tmp_path, variants=["standard"], metrics=["accuracy"], models=models, hf_jobs=HF)
+    assert main(["sweep", str(path), "--launcher", "hf-jobs", "--retries", "1"]) == 2
+    status = json.loads((tmp_path / "runs" / "sweep.json").read_text(encoding="utf-8"))["runs"]
+    good, broken = status["biased--standard"], status["broken--standard"]
+    assert good["state"] == "finished" and [a["state"] for a in good["attempts"]] == ["failed", "finished"]
+    assert "the fetched run does not verify" in good["attempts"][0]["error"]
+    assert "field 'accuracy.overall': submitted value 99.0 disagrees" in good["attempts"][0]["error"]
+    assert broken["state"] == "failed" and len(broken["attempts"]) == 2
+    assert (
+        broken["error"].startswith("job job00")
+        and "ended ERROR (exit code 2); last log line: mmspubench eval: error:" in broken["error"]
+    )
+    assert not (tmp_path / "runs" / "broken--standard").exists()
+    # A job over its time limit is stopped by the Hub: a failed run, the reason in one line.
+    (tmp_path / "slow").mkdir()
+    slow = _sweep(tmp_path / "slow", timeout="1s")
+    assert main(["sweep", str(slow), "--launcher", "hf-jobs", "--retries", "0"]) == 2
+    timed_out = json.loads((tmp_path / "slow" / "runs" / "sweep.json").read_text(encoding="utf-8"))["runs"]
+    assert "ended ERROR (Job timeout)" in timed_out["biased--standard"]["error"]
+    out = capsys.readouterr()
+    assert TOKEN not in out.out + out.err and TOKEN not in _everything_written(tmp_path)
+
+
+class _NoJobs(StandInJobs):
+    """The Hub refuses the first job; the others are created but never end (until cancelled)."""
+
+    def run_uv_job(self, script: str, *, script_args: list[str] | None = None, **kwargs: object) -> object:
+        self.calls.append(("run_uv_job", {"script": script}))
+        if sum(name == "run_uv_job" for name, _ in self.calls) == 1:
+            raise RuntimeError("403 Forbidden: no Jobs for this namespace")
+        return SimpleNamespace(
+            id=f"job{len(self.calls)}", status=SimpleNamespace(stage="RUNNING", message=None)
+        )
+
+    def wait_for_job(self, job_id: str, **kwargs: object) -> object:
+        raise KeyboardInterrupt  # the user presses Ctrl-C while the sweep waits
+
+    def cancel_job(self, *, job_id: str, **kwargs: object) -> None:
+        self.calls.append(("cancel_job", {"job_id": job_id}))
+
+
+def test_a_refused_job_fails_its_run_and_ctrl_c_cancels_the_jobs_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api = _NoJobs(tmp_path / "standin")
+    monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    (tmp_path / "fake.whl").write_bytes(b"")
+    monkeypatch.setattr(hf_jobs.wheel, "build", lambda out: tmp_path / "fake.whl")
+    path = write_sweep(tmp_path, variants=["standard"], metrics=["accuracy"], models=TWO_MODELS, hf_jobs=HF)
+    assert main(["sweep", str(path), "--launcher", "hf-jobs"]) == 130
+    assert "mmspubench sweep: interrupted" in capsys.readouterr().err
+    status = json.loads((tmp_path / "runs" / "sweep.json").read_text(encoding="utf-8"))["runs"]
+    assert status["biased--standard"]["error"] == "job not created: 403 Forbidden: no Jobs for this namespace"
+    assert api.calls[-1] == ("cancel_job", {"job_id": "job3"})
+    forget_secrets()
