@@ -148,3 +148,43 @@ def test_grey_copy_keeps_the_records_and_sizes(tmp_path: Path) -> None:
     for path in sorted((grey / "data" / "images").iterdir()):
         with Image.open(path) as image:
             assert image.size == (32, 32) and image.convert("RGB").getcolors() == [(32 * 32, (128, 128, 128))]
+
+
+def load_cards() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("confound_cards", SCRIPT.with_name("confound_cards.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    "planting",
+    [
+        {"letter_bias": ("A", 0.9)},
+        {"text_prior_types": ("background", "colorization")},
+        {"correlation": 0.95},
+        {},
+    ],
+)
+def test_card_command_reproduces_the_recorded_config(planting: dict[str, Any]) -> None:
+    pytest.importorskip("torch")
+    from dataclasses import asdict
+
+    from mmspubench.eval.tiny.train import TrainConfig, parse_args
+
+    config = json.loads(
+        json.dumps(asdict(TrainConfig(**({"out": "eval/assets/x", "correlation": None} | planting))))
+    )
+    command = load_cards().train_command(config)
+    assert command.startswith("python -m mmspubench.eval.tiny.train --out eval/assets/x")
+    assert json.loads(json.dumps(asdict(parse_args(command.split()[3:])))) == config
+
+
+def test_card_says_what_was_planted_and_how() -> None:
+    training = json.loads((ASSETS / "tiny-llava-balanced" / "training.json").read_text())
+    training["config"] |= {"letter_bias": ["A", 0.9], "out": "eval/assets/tiny-llava-letter-bias"}
+    card = load_cards().model_card("tiny-llava-letter-bias", training, "| t |", "python bench/x.py")
+    assert "gold answer at letter A with probability 0.9" in card
+    assert "--letter-bias A:0.9" in card and "| t |" in card and "python bench/x.py" in card
+    assert "**text prior**" not in card
