@@ -107,7 +107,7 @@ def test_bad_confound_arguments_raise_before_any_item() -> None:
     ]
     for kwargs, message in cases:
         with pytest.raises(MMSpuBenchError, match=re.escape(message)):
-            generate_items(3, **kwargs)  # type: ignore[arg-type]
+            generate_items(3, **kwargs)
 
 
 @pytest.mark.parametrize(

@@ -188,3 +188,24 @@ def test_card_says_what_was_planted_and_how() -> None:
     assert "gold answer at letter A with probability 0.9" in card
     assert "--letter-bias A:0.9" in card and "| t |" in card and "python bench/x.py" in card
     assert "**text prior**" not in card
+
+
+@pytest.mark.parametrize("name", ["tiny-llava-letter-bias", "tiny-llava-text-prior"])
+def test_control_models_ship_with_package_data_and_record_their_planting(name: str) -> None:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        pytest.skip("tomllib needs Python 3.11")
+    root = ASSETS.parents[1]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["mmspubench.eval"]
+    shipped = {p for pattern in patterns for p in (root / "eval").glob(pattern) if p.is_file()}
+    folder = ASSETS / name
+    files = {p for p in folder.rglob("*") if p.is_file()}
+    assert folder / "model.safetensors" in files and files <= shipped
+    recorded = cc.planted(folder)
+    if name.endswith("letter-bias"):
+        assert recorded == {"letter_bias": ("A", 0.9), "text_prior_types": None}
+    else:
+        assert recorded["letter_bias"] is None and recorded["text_prior_types"]
+    assert "mmspubench.eval.tiny.train" in (folder / "README.md").read_text(encoding="utf-8")
