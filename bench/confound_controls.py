@@ -79,7 +79,7 @@ def write_releases(
     if prior_types is not None:
         releases["prior"] = write_release(out / "prior", items(text_prior_types=prior_types))
         releases["prior-grey"] = grey_copy(releases["prior"], out / "prior-grey")
-    releases["balanced-grey"] = grey_copy(releases["balanced"], out / "balanced-grey")
+        releases["balanced-grey"] = grey_copy(releases["balanced"], out / "balanced-grey")
     return releases
 
 
@@ -241,7 +241,9 @@ def plan(
     for release in ("prior", "balanced", "prior-grey", "balanced-grey"):
         metrics = ("accuracy",) if release.endswith("grey") else blind
         runs += [("prior", m, release, metrics) for m in ("text-prior", "balanced") if release in releases]
-    return [r for r in runs if r[1] in models]
+    # A control's runs (its twin's too) only when its model is given.
+    control = {"letter": "letter-bias", "prior": "text-prior"}
+    return [r for r in runs if r[1] in models and control[r[0]] in models]
 
 
 def run_all(
@@ -294,6 +296,16 @@ def _modes(text: str) -> tuple[str, ...]:
     return modes
 
 
+CONTROLS = ("letter", "prior")
+
+
+def _controls(text: str) -> tuple[str, ...]:
+    chosen = tuple(c.strip() for c in text.split(",") if c.strip())
+    if not chosen or any(c not in CONTROLS for c in chosen):
+        raise argparse.ArgumentTypeError(f"expected letter and/or prior, got {text!r}")
+    return chosen
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=(__doc__ or "").split("\n\n")[0],
@@ -314,6 +326,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--letter-bias-model", type=Path, default=LETTER_MODEL)
     parser.add_argument("--text-prior-model", type=Path, default=PRIOR_MODEL)
     parser.add_argument("--balanced-model", type=Path, default=BALANCED_MODEL)
+    parser.add_argument(
+        "--controls",
+        type=_controls,
+        default=CONTROLS,
+        help="which controls to run: letter (letter-bias model), prior (text-prior model); default both",
+    )
     parser.add_argument("--blind-image", default=None, help="passed to eval's --blind-image (e.g. grey)")
     parser.add_argument(
         "--accuracy-only",
@@ -329,11 +347,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    models = {
-        "letter-bias": args.letter_bias_model,
-        "text-prior": args.text_prior_model,
-        "balanced": args.balanced_model,
-    }
+    models = {"balanced": args.balanced_model}
+    if "letter" in args.controls:
+        models["letter-bias"] = args.letter_bias_model
+    if "prior" in args.controls:
+        models["text-prior"] = args.text_prior_model
     options: dict[str, Any] = {"batch_size": args.batch_size, "scorer": "plain"}
     if args.blind_image is not None:
         options["blind_image"] = args.blind_image

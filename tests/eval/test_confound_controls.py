@@ -129,6 +129,8 @@ def test_plan_pairs_each_control_with_the_balanced_twin() -> None:
     assert ("prior", "balanced", "balanced-grey", ("accuracy",)) in full
     assert len(full) == 12 and not [r for r in full if r[0] == "letter" and r[1] == "text-prior"]
     assert {r[3] for r in cc.plan(models, releases, accuracy_only=True)} == {("accuracy",)}
+    letter_only = cc.plan({"letter-bias": Path("l"), "balanced": Path("b")}, releases, accuracy_only=True)
+    assert {(r[0], r[2]) for r in letter_only} == {("letter", "balanced"), ("letter", "skewed")}
 
 
 def test_planted_options_are_read_from_training_json(tmp_path: Path) -> None:
