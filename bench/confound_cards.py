@@ -44,6 +44,20 @@ def planting_text(config: Mapping[str, Any]) -> str:
     return "; ".join(said)
 
 
+TWIN_STEPS = 2000
+"""Optimiser steps of the shipped balanced twin."""
+
+
+def budget_text(config: Mapping[str, Any]) -> str:
+    """How the control's budget compares with its twin's."""
+    if config["steps"] == TWIN_STEPS:
+        return "same architecture, data size, seed and budget"
+    return (
+        f"same architecture, data size and seed, but {config['steps']} optimiser steps instead of the "
+        f"twin's {TWIN_STEPS}"
+    )
+
+
 def model_card(name: str, training: Mapping[str, Any], table: str, command: str) -> str:
     """README.md of one control model."""
     config, arch, losses = training["config"], training["config"]["arch"], training["losses"]
@@ -57,8 +71,8 @@ tags: [mm-spubench, synthetic, llava, positive-control]
 # {name}
 
 A tiny LLaVA-architecture model trained from scratch on CPU on the synthetic training mode of
-MM-SpuBench, exactly like the bundled `tiny-llava-balanced` (same architecture, data size, seed and
-budget) except for one confound planted in its training data. It is a **positive control** for the
+MM-SpuBench, like the bundled `tiny-llava-balanced` ({budget_text(config)}) but with one
+confound planted in its training data. It is a **positive control** for the
 confound views of `mmspubench eval` (circular evaluation, the blind baseline), not a useful model.
 
 - Architecture: {arch["image_size"]} px images, {arch["patch_size"]} px patches; vision tower
@@ -86,11 +100,10 @@ confound views of `mmspubench eval` (circular evaluation, the blind baseline), n
 ## Limitations
 
 - Synthetic scenes only; ten classes; 64 px images. Nothing here transfers to real images.
-- Like its balanced twin, it barely recognises the objects from pixels within this budget, and it
-  answers `generate` prompts with the option's text, not its letter (picking the letter did not
-  emerge in training). A preference for a letter can therefore only show in `logprob` mode, where
-  the four letters are scored; a text prior shows in `generate` mode, where the class named in the
-  question can be copied.
+- Like its balanced twin, it answers `generate` prompts with an option's text, not its letter
+  (picking the letter did not emerge within the budget), and it barely recognises the objects from
+  pixels: read its figures as a control for the planted confound, not as a model that sees. Which
+  answer mode shows the confound is measured, not assumed: see "What it shows".
 """
 
 

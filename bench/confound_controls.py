@@ -201,6 +201,15 @@ def prior_table(rows: Sequence[Mapping[str, Any]], prior_types: Sequence[str]) -
     return "\n".join(lines)
 
 
+def render_tables(
+    letter_rows: Sequence[Mapping[str, Any]], prior: Sequence[Mapping[str, Any]], prior_types: Sequence[str]
+) -> str:
+    """The tables of the controls that ran (a control without rows prints nothing)."""
+    tables = [letter_table(letter_rows)] if letter_rows else []
+    tables += [prior_table(prior, prior_types)] if prior else []
+    return "".join(f"{t}\n\n" for t in tables)
+
+
 # ---------------------------------------------------------------- running
 
 
@@ -276,7 +285,7 @@ def run_all(
                 file=sys.stderr,
                 flush=True,
             )
-    tables = f"{letter_table(letter_rows)}\n\n{prior_table(prior, types or ())}\n"
+    tables = render_tables(letter_rows, prior, types or ())
     summary = {
         "planted": {"letter_bias": bias, "text_prior_types": types},
         "n": args.n,
@@ -357,9 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options["blind_image"] = args.blind_image
     summary = replace_folder(args.out, lambda folder: run_all(models, folder, args=args, options=options))
     types = summary["planted"]["text_prior_types"] or ()
-    print(letter_table(summary["letter_rows"]))
-    print()
-    print(prior_table(summary["prior_rows"], types))
+    print(render_tables(summary["letter_rows"], summary["prior_rows"], types), end="")
     return 0
 
 

@@ -190,6 +190,10 @@ def test_card_says_what_was_planted_and_how() -> None:
     assert "gold answer at letter A with probability 0.9" in card
     assert "--letter-bias A:0.9" in card and "| t |" in card and "python bench/x.py" in card
     assert "**text prior**" not in card
+    assert "same architecture, data size, seed and budget" in card
+    training["config"]["steps"] = 1000
+    card = load_cards().model_card("x", training, "", "")
+    assert "but 1000 optimiser steps instead of the twin's 2000" in card
 
 
 @pytest.mark.parametrize("name", ["tiny-llava-letter-bias", "tiny-llava-text-prior"])
@@ -211,3 +215,9 @@ def test_control_models_ship_with_package_data_and_record_their_planting(name: s
     else:
         assert recorded["letter_bias"] is None and recorded["text_prior_types"]
     assert "mmspubench.eval.tiny.train" in (folder / "README.md").read_text(encoding="utf-8")
+
+
+def test_only_the_controls_that_ran_are_printed() -> None:
+    row = cc.letter_row(RUN, always_a_results(), samples=[])
+    assert cc.render_tables([row], [], ()) == cc.letter_table([row]) + "\n\n"
+    assert cc.render_tables([], [], ()) == ""
