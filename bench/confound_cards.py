@@ -23,6 +23,8 @@ def train_command(config: Mapping[str, Any]) -> str:
         parts.append(f"--letter-bias {letter}:{share}")
     if config.get("text_prior_types") is not None:
         parts.append("--text-prior-types " + ",".join(config["text_prior_types"]))
+    if config["steps"] != TWIN_STEPS:
+        parts.append(f"--steps {config['steps']}")
     return " ".join(parts)
 
 

@@ -166,6 +166,7 @@ def load_cards() -> ModuleType:
         {"letter_bias": ("A", 0.9)},
         {"text_prior_types": ("background", "colorization")},
         {"correlation": 0.95},
+        {"text_prior_types": ("shape",), "steps": 1000},
         {},
     ],
 )
