@@ -15,6 +15,10 @@ Two modes:
   evaluation sets, ``cue`` fixes the policy instead: ``aligned``, ``broken`` or ``random``
   (uniform values, no correlation with the class).
 
+Two confounds can be planted on top, as positive controls of the confound views
+(``synth_confounds``): a letter bias (``letter_bias``: the gold answer mostly at one letter) and a
+text prior (``text_prior_types``: the question names the class on those types).
+
 Everything is a function of (index, seed, image size, mode, policy): the same arguments give
 byte-identical images and annotations, and item ``i`` does not depend on ``n``.
 """
@@ -38,6 +42,12 @@ from mmspubench.dataset_builder.defaults import (
 )
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES, Item
+from mmspubench.dataset_builder.synth_confounds import (
+    biased_slot,
+    check_letter_bias,
+    check_types,
+    with_text_prior,
+)
 from mmspubench.dataset_builder.synth_draw import SceneSpec, render_scene
 from mmspubench.dataset_builder.synth_vocab import (
     CLASS_BY_NAME,
@@ -91,6 +101,13 @@ class SynthConfig:
     correlated_types: tuple[str, ...] | None = None
     """Train mode only: plant the correlated cue on these types alone, values of the other types
     drawn uniformly (``None``: every type correlated). A per-type positive control."""
+    letter_bias: tuple[str, float] | None = None
+    """Plant a letter bias: ``(letter, share)`` puts the gold answer at ``letter`` with probability
+    ``share``, else at one of the other letters uniformly (``None``: letters balanced in blocks of
+    four). A positive control of circular evaluation (``synth_confounds``)."""
+    text_prior_types: tuple[str, ...] | None = None
+    """Plant a text prior: items with one of these types name their class in the question
+    (``None``: no question names it). A positive control of the blind baseline."""
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -109,6 +126,10 @@ class SynthConfig:
             raise MMSpuBenchError(f"synth: cue {self.cue!r}: expected one of {', '.join(CUES)}")
         if self.correlated_types is not None:
             _check_correlated_types(self)
+        if self.letter_bias is not None:
+            check_letter_bias(self.letter_bias)
+        if self.text_prior_types is not None:
+            check_types("text prior types", self.text_prior_types)
 
     @property
     def policy(self) -> tuple[str, float]:
@@ -270,12 +291,17 @@ def make_item(index: int, config: SynthConfig) -> SynthItem:
     wrong = [
         wrong_name for wrong_name in rng.permutation(_misleading(true, types, keys, decoy, rng)).tolist()
     ]
-    slot = _block_permutation(config.seed, 3, index, len(ANSWER_LETTERS))
+    if config.letter_bias is None:
+        slot = _block_permutation(config.seed, 3, index, len(ANSWER_LETTERS))
+    else:
+        slot = biased_slot(config.seed, index, config.letter_bias)
     options = (*wrong[:slot], true.name, *wrong[slot:])
     return SynthItem(
         id=f"{index:06d}",
         image=render_scene(scene, config.image_size),
-        question=_question(types, keys, cell, rng),
+        question=with_text_prior(
+            _question(types, keys, cell, rng), true.name, types, config.text_prior_types
+        ),
         options=tuple(str(o) for o in options),
         answer=ANSWER_LETTERS[slot],
         class_name=true.name,
@@ -298,13 +324,22 @@ def generate_items(
     correlation: float | None = None,
     cue: str | None = None,
     correlated_types: Iterable[str] | None = None,
+    letter_bias: tuple[str, float] | None = None,
+    text_prior_types: Iterable[str] | None = None,
 ) -> Iterator[SynthItem]:
     """Items ``0..n-1``, generated lazily; arguments are validated before the first item."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise MMSpuBenchError(f"synth: n {n!r}: expected a non-negative integer")
     chosen = None if correlated_types is None else tuple(correlated_types)
     config = SynthConfig(
-        seed=seed, image_size=image_size, mode=mode, correlation=correlation, cue=cue, correlated_types=chosen
+        seed=seed,
+        image_size=image_size,
+        mode=mode,
+        correlation=correlation,
+        cue=cue,
+        correlated_types=chosen,
+        letter_bias=letter_bias,
+        text_prior_types=None if text_prior_types is None else tuple(text_prior_types),
     )
     return (make_item(index, config) for index in range(n))
 

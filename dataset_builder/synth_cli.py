@@ -15,6 +15,8 @@ EPILOG = """examples:
   mmspubench synth --out train --n 5000 --mode train --correlation 0.95 --image-size 64
   mmspubench synth --out broken --n 500 --mode train --cue broken --seed 7
   mmspubench synth --out bg-only --n 4000 --mode train --correlation 0.95 --correlated-types background
+  mmspubench synth --out letter-a --n 4000 --mode train --cue random --letter-bias A:0.9
+  mmspubench synth --out prior --n 4000 --mode train --cue random --text-prior-types background,colorization
 """
 
 
@@ -40,6 +42,16 @@ def _types(text: str) -> tuple[str, ...]:
         )
     chosen = {by_key[name.lower()] for name in names}
     return tuple(name for name in TYPE_NAMES if name in chosen)
+
+
+def parse_type_list(text: str) -> tuple[str, ...]:
+    """``--text-prior-types``'s value as type names; a bad value is one error line (exit 2)."""
+    from mmspubench.errors import MMSpuBenchError
+
+    try:
+        return _types(text)
+    except argparse.ArgumentTypeError as err:
+        raise MMSpuBenchError(f"synth: --text-prior-types: {err}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +97,20 @@ class SynthOptions:
         metavar="TYPE,...",
     )
     """Types that carry the correlated cue (train mode); ``None``: all."""
+    letter_bias: str | None = option(
+        None,
+        "plant a letter bias: the gold answer at LETTER with probability SHARE, else at another "
+        "letter uniformly (e.g. A:0.9); default: letters balanced",
+        metavar="LETTER:SHARE",
+    )
+    """``LETTER:SHARE`` text of the letter bias (parsed in the handler: a bad value is one line)."""
+    text_prior_types: str | None = option(
+        None,
+        "plant a text prior: items of these types name their class in the question "
+        "(e.g. background,colorization or BG,Col.); default: no question names it",
+        metavar="TYPE,...",
+    )
+    """Types whose questions name the class, as text (parsed in the handler)."""
     overwrite: bool = option(False, "replace --out if it exists")
     """Replace ``out`` if it exists."""
 
@@ -110,7 +136,10 @@ def run_synth(args: argparse.Namespace) -> int:
 
     from mmspubench.dataset_builder.schema import TYPE_ABBREV, TYPE_NAMES
     from mmspubench.dataset_builder.synth import generate_items, write_release
+    from mmspubench.dataset_builder.synth_confounds import parse_letter_bias
 
+    letter_bias = None if args.letter_bias is None else parse_letter_bias(args.letter_bias)
+    prior_types = None if args.text_prior_types is None else parse_type_list(args.text_prior_types)
     counts: Counter[str] = Counter()
 
     def counted() -> Any:
@@ -122,6 +151,8 @@ def run_synth(args: argparse.Namespace) -> int:
             correlation=args.correlation,
             cue=args.cue,
             correlated_types=args.correlated_types,
+            letter_bias=letter_bias,
+            text_prior_types=prior_types,
         ):
             counts.update(item.spurious_types)
             yield item

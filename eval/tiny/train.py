@@ -80,6 +80,12 @@ class TrainConfig:
     """Model sizes."""
     correlated_types: tuple[str, ...] | None = None
     """Types that carry the correlated cue (synth ``correlated_types``); ``None``: every type."""
+    letter_bias: tuple[str, float] | None = None
+    """Planted letter bias (synth ``letter_bias``): the gold answer at the letter with this
+    probability; ``None``: letters balanced. A positive control of circular evaluation."""
+    text_prior_types: tuple[str, ...] | None = None
+    """Planted text prior (synth ``text_prior_types``): items of these types name their class in
+    the question; ``None``: none does. A positive control of the blind baseline."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,15 +244,21 @@ def load_items(
     image_size: int,
     correlation: float | None,
     correlated_types: Sequence[str] | None = None,
+    letter_bias: tuple[str, float] | None = None,
+    text_prior_types: Sequence[str] | None = None,
 ) -> list[Any]:
     """``n`` items of the synthetic generator's training mode (``correlation=None``: balanced);
-    ``correlated_types``: only those types carry the correlated cue."""
+    ``correlated_types``: only those types carry the correlated cue; ``letter_bias`` and
+    ``text_prior_types``: the confounds planted on top (``synth_confounds``)."""
     from mmspubench.dataset_builder import synth
 
+    confounds: dict[str, Any] = {"letter_bias": letter_bias, "text_prior_types": text_prior_types}
     # Balanced data plants uniformly drawn values ("random" cue): the spurious value says nothing
     # about the class. The generator's own default for a missing correlation is 0.9, not balanced.
     if correlation is None:
-        return list(synth.generate_items(n, seed=seed, image_size=image_size, mode="train", cue="random"))
+        return list(
+            synth.generate_items(n, seed=seed, image_size=image_size, mode="train", cue="random", **confounds)
+        )
     return list(
         synth.generate_items(
             n,
@@ -255,6 +267,7 @@ def load_items(
             mode="train",
             correlation=correlation,
             correlated_types=correlated_types,
+            **confounds,
         )
     )
 
@@ -344,6 +357,8 @@ def train(
             image_size=config.arch.image_size,
             correlation=config.correlation,
             correlated_types=config.correlated_types,
+            letter_bias=config.letter_bias,
+            text_prior_types=config.text_prior_types,
         )
 
     chosen: Sequence[Item] = items
@@ -370,6 +385,21 @@ def train(
     return replace_folder(out, train_into)
 
 
+def _confounds(
+    parser: argparse.ArgumentParser, letter_bias: str | None, prior_types: str | None
+) -> tuple[tuple[str, float] | None, tuple[str, ...] | None]:
+    """``--letter-bias`` and ``--text-prior-types`` parsed as ``mmspubench synth`` parses them."""
+    from mmspubench.dataset_builder.synth_cli import parse_type_list
+    from mmspubench.dataset_builder.synth_confounds import parse_letter_bias
+
+    try:
+        bias = None if letter_bias is None else parse_letter_bias(letter_bias)
+        types = None if prior_types is None else parse_type_list(prior_types)
+    except MMSpuBenchError as err:
+        parser.error(str(err))
+    return bias, types
+
+
 def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
     """Command-line options -> ``TrainConfig``."""
     defaults = TrainConfig(out="", correlation=None)
@@ -394,11 +424,24 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         default=defaults.generate_answer,
         help="answer learned in generate mode: the option's text (default) or its letter",
     )
+    parser.add_argument(
+        "--letter-bias",
+        metavar="LETTER:SHARE",
+        default=None,
+        help="plant a letter bias: the gold answer at LETTER with probability SHARE (e.g. A:0.9)",
+    )
+    parser.add_argument(
+        "--text-prior-types",
+        metavar="TYPE,...",
+        default=None,
+        help="plant a text prior: items of these types name their class in the question",
+    )
     parser.add_argument("--image-size", type=int, default=defaults.arch.image_size)
     parser.add_argument("--patch-size", type=int, default=defaults.arch.patch_size)
     args = parser.parse_args(argv)
     if args.correlation is not None and not 0.0 <= args.correlation <= 1.0:
         parser.error(f"--correlation must be in [0, 1], got {args.correlation}")
+    letter_bias, prior_types = _confounds(parser, args.letter_bias, args.text_prior_types)
     return TrainConfig(
         out=args.out,
         correlation=args.correlation,
@@ -411,6 +454,8 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         threads=args.threads,
         log_every=args.log_every,
         generate_answer=args.generate_answer,
+        letter_bias=letter_bias,
+        text_prior_types=prior_types,
         arch=replace(defaults.arch, image_size=args.image_size, patch_size=args.patch_size),
     )
 

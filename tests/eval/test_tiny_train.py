@@ -242,3 +242,51 @@ def test_shipped_weights_load_answer_and_score(name: str) -> None:
     # class well above the one-in-ten of a guess among the classes.
     assert max(scores[: len(item.core_attributes)]) > math.log(1 / len(synth.CLASSES))
     assert training["config"]["correlation"] == (0.95 if name.endswith("biased") else None)
+
+
+def test_planting_options_are_parsed_and_reach_the_training_items() -> None:
+    config = train_tiny.parse_args(
+        ["--out", "x", "--letter-bias", "b:1", "--text-prior-types", "BG,Col.", "--n-items", "12"]
+    )
+    assert config.letter_bias == ("B", 1.0)
+    assert config.text_prior_types == ("background", "colorization")
+    items = train_tiny.load_items(
+        12,
+        seed=0,
+        image_size=32,
+        correlation=None,
+        letter_bias=config.letter_bias,
+        text_prior_types=config.text_prior_types,
+    )
+    assert {i.answer for i in items} == {"B"}
+    for item in items:
+        planted = bool({"background", "colorization"} & set(item.spurious_types))
+        assert (item.class_name in item.question) == planted
+    assert train_tiny.parse_args(["--out", "x"]).letter_bias is None
+
+
+@pytest.mark.parametrize(
+    "extra", [["--letter-bias", "A"], ["--letter-bias", "Q:0.5"], ["--text-prior-types", "weather"]]
+)
+def test_bad_planting_options_exit_2(extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        train_tiny.parse_args(["--out", "x", *extra])
+    assert exc.value.code == 2 and "synth:" in capsys.readouterr().err
+
+
+def test_training_json_records_the_planting_options(tmp_path: Path) -> None:
+    config = TrainConfig(
+        out=str(tmp_path / "model"),
+        correlation=None,
+        steps=1,
+        batch_size=4,
+        warmup=1,
+        threads=1,
+        log_every=1,
+        arch=TINY,
+        letter_bias=("A", 0.9),
+        text_prior_types=("background",),
+    )
+    train_tiny.train(config, fake_items(4), log=lambda _: None)
+    recorded = json.loads((tmp_path / "model" / "training.json").read_text())["config"]
+    assert recorded["letter_bias"] == ["A", 0.9] and recorded["text_prior_types"] == ["background"]
