@@ -76,8 +76,9 @@ def test_build_and_push_ship_only_the_wheels_files(
     assert main(["space", "push", "--repo-id", "org/space", "--dry-run"]) == 0
     uploads = {line[4:] for line in capsys.readouterr().out.splitlines() if line.startswith("add ")}
     assert uploads == built - {MARKER_NAME}  # the upload is the build, less the local marker
-    assert "HF_TOKEN" not in "".join(
-        (out / f).read_text(errors="replace") for f in built if f.endswith(".py")
+    # the planted value, in no file at all (the variable's name is legitimately in the sources)
+    assert "hf_planted_secret_token" not in "".join(
+        (out / f).read_text(errors="replace") for f in built if not f.endswith(".safetensors")
     )
 
 
