@@ -37,6 +37,7 @@ def test_the_readme_is_a_front_page() -> None:
         "Set up",
         "The main job",
         "Evaluate your model",
+        "Guarantees",
         "Five parts",
         "Documentation",
         "Citation",
@@ -48,6 +49,23 @@ def test_the_readme_is_a_front_page() -> None:
     assert len(lines) == 5 and all(line.startswith("mmspubench ") for line in lines)
     engines = " ".join(lines)
     assert "--backend vllm" in engines and "--backend openai" in engines and "--device cuda" in engines
+
+
+def test_the_readme_guarantees_name_every_kind_of_promise_and_link_the_full_list() -> None:
+    """The front page's short list covers each kind of promise; the page holds them all."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Guarantees\n", 1)[1].split("\n## ", 1)[0]
+    kinds = re.findall(r"^- \*\*([^*]+)\*\*", section, flags=re.M)
+    assert [k.rstrip(".") for k in kinds] == [
+        "Security",
+        "Forgery and wrong results",
+        "Lost data",
+        "Hangs and tracebacks",
+        "Validation",
+        "Nothing misleading",
+        "A first hour without a stumble",
+    ]
+    assert "(docs/guarantees.md)" in section
 
 
 def _links(page: Path) -> list[str]:
