@@ -21,6 +21,11 @@ would have end-of-turn tokens scored); every answer is checked
 chat template already writes the BOS (vLLM's chat endpoint adds none unless asked). A server that
 honours ``skip_reading_prefix_cache`` and reports its cached tokens gets the scoring requests read
 its prefix cache, checked per answer (:mod:`~mmspubench.eval.backends.server_cache`).
+
+Text-only prompts (the blind view, ``--blind-image none``): :meth:`OpenAIModel.render_text` gives
+the same messages without the image part, so the request's user content is its text part alone
+(no ``image_url``); the server applies its template to that chat, and scoring follows the same
+rule and checks. Their cache waves group them by context (the letters of one question).
 """
 
 from __future__ import annotations
@@ -68,23 +73,27 @@ class ServerFeatures:
     """Scoring requests read the server's prefix cache (:mod:`~mmspubench.eval.backends.server_cache`)."""
 
 
-def render_messages(prompt: ChatPrompt) -> str:
-    """The chat messages of a prompt as JSON (image as ``{"type": "image"}``), the backend's context."""
+def render_messages(prompt: ChatPrompt, image: bool = True) -> str:
+    """The chat messages of a prompt as JSON (image as ``{"type": "image"}``), the backend's context;
+    ``image=False``: the user content is the text part alone (a text-only prompt)."""
     messages: list[dict[str, Any]] = []
     if prompt.system:
         messages.append({"role": "system", "content": prompt.system})
-    messages.append(
-        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt.user_text}]}
-    )
+    text = {"type": "text", "text": prompt.user_text}
+    messages.append({"role": "user", "content": [{"type": "image"}, text] if image else [text]})
     if prompt.assistant_prefix:
         messages.append({"role": "assistant", "content": prompt.assistant_prefix})
     return json.dumps(messages, ensure_ascii=False)
 
 
-def _with_image(context: str, image_url: str, continuation: str = "") -> list[dict[str, Any]]:
+def _with_image(context: str, image_url: str | None, continuation: str = "") -> list[dict[str, Any]]:
+    """The messages of ``context`` with its image part as ``image_url`` (``None``: a text-only
+    context, which must have no image part) and ``continuation`` appended to the assistant turn."""
     messages: list[dict[str, Any]] = json.loads(context)
     for message in messages:
         if isinstance(message["content"], list):
+            if image_url is None and any(part["type"] == "image" for part in message["content"]):
+                raise ValueError("a context with an image part was given no image")
             message["content"] = [
                 {"type": "image_url", "image_url": {"url": image_url}} if part["type"] == "image" else part
                 for part in message["content"]
@@ -151,20 +160,30 @@ class OpenAIModel:
         """The chat messages as JSON; the server applies its chat template."""
         return render_messages(prompt)
 
+    text_only = True
+    """The blind view's text-only prompts run here: :meth:`render_text`, and ``None`` images in
+    ``generate`` and ``score`` (a user message without an ``image_url`` part)."""
+
+    def render_text(self, prompt: ChatPrompt) -> str:
+        """The chat messages of :meth:`render` without the image part."""
+        return render_messages(prompt, image=False)
+
     def _extra(self, **more: Any) -> dict[str, Any]:
         if self.features.add_special_tokens is None:
             return dict(more)
         return {"add_special_tokens": self.features.add_special_tokens, **more}
 
-    def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
+    def generate(
+        self, images: Sequence[Image | None], contexts: Sequence[str], max_new_tokens: int
+    ) -> list[str]:
         """Greedy answers (temperature 0), requests in flight concurrently."""
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
         urls = _urls(images)
 
-        def job(image: Image, context: str) -> Callable[[Any], Awaitable[str]]:
+        def job(image: Image | None, context: str) -> Callable[[Any], Awaitable[str]]:
             async def run(client: Any) -> str:
-                messages = _with_image(context, urls[id(image)])
+                messages = _with_image(context, _url(urls, image))
                 extra = self._extra()
                 if messages[-1]["role"] == "assistant":
                     if self.features.add_special_tokens is None:
@@ -196,14 +215,14 @@ class OpenAIModel:
         keys = list(dict.fromkeys((id(r.image), r.context) for r in requests))
 
         def tokenize(key: tuple[int, str]) -> Callable[[Any], Awaitable[list[int]]]:
-            return lambda client: self._tokenize(client, _with_image(key[1], urls[key[0]]))
+            return lambda client: self._tokenize(client, _with_image(key[1], urls.get(key[0])))
 
         # letters of one question share their context's tokenization: asked once, first
         contexts = dict(zip(keys, _run(self, [tokenize(k) for k in keys]), strict=True))
 
         def job(request: ScoreRequest) -> Callable[[Any], Awaitable[float]]:
             async def run(client: Any) -> float:
-                messages = _with_image(request.context, urls[id(request.image)], request.continuation)
+                messages = _with_image(request.context, _url(urls, request.image), request.continuation)
                 tokenized = await self._tokenize(client, messages)
                 context = contexts[(id(request.image), request.context)]
                 ids, logprobs = await self._checked_logprobs(client, messages, len(tokenized) - len(context))
@@ -216,7 +235,7 @@ class OpenAIModel:
             return _run(self, [job(r) for r in requests])
         # the first request of each image warms the server's cache for the others
         return server_cache.in_waves(
-            [id(r.image) for r in requests], lambda wave: _run(self, [job(requests[i]) for i in wave])
+            [wave_key(r) for r in requests], lambda wave: _run(self, [job(requests[i]) for i in wave])
         )
 
     async def _checked_logprobs(
@@ -267,8 +286,21 @@ def _root(base_url: str | None) -> str:
     return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
-def _urls(images: Sequence[Image]) -> dict[int, str]:
-    return {id(image): data_url(image) for image in images}
+def _urls(images: Sequence[Image | None]) -> dict[int, str]:
+    """Each image's data URL by the image object's id (a text-only prompt's ``None`` has none)."""
+    return {id(image): data_url(image) for image in images if image is not None}
+
+
+def _url(urls: dict[int, str], image: Image | None) -> str | None:
+    return None if image is None else urls[id(image)]
+
+
+def wave_key(request: ScoreRequest) -> tuple[str, int | str]:
+    """The cache-wave group of a scoring request: its image, or for a text-only request its
+    context (the letters of one blind question), never the shared ``None``."""
+    if request.image is None:
+        return "text", request.context
+    return "image", id(request.image)
 
 
 def api_key(options: OpenAIOptions) -> str:
