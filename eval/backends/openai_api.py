@@ -31,9 +31,6 @@ rule and checks. Their cache waves group them by context (the letters of one que
 from __future__ import annotations
 
 import asyncio
-import base64
-import io
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -42,6 +39,14 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends import server_answers as answers
 from mmspubench.eval.backends import server_cache
 from mmspubench.eval.backends.api_key import read_api_key
+from mmspubench.eval.backends.openai_messages import (
+    data_url,
+    render_messages,
+    url_of,
+    urls_of,
+    wave_key,
+    with_image,
+)
 from mmspubench.eval.backends.server_answers import continuation_sum
 from mmspubench.eval.backends.vllm_cache import CacheCounts
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
@@ -71,45 +76,6 @@ class ServerFeatures:
     vLLM's extensions (nothing extra is sent)."""
     reads_cache: bool = False
     """Scoring requests read the server's prefix cache (:mod:`~mmspubench.eval.backends.server_cache`)."""
-
-
-def render_messages(prompt: ChatPrompt, image: bool = True) -> str:
-    """The chat messages of a prompt as JSON (image as ``{"type": "image"}``), the backend's context;
-    ``image=False``: the user content is the text part alone (a text-only prompt)."""
-    messages: list[dict[str, Any]] = []
-    if prompt.system:
-        messages.append({"role": "system", "content": prompt.system})
-    text = {"type": "text", "text": prompt.user_text}
-    messages.append({"role": "user", "content": [{"type": "image"}, text] if image else [text]})
-    if prompt.assistant_prefix:
-        messages.append({"role": "assistant", "content": prompt.assistant_prefix})
-    return json.dumps(messages, ensure_ascii=False)
-
-
-def _with_image(context: str, image_url: str | None, continuation: str = "") -> list[dict[str, Any]]:
-    """The messages of ``context`` with its image part as ``image_url`` (``None``: a text-only
-    context, which must have no image part) and ``continuation`` appended to the assistant turn."""
-    messages: list[dict[str, Any]] = json.loads(context)
-    for message in messages:
-        if isinstance(message["content"], list):
-            if image_url is None and any(part["type"] == "image" for part in message["content"]):
-                raise ValueError("a context with an image part was given no image")
-            message["content"] = [
-                {"type": "image_url", "image_url": {"url": image_url}} if part["type"] == "image" else part
-                for part in message["content"]
-            ]
-    if continuation:
-        if messages[-1]["role"] != "assistant":
-            messages.append({"role": "assistant", "content": ""})
-        messages[-1] = {**messages[-1], "content": messages[-1]["content"] + continuation}
-    return messages
-
-
-def data_url(image: Image) -> str:
-    """The image as a base64 PNG data URL."""
-    buffer = io.BytesIO()
-    image.convert("RGB").save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 class OpenAIModel:
@@ -179,11 +145,11 @@ class OpenAIModel:
         """Greedy answers (temperature 0), requests in flight concurrently."""
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
-        urls = _urls(images)
+        urls = urls_of(images)
 
         def job(image: Image | None, context: str) -> Callable[[Any], Awaitable[str]]:
             async def run(client: Any) -> str:
-                messages = _with_image(context, _url(urls, image))
+                messages = with_image(context, url_of(urls, image))
                 extra = self._extra()
                 if messages[-1]["role"] == "assistant":
                     if self.features.add_special_tokens is None:
@@ -211,18 +177,18 @@ class OpenAIModel:
             return []
         if not self.features.prompt_logprobs:
             raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
-        urls = _urls([r.image for r in requests])
+        urls = urls_of([r.image for r in requests])
         keys = list(dict.fromkeys((id(r.image), r.context) for r in requests))
 
         def tokenize(key: tuple[int, str]) -> Callable[[Any], Awaitable[list[int]]]:
-            return lambda client: self._tokenize(client, _with_image(key[1], urls.get(key[0])))
+            return lambda client: self._tokenize(client, with_image(key[1], urls.get(key[0])))
 
         # letters of one question share their context's tokenization: asked once, first
         contexts = dict(zip(keys, _run(self, [tokenize(k) for k in keys]), strict=True))
 
         def job(request: ScoreRequest) -> Callable[[Any], Awaitable[float]]:
             async def run(client: Any) -> float:
-                messages = _with_image(request.context, _url(urls, request.image), request.continuation)
+                messages = with_image(request.context, url_of(urls, request.image), request.continuation)
                 tokenized = await self._tokenize(client, messages)
                 context = contexts[(id(request.image), request.context)]
                 ids, logprobs = await self._checked_logprobs(client, messages, len(tokenized) - len(context))
@@ -284,23 +250,6 @@ def _continue() -> dict[str, Any]:
 def _root(base_url: str | None) -> str:
     url = (base_url or "").rstrip("/")
     return url[: -len("/v1")] if url.endswith("/v1") else url
-
-
-def _urls(images: Sequence[Image | None]) -> dict[int, str]:
-    """Each image's data URL by the image object's id (a text-only prompt's ``None`` has none)."""
-    return {id(image): data_url(image) for image in images if image is not None}
-
-
-def _url(urls: dict[int, str], image: Image | None) -> str | None:
-    return None if image is None else urls[id(image)]
-
-
-def wave_key(request: ScoreRequest) -> tuple[str, int | str]:
-    """The cache-wave group of a scoring request: its image, or for a text-only request its
-    context (the letters of one blind question), never the shared ``None``."""
-    if request.image is None:
-        return "text", request.context
-    return "image", id(request.image)
 
 
 def api_key(options: OpenAIOptions) -> str:
@@ -401,7 +350,7 @@ def probe(options: OpenAIOptions, name: str) -> ServerFeatures:
 
     url = data_url(PILImage.new("RGB", (32, 32), (128, 128, 128)))
     context = render_messages(ChatPrompt(system="", user_text="probe", assistant_prefix="probe"))
-    messages = _with_image(context, url)
+    messages = with_image(context, url)
     root = _root(options.base_url)
 
     async def ask(client: Any) -> ServerFeatures:

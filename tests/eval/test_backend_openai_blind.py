@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("openai", reason="the api extra (openai) is not installed")
 
-from mmspubench.eval.backends.openai_api import render_messages, wave_key
+from mmspubench.eval.backends.openai_messages import render_messages, wave_key
 from mmspubench.eval.cli import main
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
 from PIL import Image
