@@ -21,14 +21,16 @@ would have end-of-turn tokens scored); every answer is checked
 chat template already writes the BOS (vLLM's chat endpoint adds none unless asked). A server that
 honours ``skip_reading_prefix_cache`` and reports its cached tokens gets the scoring requests read
 its prefix cache, checked per answer (:mod:`~mmspubench.eval.backends.server_cache`).
+
+Text-only prompts (the blind view, ``--blind-image none``): :meth:`OpenAIModel.render_text` gives
+the same messages without the image part, so the request's user content is its text part alone
+(no ``image_url``); the server applies its template to that chat, and scoring follows the same
+rule and checks. Their cache waves group them by context (the letters of one question).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import io
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,6 +39,14 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends import server_answers as answers
 from mmspubench.eval.backends import server_cache
 from mmspubench.eval.backends.api_key import read_api_key
+from mmspubench.eval.backends.openai_messages import (
+    data_url,
+    render_messages,
+    url_of,
+    urls_of,
+    wave_key,
+    with_image,
+)
 from mmspubench.eval.backends.server_answers import continuation_sum
 from mmspubench.eval.backends.vllm_cache import CacheCounts
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
@@ -66,41 +76,6 @@ class ServerFeatures:
     vLLM's extensions (nothing extra is sent)."""
     reads_cache: bool = False
     """Scoring requests read the server's prefix cache (:mod:`~mmspubench.eval.backends.server_cache`)."""
-
-
-def render_messages(prompt: ChatPrompt) -> str:
-    """The chat messages of a prompt as JSON (image as ``{"type": "image"}``), the backend's context."""
-    messages: list[dict[str, Any]] = []
-    if prompt.system:
-        messages.append({"role": "system", "content": prompt.system})
-    messages.append(
-        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt.user_text}]}
-    )
-    if prompt.assistant_prefix:
-        messages.append({"role": "assistant", "content": prompt.assistant_prefix})
-    return json.dumps(messages, ensure_ascii=False)
-
-
-def _with_image(context: str, image_url: str, continuation: str = "") -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = json.loads(context)
-    for message in messages:
-        if isinstance(message["content"], list):
-            message["content"] = [
-                {"type": "image_url", "image_url": {"url": image_url}} if part["type"] == "image" else part
-                for part in message["content"]
-            ]
-    if continuation:
-        if messages[-1]["role"] != "assistant":
-            messages.append({"role": "assistant", "content": ""})
-        messages[-1] = {**messages[-1], "content": messages[-1]["content"] + continuation}
-    return messages
-
-
-def data_url(image: Image) -> str:
-    """The image as a base64 PNG data URL."""
-    buffer = io.BytesIO()
-    image.convert("RGB").save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 class OpenAIModel:
@@ -151,20 +126,30 @@ class OpenAIModel:
         """The chat messages as JSON; the server applies its chat template."""
         return render_messages(prompt)
 
+    text_only = True
+    """The blind view's text-only prompts run here: :meth:`render_text`, and ``None`` images in
+    ``generate`` and ``score`` (a user message without an ``image_url`` part)."""
+
+    def render_text(self, prompt: ChatPrompt) -> str:
+        """The chat messages of :meth:`render` without the image part."""
+        return render_messages(prompt, image=False)
+
     def _extra(self, **more: Any) -> dict[str, Any]:
         if self.features.add_special_tokens is None:
             return dict(more)
         return {"add_special_tokens": self.features.add_special_tokens, **more}
 
-    def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
+    def generate(
+        self, images: Sequence[Image | None], contexts: Sequence[str], max_new_tokens: int
+    ) -> list[str]:
         """Greedy answers (temperature 0), requests in flight concurrently."""
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
-        urls = _urls(images)
+        urls = urls_of(images)
 
-        def job(image: Image, context: str) -> Callable[[Any], Awaitable[str]]:
+        def job(image: Image | None, context: str) -> Callable[[Any], Awaitable[str]]:
             async def run(client: Any) -> str:
-                messages = _with_image(context, urls[id(image)])
+                messages = with_image(context, url_of(urls, image))
                 extra = self._extra()
                 if messages[-1]["role"] == "assistant":
                     if self.features.add_special_tokens is None:
@@ -192,18 +177,18 @@ class OpenAIModel:
             return []
         if not self.features.prompt_logprobs:
             raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
-        urls = _urls([r.image for r in requests])
+        urls = urls_of([r.image for r in requests])
         keys = list(dict.fromkeys((id(r.image), r.context) for r in requests))
 
         def tokenize(key: tuple[int, str]) -> Callable[[Any], Awaitable[list[int]]]:
-            return lambda client: self._tokenize(client, _with_image(key[1], urls[key[0]]))
+            return lambda client: self._tokenize(client, with_image(key[1], urls.get(key[0])))
 
         # letters of one question share their context's tokenization: asked once, first
         contexts = dict(zip(keys, _run(self, [tokenize(k) for k in keys]), strict=True))
 
         def job(request: ScoreRequest) -> Callable[[Any], Awaitable[float]]:
             async def run(client: Any) -> float:
-                messages = _with_image(request.context, urls[id(request.image)], request.continuation)
+                messages = with_image(request.context, url_of(urls, request.image), request.continuation)
                 tokenized = await self._tokenize(client, messages)
                 context = contexts[(id(request.image), request.context)]
                 ids, logprobs = await self._checked_logprobs(client, messages, len(tokenized) - len(context))
@@ -216,7 +201,7 @@ class OpenAIModel:
             return _run(self, [job(r) for r in requests])
         # the first request of each image warms the server's cache for the others
         return server_cache.in_waves(
-            [id(r.image) for r in requests], lambda wave: _run(self, [job(requests[i]) for i in wave])
+            [wave_key(r) for r in requests], lambda wave: _run(self, [job(requests[i]) for i in wave])
         )
 
     async def _checked_logprobs(
@@ -265,10 +250,6 @@ def _continue() -> dict[str, Any]:
 def _root(base_url: str | None) -> str:
     url = (base_url or "").rstrip("/")
     return url[: -len("/v1")] if url.endswith("/v1") else url
-
-
-def _urls(images: Sequence[Image]) -> dict[int, str]:
-    return {id(image): data_url(image) for image in images}
 
 
 def api_key(options: OpenAIOptions) -> str:
@@ -369,7 +350,7 @@ def probe(options: OpenAIOptions, name: str) -> ServerFeatures:
 
     url = data_url(PILImage.new("RGB", (32, 32), (128, 128, 128)))
     context = render_messages(ChatPrompt(system="", user_text="probe", assistant_prefix="probe"))
-    messages = _with_image(context, url)
+    messages = with_image(context, url)
     root = _root(options.base_url)
 
     async def ask(client: Any) -> ServerFeatures:

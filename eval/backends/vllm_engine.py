@@ -14,6 +14,11 @@ the image, expands the image placeholder itself, and returns the prompt log-prob
   it). The token ids vLLM ran are checked against ours (text before the first image token, BOS
   included, and everything after the last one), so both backends score the same tokens.
 - ``generate``: greedy decoding; the new tokens are decoded by the same processor as transformers.
+- Text-only prompts (the blind view, ``--blind-image none``): :meth:`VLLMModel.render_text`
+  renders the chat without the image (:func:`~mmspubench.eval.modelio.chat.render_text_chat`), and
+  a request whose image is ``None`` goes to vLLM as token ids without ``multi_modal_data``, under
+  the same prefix rule and token checks; its cache group is its context's tokens (the four letters
+  of one blind question share them), never an image.
 
 All requests of a call go to ``LLM.generate`` at once; the runner hands over large chunks
 (``--batch-size``, default 256 for this backend) and vLLM's continuous batching does the rest.
@@ -28,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.backends.vllm_cache import CacheCounts, score_reading_cache
-from mmspubench.eval.modelio.chat import render_chat
+from mmspubench.eval.modelio.chat import render_chat, render_text_chat
 from mmspubench.eval.modelio.encoding import add_special_tokens_for, encode_request
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 
@@ -103,15 +108,26 @@ class VLLMModel:
         """The same text the transformers adapter renders."""
         return render_chat(self.processor, self.hooks, prompt)
 
+    text_only = True
+    """The blind view's text-only prompts run here: :meth:`render_text`, and ``None`` images in
+    ``generate`` and ``score`` (token ids without ``multi_modal_data``)."""
+
+    def render_text(self, prompt: ChatPrompt) -> str:
+        """The chat of :meth:`render` without the image, as the transformers adapter renders it."""
+        return render_text_chat(self.processor, prompt)
+
     def _ids(self, text: str) -> list[int]:
         enc = self.processor.tokenizer(text, add_special_tokens=add_special_tokens_for(self.processor, text))
         return [int(t) for t in enc["input_ids"]]
 
-    def prompt(self, image: Image, context: str) -> Any:
-        """The engine input of one rendered prompt: our token ids and the image (``TokensPrompt``)."""
-        return _prompt(self._ids(context), image)
+    def prompt(self, image: Image | None, context: str) -> Any:
+        """The engine input of one rendered prompt: our token ids and the image (``TokensPrompt``;
+        ``None``: a text-only prompt, no ``multi_modal_data``)."""
+        return _prompt(self._ids(context), image, self._image_token_id)
 
-    def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
+    def generate(
+        self, images: Sequence[Image | None], contexts: Sequence[str], max_new_tokens: int
+    ) -> list[str]:
         """Greedy answers of all prompts in one engine call, decoded without special tokens."""
         from vllm import SamplingParams
 
@@ -140,7 +156,9 @@ class VLLMModel:
                 add_special_tokens=add_special_tokens_for(self.processor, request.context),
             )
             encoded.append(([int(t) for t in enc.inputs["input_ids"][0]], enc.n_context))
-        prompts = [_prompt(ids, r.image) for (ids, _), r in zip(encoded, requests, strict=True)]
+        prompts = [
+            _prompt(ids, r.image, self._image_token_id) for (ids, _), r in zip(encoded, requests, strict=True)
+        ]
 
         def run(batch: Sequence[Any], read_cache: bool) -> list[Any]:
             params = SamplingParams(
@@ -155,8 +173,8 @@ class VLLMModel:
         n_scored = [len(ids) - n_context for ids, n_context in encoded]
         if self.reads_cache:
             keys = [
-                (id(r.image), _shared_key(ids, self._image_token_id))
-                for (ids, _), r in zip(encoded, requests, strict=True)
+                cache_key(None if r.image is None else id(r.image), ids, n_context, self._image_token_id)
+                for (ids, n_context), r in zip(encoded, requests, strict=True)
             ]
             budget, block = _cache_size(self.llm)
             outputs = score_reading_cache(run, prompts, keys, n_scored, self.cache_counts, budget, block)
@@ -214,11 +232,21 @@ def check_same_tokens(ours: Sequence[int], ran: Sequence[int], image_token_id: i
         )
 
 
-def _shared_key(ids: Sequence[int], image_token_id: int | None) -> tuple[int, ...]:
-    """The tokens up to and including the image placeholder: requests with the same image and
-    key share the image's KV blocks (a prompt without an image: its first token)."""
+def cache_key(
+    image: int | None, ids: Sequence[int], n_context: int, image_token_id: int | None
+) -> tuple[int | None, tuple[int, ...]]:
+    """The prefix-cache group of one scoring request (:mod:`~mmspubench.eval.backends.vllm_cache`).
+
+    With an image (``image``: the image object's id): the image and our tokens up to and including
+    its placeholder, so an item's conditions, letters and four rotations form one group that reads
+    the image and the shared question from the first one's blocks. Without (``None``, a text-only
+    prompt): ``None`` and the context's tokens, so the letters of one blind question form a group
+    and no text-only request is keyed by an image.
+    """
+    if image is None:
+        return None, tuple(ids[:n_context])
     hits = [i for i, t in enumerate(ids) if t == image_token_id]
-    return tuple(ids[: hits[-1] + 1] if hits else ids[:1])
+    return image, tuple(ids[: hits[-1] + 1] if hits else ids[:1])
 
 
 def _count_uncached(outputs: Sequence[Any], counts: CacheCounts) -> None:
@@ -243,10 +271,24 @@ def _cache_size(llm: Any) -> tuple[int | None, int]:
     return (blocks * block if type(blocks) is int and blocks > 0 else None), block
 
 
-def _prompt(ids: list[int], image: Image) -> Any:
+def _prompt(ids: list[int], image: Image | None, image_token_id: int | None) -> Any:
+    """``TokensPrompt`` of our ids and the image; a text-only prompt (``image`` ``None``) has no
+    ``multi_modal_data`` and must hold no image placeholder (vLLM would wait for an image)."""
     from vllm.inputs import TokensPrompt
 
-    return TokensPrompt(prompt_token_ids=ids, multi_modal_data={"image": image.convert("RGB")})
+    if image is not None:
+        return TokensPrompt(prompt_token_ids=ids, multi_modal_data={"image": image.convert("RGB")})
+    check_text_only(ids, image_token_id)
+    return TokensPrompt(prompt_token_ids=ids)
+
+
+def check_text_only(ids: Sequence[int], image_token_id: int | None) -> None:
+    """A prompt without an image holds no image placeholder token, else :class:`MMSpuBenchError`."""
+    if image_token_id is not None and image_token_id in ids:
+        raise MMSpuBenchError(
+            f"a text-only prompt holds the image placeholder token {image_token_id} "
+            f"(at token {list(ids).index(image_token_id)}); the engine would expect an image for it"
+        )
 
 
 def _image_token_id(processor: Any) -> int | None:

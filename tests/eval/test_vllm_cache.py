@@ -20,7 +20,7 @@ from mmspubench.eval.backends.vllm_cache import (
     groups_of,
     score_reading_cache,
 )
-from mmspubench.eval.backends.vllm_engine import continuation_sum
+from mmspubench.eval.backends.vllm_engine import cache_key, check_text_only, continuation_sum
 
 BLOCK = 4
 GARBAGE = 123.0
@@ -129,3 +129,59 @@ def test_covers_scored_boundary() -> None:
 
 def test_groups_keep_first_appearance_order() -> None:
     assert groups_of(["b", "a", "b", "c", "a"]) == [[0, 2], [1, 4], [3]]
+
+
+IMG = 3  # the image placeholder of the requests below (cache_key and check_text_only)
+
+
+def test_cache_key_groups_rotations_by_image_and_text_only_requests_by_context() -> None:
+    head = [1, 10, IMG, 11, 12]  # BOS, system, the image placeholder, the question
+    rotations = [[*head, 20 + k, 21 + k, 30 + letter] for k in range(4) for letter in range(4)]
+    image_keys = {cache_key(77, ids, len(ids) - 1, IMG) for ids in rotations}
+    assert image_keys == {(77, (1, 10, IMG))}  # all 16 asks of one item: one group
+    assert cache_key(78, rotations[0], 7, IMG) != cache_key(77, rotations[0], 7, IMG)  # another image
+    blind = [[1, 10, 11, 12, 20, 21, 30 + letter] for letter in range(4)]
+    other = [[1, 10, 11, 12, 22, 21, 30 + letter] for letter in range(4)]  # another question
+    blind_keys = {cache_key(None, ids, 6, IMG) for ids in blind}
+    assert blind_keys == {(None, (1, 10, 11, 12, 20, 21))}  # the letters of one question, no image
+    assert cache_key(None, other[0], 6, IMG) not in blind_keys
+    assert groups_of([cache_key(None, ids, 6, IMG) for ids in blind + other]) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_a_text_only_prompt_with_an_image_placeholder_is_refused() -> None:
+    check_text_only([1, 10, 11], IMG)
+    check_text_only([1, IMG], None)  # a processor without an image token: nothing to check
+    with pytest.raises(MMSpuBenchError, match="placeholder token 3 \\(at token 1\\)"):
+        check_text_only([1, IMG, 11], IMG)
+
+
+def test_rotations_and_blind_letters_read_the_shared_prefix_from_the_cache() -> None:
+    """One item's four rotations (16 letter requests) and its blind question (4 text-only letter
+    requests), keyed as the engine keys them: every request but each group's first reads the shared
+    image + question blocks (rotations) or the context's (blind letters); scores are exact."""
+    question = [1, *range(40, 47), IMG, *range(50, 58)]  # 16 tokens: 4 blocks shared by the rotations
+    rotations = [[*question, 60 + k, 61, 62, 63, 64, 90 + letter] for k in range(4) for letter in range(4)]
+    blind = [[1, *range(40, 47), *range(50, 58), 60, 61, 62, 63, 64, 90 + letter] for letter in range(4)]
+    prompts = rotations + blind
+    keys = [cache_key(None if i >= 16 else 5, p, len(p) - 1, IMG) for i, p in enumerate(prompts)]
+    engine, counts = _Engine(), CacheCounts()
+    reads: dict[int, int] = {}
+
+    def run(batch: Sequence[list[int]], read: bool) -> list[_Out]:
+        outs = engine.run(batch, read)
+        for prompt, out in zip(batch, outs, strict=True):
+            reads.setdefault(id(prompt), out.num_cached_tokens)
+        return outs
+
+    outs = score_reading_cache(run, prompts, keys, [1] * len(prompts), counts, budget=None, block=BLOCK)
+    got = [
+        continuation_sum(p, len(p) - 1, o.prompt_token_ids, o.prompt_logprobs, None)
+        for p, o in zip(prompts, outs, strict=True)
+    ]
+    assert got == pytest.approx([_true(p, 1) for p in prompts])
+    first = [reads[id(p)] for p in prompts]
+    assert first[0] == 0  # the group's first request computes the image and the question
+    assert first[16] == 8  # the blind one: only the tokens before the image are the same (1 block)
+    assert all(n >= 16 for n in first[1:16])  # rotations 0-3 read the image and the question
+    assert first[17:] == [20, 20, 20]  # the blind letters read the context's full blocks (of 21)
+    assert counts.cached_tokens == sum(first) and counts.rescored == 0

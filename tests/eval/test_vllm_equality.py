@@ -39,7 +39,9 @@ SMALL_BLOCKS = '{"block_size": 32}'
 """vLLM's CPU backend caches whole blocks (128 tokens by default, longer than the tiny prompts)."""
 
 
-def _driver(backend: str, scorer: str, model: Path, out: Path, engine_args: str = "{}") -> None:
+def _driver(
+    backend: str, scorer: str, model: Path, out: Path, engine_args: str = "{}", views: str = ""
+) -> None:
     cmd = [
         vllm_python(),
         str(ROOT / "tests/eval/vllm_driver.py"),
@@ -49,6 +51,7 @@ def _driver(backend: str, scorer: str, model: Path, out: Path, engine_args: str 
         str(out),
         LIMIT,
         engine_args,
+        views,
     ]
     subprocess.run(cmd, env=vllm_env(), check=True, timeout=900, cwd=out.parent)
 
@@ -106,6 +109,88 @@ def test_offline_engine_equals_transformers(reference: Path, vllm_model: Path, t
     plain = tmp_path / "plain"  # and the plain transformers scorer, for good measure
     _driver("transformers", "plain", bundled_model_dir(), plain)
     assert compare(out, plain) <= TOLERANCE
+
+
+VIEWS = "circular,blind"
+BLOCK = 32
+
+
+@pytest.fixture(scope="module")
+def views_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """transformers runs (fast scorer) with the circular and blind (text-only) views."""
+    out = tmp_path_factory.mktemp("views-reference") / "transformers"
+    _driver("transformers", "fast", bundled_model_dir(), out, views=VIEWS)
+    return out
+
+
+def compare_views(got: Path, want: Path) -> float:
+    """Max |option-score difference| over every answer (published, rotations 1-3, blind) of two
+    circular+blind run folders; every answer's prediction and the view sections must be equal."""
+    worst = 0.0
+    for mode in ("generate", "logprob"):
+        a, b = _samples(got / mode), _samples(want / mode)
+        assert a.keys() == b.keys() and len(a) == int(LIMIT)
+        for key in a:
+            x, y = a[key], b[key]
+            assert len(x["rotations"]) == len(y["rotations"]) == 4 and x["blind"] and y["blind"]
+            for p, q in zip([x, *x["rotations"], x["blind"]], [y, *y["rotations"], y["blind"]], strict=True):
+                assert p["prediction"] == q["prediction"], (mode, key)
+                if mode == "logprob":
+                    pairs = list(zip(p["option_scores"], q["option_scores"], strict=True))
+                    worst = max(worst, *(abs(s - t) for s, t in pairs))
+        found, wanted = (json.loads((run / mode / "results.json").read_text()) for run in (got, want))
+        for view in ("accuracy", "circular", "blind"):
+            assert found[view] == wanted[view], (mode, view)
+    return worst
+
+
+def _lcp(a: list[int], b: list[int]) -> int:
+    return next((i for i, (s, t) in enumerate(zip(a, b, strict=False)) if s != t), min(len(a), len(b)))
+
+
+def test_offline_circular_and_blind_equal_transformers(
+    views_reference: Path, vllm_model: Path, tmp_path: Path
+) -> None:
+    """Every rotation and the text-only blind answer as transformers gives them; in logprob mode
+    rotations 1-3 read the image and question the item's first request left in the prefix cache,
+    the blind letters read their question's, and backend.prefix_cache counts exactly those reads."""
+    out = tmp_path / "vllm"
+    _driver("vllm", "fast", vllm_model, out, SMALL_BLOCKS, VIEWS)
+    worst = compare_views(out, views_reference)
+    print(f"offline views: max |vLLM - transformers| = {worst:.3g} over {LIMIT} items x 5 asks")
+    assert worst <= TOLERANCE
+    (calls,) = json.loads((out / "cache_reads-logprob.json").read_text())  # one chunk, one call
+    n = int(LIMIT)
+    assert len(calls) == 4 * 5 * n  # asks: published, rotations 1-3 of each item, blind; 4 letters
+
+    def request(ask: int, letter: int) -> dict[str, Any]:
+        return calls[4 * ask + letter]
+
+    rotation_reads, blind_reads = [], []
+    for item in range(n):
+        warm = request(item, 0)  # the item's first request: its group's first wave
+        assert warm["image"]
+        for k in (1, 2, 3):
+            for letter in range(4):
+                entry = request(n + 3 * item + k - 1, letter)
+                shared = _lcp(entry["ran"], warm["ran"])
+                assert entry["image"] and entry["cached"] >= BLOCK * (shared // BLOCK) > 0, (item, k, letter)
+                rotation_reads.append(entry["cached"])
+        first = request(4 * n + item, 0)
+        assert not first["image"]
+        for letter in (1, 2, 3):
+            entry = request(4 * n + item, letter)
+            shared = _lcp(entry["ran"], first["ran"])  # the context: all but the letter's token
+            assert not entry["image"] and shared == len(entry["ran"]) - 1
+            assert entry["cached"] >= BLOCK * (shared // BLOCK) > 0, (item, letter)
+            blind_reads.append(entry["cached"])
+    cache = json.loads((out / "logprob" / "results.json").read_text())["backend"]["prefix_cache"]
+    print(
+        f"offline views: rotations 1-3 read {sum(rotation_reads)} cached prompt tokens "
+        f"(min {min(rotation_reads)} per request), blind letters {sum(blind_reads)}; {cache}"
+    )
+    assert cache["requests"] == len(calls)
+    assert cache["cached_prompt_tokens"] == sum(c["cached"] for c in calls)
 
 
 def _score_driver(model: Path, out: Path, items: int, engine_args: str) -> dict[str, Any]:
@@ -220,6 +305,24 @@ def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path:
     # vLLM 0.32's server takes no skip_reading_prefix_cache (and reports no cached tokens unless
     # started with --enable-prompt-tokens-details): the probe finds it, nothing extra is sent
     assert backend["prefix_cache"]["read"] is False and backend["prefix_cache"]["requests"] > 0
+
+
+def test_server_circular_and_blind_equal_transformers(
+    views_reference: Path, vllm_server: str, tmp_path: Path
+) -> None:
+    """Through a real vLLM server: the blind requests carry no image part, and every answer
+    (rotations, blind) equals transformers'."""
+    out = tmp_path / "api"
+    base = [sys.executable, "-m", "mmspubench.eval.cli", "eval", "--backend", "openai", "--base-url", vllm_server,
+            "--model", "tiny-llava", "--limit", LIMIT, "--no-progress", "--api-key-env", "none",
+            "--metrics", f"accuracy,{VIEWS}"]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    for mode in ("generate", "logprob"):
+        cmd = [*base, "--out", str(out / mode), "--answer-mode", mode]
+        subprocess.run(cmd, env=env, check=True, timeout=900)
+    worst = compare_views(out, views_reference)
+    print(f"server views: max |vLLM server - transformers| = {worst:.3g} over {LIMIT} items x 5 asks")
+    assert worst <= TOLERANCE
 
 
 def test_fast_scorer_on_the_lowest_transformers(tmp_path: Path) -> None:

@@ -1,8 +1,13 @@
 """Run one backend on the bundled synthetic split, generate+CGLA and logprob answers, with one
 model load (a helper of test_vllm_equality.py, run by the vLLM environment's python).
 
-usage: python tests/eval/vllm_driver.py BACKEND SCORER MODEL OUT LIMIT [ENGINE_ARGS_JSON]
+usage: python tests/eval/vllm_driver.py BACKEND SCORER MODEL OUT LIMIT [ENGINE_ARGS_JSON [VIEWS]]
 writes OUT/generate and OUT/logprob run folders (results.json, samples.jsonl).
+
+VIEWS (e.g. ``circular,blind``): both modes run ``accuracy`` and these confound views instead
+(no CGLA); on vLLM the driver then also writes OUT/cache_reads-MODE.json: per ``score`` call, per
+request in input order, the prompt tokens the engine ran, whether it had an image, and how many its first pass read from
+the prefix cache (before any rescoring).
 """
 
 from __future__ import annotations
@@ -10,11 +15,39 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+
+def record_cache_reads(log: list[list[dict[str, Any]]]) -> None:
+    """Wrap the vLLM backend's cache schedule so that each call's first-pass reads are logged."""
+    from mmspubench.eval.backends import vllm_engine
+    from mmspubench.eval.backends.vllm_cache import num_cached
+
+    original = vllm_engine.score_reading_cache
+
+    def logged(run: Any, prompts: Any, keys: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        first: dict[int, dict[str, Any]] = {}
+
+        def spy(batch: Any, read: bool) -> list[Any]:
+            outs = run(batch, read)
+            for prompt, out in zip(batch, outs, strict=True):
+                if read:
+                    image = "multi_modal_data" in prompt
+                    ran = list(out.prompt_token_ids)
+                    first[id(prompt)] = {"ran": ran, "cached": num_cached(out), "image": image}
+            return outs
+
+        outputs = original(spy, prompts, keys, *args, **kwargs)
+        log.append([first[id(p)] for p in prompts])
+        return outputs
+
+    vllm_engine.score_reading_cache = logged
 
 
 def main() -> None:
     backend, scorer, model, out, limit = sys.argv[1:6]
     engine_args = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
+    views = tuple(v for v in sys.argv[7].split(",") if v) if len(sys.argv) > 7 else ()
     from mmspubench.dataset_builder.defaults import default_dataset_dir
     from mmspubench.dataset_builder.load import load_pinned
     from mmspubench.eval import prompts
@@ -31,7 +64,13 @@ def main() -> None:
         None, {"model": model, "backend": backend, "batch_size": batch, "scorer": scorer, **engine}
     )
     vlm = plugin.load(loading, "cpu")
-    for mode, metrics in (("generate", ("accuracy", "cgla")), ("logprob", ("accuracy",))):
+    log: list[list[dict[str, Any]]] = []
+    if views and backend == "vllm":
+        record_cache_reads(log)
+    modes = (("generate", ("accuracy", *views)), ("logprob", ("accuracy", *views)))
+    if not views:
+        modes = (("generate", ("accuracy", "cgla")), ("logprob", ("accuracy",)))
+    for mode, metrics in modes:
         config = RunConfig(
             model=model,
             dataset=dataset,
@@ -44,6 +83,9 @@ def main() -> None:
             prompts=prompts.prompt_spec(),
         )
         run_eval(lambda: vlm, ds, info, config, Path(out) / mode, progress=False)
+        if views and backend == "vllm":
+            (Path(out) / f"cache_reads-{mode}.json").write_text(json.dumps(log))
+            log.clear()
     if hasattr(vlm, "close"):  # vLLM: stop the engine's processes now, not at exit
         vlm.close()
 
