@@ -22,7 +22,7 @@ from mmspubench.space import cgla_view, explore, leaderboard, live
 
 if TYPE_CHECKING:
     import datasets
-    from mmspubench.eval.plot_data import Series
+    from mmspubench.eval.analysis.plot_data import Series
     from PIL.Image import Image
 
 LIVE_SOURCE = "live: compute with the Model chosen above the tabs"
@@ -309,7 +309,7 @@ def leaderboard_plot(state: SpaceState) -> Any:
     with their intervals, one colour per run (a matplotlib figure; ``None`` without runs)."""
     if not state.series:
         return None
-    from mmspubench.eval.plots import report_figure_object, require_matplotlib
+    from mmspubench.eval.analysis.plots import report_figure_object, require_matplotlib
     from mmspubench.space.charts import fit_report_figure
 
     figure = fit_report_figure(

@@ -18,7 +18,7 @@ import pandas as pd
 from mmspubench.dataset_builder.hub import display_name, is_hub_id
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.plot_data import Series
+from mmspubench.eval.analysis.plot_data import Series
 from mmspubench.eval.results import read_results
 from mmspubench.eval.variants import variant_label
 from mmspubench.markup import escape_cell, hub_link, is_hub_model
@@ -260,8 +260,8 @@ def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series, ...]:
     """The comparison chart's data: what ``report --plot`` draws for these runs
-    (:func:`mmspubench.eval.plot_data.report_series`, intervals from results.json and samples.jsonl)."""
-    from mmspubench.eval.plot_data import report_series, run_labels
+    (:func:`mmspubench.eval.analysis.plot_data.report_series`, intervals from results.json and samples.jsonl)."""
+    from mmspubench.eval.analysis.plot_data import report_series, run_labels
     from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
 
     folders = [results_dir / str(e.row["Run"]) for e in entries]

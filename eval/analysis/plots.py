@@ -18,7 +18,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.schema import NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.plot_data import REPORT_GROUPS, Interval, Series, group_ticks
+from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Interval, Series, group_ticks
 
 FORMATS = {".png": "png", ".svg": "svg"}
 """File suffix -> matplotlib format."""
@@ -227,7 +227,7 @@ def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
 
 def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     """``report --plot``: read the runs (results.json, samples.jsonl beside it) and write the figure."""
-    from mmspubench.eval.plot_data import report_series, run_labels
+    from mmspubench.eval.analysis.plot_data import report_series, run_labels
     from mmspubench.eval.results import (
         RESULTS_NAME,
         SAMPLES_NAME,

@@ -1,4 +1,4 @@
-"""Two finished run folders -> the paired items :mod:`mmspubench.eval.compare` works on.
+"""Two finished run folders -> the paired items :mod:`mmspubench.eval.analysis.compare` works on.
 
 A comparison is only meaningful on the same items: both runs must name the same dataset (its
 content hash, or Hub id and revision), the same split, and their ``samples.jsonl`` files must hold
@@ -15,7 +15,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import display_name
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.compare import Pair
+from mmspubench.eval.analysis.compare import Pair
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import compare
-from mmspubench.eval.compare import GroupComparison, PairedMean, PairedRate
+from mmspubench.eval.analysis import compare
+from mmspubench.eval.analysis.compare import GroupComparison, PairedMean, PairedRate
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
 
 DASH = "—"
@@ -60,7 +60,7 @@ def comparison(
     run_a: str | Path, run_b: str | Path, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
 ) -> dict[str, Any]:
     """The comparison document (what ``--json`` writes) of two run folders."""
-    from mmspubench.eval import compare_runs
+    from mmspubench.eval.analysis import compare_runs
 
     if resamples < 1:
         raise MMSpuBenchError(f"--resamples must be positive, got {resamples}")
@@ -167,7 +167,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def run_compare_command(args: argparse.Namespace) -> int:
     """``mmspubench compare``: check, compute, then write (plot, JSON) and print."""
-    from mmspubench.eval import plots
+    from mmspubench.eval.analysis import plots
     from mmspubench.eval.results import write_bytes_atomic
 
     _check_outputs(args)
