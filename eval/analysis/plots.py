@@ -170,7 +170,7 @@ def _cgla_note(ax: Any, series: Sequence[Series]) -> None:
 
 
 def _differences(ax: Any, doc: dict[str, Any], key: str, title: str, unit: str) -> None:
-    groups = [g for g in doc["groups"] if g[key] is not None]
+    groups = [g for g in doc["groups"] if g.get(key) is not None]
     names = [g["group"] for g in groups]
     diffs = [g[key]["difference"] for g in groups]
     cis = [tuple(g[key]["ci95"]) for g in groups]
@@ -193,6 +193,19 @@ def _no_cgla_reason(doc: dict[str, Any]) -> str:
     return "no CGLA panels: the runs hold no paired CGLA figures"
 
 
+COMPARE_CONFOUND_PANELS = (
+    ("circular", "Circular accuracy (all four rotations right): B - A"),
+    ("blind", "Blind accuracy (no image): B - A"),
+    ("gain", "Gain of the image (accuracy - blind accuracy): B - A"),
+)
+"""The ``compare --plot`` panels of the confound views, drawn when both runs hold the figure."""
+
+
+def _side(run: dict[str, Any]) -> str:
+    view = f", {run['view']}" if run.get("view") else ""
+    return f"{run['model']} [{run['variant']}, {run['answer_mode']}{view}]"
+
+
 def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
     """Paired differences B - A with their intervals, per type and overall; the file's bytes."""
     plt = require_matplotlib()
@@ -209,18 +222,19 @@ def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
             ("cgla_acc", "CGLA_acc: B - A", "percentage points"),
             ("cgla_min", "mean CGLA_min: B - A", "nats"),
         ]
+    panels += [
+        (key, title, "percentage points")
+        for key, title in COMPARE_CONFOUND_PANELS
+        if any(g.get(key) is not None for g in doc["groups"])
+    ]
     a, b = doc["a"], doc["b"]
     with plain_text():
         fig, axes = plt.subplots(len(panels), 1, figsize=(9.0, 3.2 * len(panels) + 0.9), squeeze=False)
         for ax, (key, title, unit) in zip(axes[:, 0], panels, strict=True):
             _differences(ax, doc, key, title, unit)
         if not has_cgla:
-            axes[-1, 0].set_xlabel(_no_cgla_reason(doc), fontsize=8)
-        fig.suptitle(
-            f"A: {a['model']} [{a['variant']}, {a['answer_mode']}]   B: {b['model']} [{b['variant']}, "
-            f"{b['answer_mode']}]   n = {doc['n']}",
-            fontsize=9,
-        )
+            axes[0, 0].set_xlabel(_no_cgla_reason(doc), fontsize=8)
+        fig.suptitle(f"A: {_side(a)}   B: {_side(b)}   n = {doc['n']}", fontsize=9)
         fig.tight_layout()
     return _render(fig, fmt)
 
