@@ -18,6 +18,8 @@ from typing import Any
 
 from mmspubench.dataset_builder.schema import NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.analysis import plot_confounds
+from mmspubench.eval.analysis.plot_confounds import ConfoundSeries
 from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Interval, Series, group_ticks
 
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -132,18 +134,28 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def report_figure(series: Sequence[Series], fmt: str) -> bytes:
-    """Grouped bars of accuracy and CGLA_acc per type, one colour per run; the file's bytes."""
-    return _render(report_figure_object(series), fmt)
+def report_figure(series: Sequence[Series], fmt: str, confounds: Sequence[ConfoundSeries] = ()) -> bytes:
+    """Grouped bars of accuracy and CGLA_acc per type, one colour per run, then the confound panels
+    the runs recorded (:mod:`mmspubench.eval.analysis.plot_confounds`); the file's bytes."""
+    return _render(report_figure_object(series, confounds), fmt)
 
 
-def report_figure_object(series: Sequence[Series]) -> Any:
+def report_figure_object(series: Sequence[Series], confounds: Sequence[ConfoundSeries] = ()) -> Any:
     """The matplotlib figure of :func:`report_figure` (the Space's leaderboard shows it as is)."""
     if not series:
         raise MMSpuBenchError("--plot needs at least one run")
     plt = require_matplotlib()
+    extra = plot_confounds.panels(confounds)
     with plain_text():
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 8.0))
+        fig, axes = plt.subplots(
+            2 + len(extra),
+            1,
+            figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 8.0 + 4.0 * len(extra)),
+            squeeze=False,
+        )
+        top, bottom = axes[0, 0], axes[1, 0]
+        for ax, name in zip(axes[2:, 0], extra, strict=True):
+            plot_confounds.DRAW[name](ax, confounds)
         _bars(top, series, "accuracy", "Accuracy per spurious type (bootstrap 95% CI)")
         _chance_line(top)
         _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
@@ -260,4 +272,5 @@ def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     ]
     labels = run_labels(runs, [f.parent for f in files])
     series = [report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True)]
-    write_bytes_atomic(Path(plot), [report_figure(series, fmt)])
+    confounds = [plot_confounds.confound_series(r, label) for r, label in zip(runs, labels, strict=True)]
+    write_bytes_atomic(Path(plot), [report_figure(series, fmt, confounds)])
