@@ -20,21 +20,40 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.metrics import CI_LEVEL
 from mmspubench.eval.metrics_calibration import ECE_BINS, ece
+from mmspubench.eval.metrics_confounds import ROTATIONS, rotated_answer
 from mmspubench.eval.records import SampleResult
 
 
+def _bad(sample: SampleResult, field: str, why: str) -> MMSpuBenchError:
+    return MMSpuBenchError(f"samples: record {sample.id!r}: field {field!r}: {why}")
+
+
 def circular_correct(sample: SampleResult) -> bool | None:
-    """All four rotations right (an unparsed rotation is wrong); ``None`` without rotations."""
+    """All four rotations right (an unparsed rotation is wrong); ``None`` without rotations. A record
+    whose rotations are not 0-3 in order, or whose ``correct`` does not follow from the shown
+    prediction and gold letter, is refused (an edited file is not counted)."""
     if sample.rotations is None:
         return None
+    if tuple(r.rotation for r in sample.rotations) != ROTATIONS:
+        raise _bad(sample, "rotations", f"expected rotations {list(ROTATIONS)} in order")
+    for r in sample.rotations:
+        if r.answer != rotated_answer(sample.answer, r.rotation) or r.reply.correct != (
+            r.reply.prediction == r.answer
+        ):
+            raise _bad(sample, "rotations.correct", f"rotation {r.rotation} does not follow from itself")
     return all(r.reply.correct for r in sample.rotations)
 
 
 def blind_correct(sample: SampleResult) -> bool | None:
-    """The blind answer is right; ``None`` without a blind answer."""
-    return None if sample.blind is None else sample.blind.correct
+    """The blind answer is right; ``None`` without a blind answer (``correct`` checked as above)."""
+    if sample.blind is None:
+        return None
+    if sample.blind.correct != (sample.blind.prediction == sample.answer):
+        raise _bad(sample, "blind.correct", "does not follow from prediction and answer")
+    return sample.blind.correct
 
 
 def item_gain(sample: SampleResult) -> float | None:
@@ -44,9 +63,18 @@ def item_gain(sample: SampleResult) -> float | None:
     return 100.0 * (float(sample.correct) - float(sample.blind.correct))
 
 
+def _probs(sample: SampleResult) -> tuple[float, ...] | None:
+    probs = sample.option_probs
+    if probs is not None and (
+        len(probs) != len(ANSWER_LETTERS) or min(probs) < 0.0 or abs(sum(probs) - 1.0) > 1e-6
+    ):
+        raise _bad(sample, "option_probs", f"expected {len(ANSWER_LETTERS)} probabilities summing to 1")
+    return probs
+
+
 def item_brier(sample: SampleResult) -> float | None:
     """Brier score of one item's option probabilities; ``None`` without them."""
-    if sample.option_probs is None:
+    if _probs(sample) is None or sample.option_probs is None:
         return None
     gold = ANSWER_LETTERS.index(sample.answer)
     return float(sum((p - (1.0 if k == gold else 0.0)) ** 2 for k, p in enumerate(sample.option_probs)))
@@ -82,7 +110,7 @@ def paired_ece(
 ) -> tuple[float, float, tuple[float, float]] | None:
     """ECE of A, of B and the paired bootstrap 95% interval of ``ECE(B) - ECE(A)``; ``None`` unless
     both runs have option probabilities for every item."""
-    if not a or any(s.option_probs is None for s in (*a, *b)):
+    if not a or any(_probs(s) is None for s in (*a, *b)):
         return None
     gold = np.asarray([ANSWER_LETTERS.index(s.answer) for s in a])
     pa = np.asarray([s.option_probs for s in a], dtype=np.float64)

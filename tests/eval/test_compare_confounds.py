@@ -182,3 +182,30 @@ def test_compare_plot_draws_the_view_panels(runs: tuple[Path, Path], tmp_path: P
         == 0
     )
     assert "blind (no image)" in (tmp_path / "v.svg").read_text()
+
+
+def _tamper(run: Path, line: int, edit: Any) -> None:
+    path = run / "samples.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    edit(lines[line])
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda r: r.update(rotations=[]), "'rotations'"),  # all([]) would count it right
+        (lambda r: r["rotations"][2].update(correct=True), "'rotations.correct'"),
+        (lambda r: r["blind"].update(correct=True), "'blind.correct'"),
+        (lambda r: r.update(option_probs=[0.5, 0.5, 0.5]), "'option_probs'"),
+    ],
+)
+def test_edited_view_records_are_refused(
+    runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str], edit: Any, field: str
+) -> None:
+    _tamper(runs[0], 1, edit)  # item 1: rotation 2 wrong, blind right
+    if "blind" in field:
+        _tamper(runs[0], 0, edit)  # item 0's blind answer is wrong: marking it right is the edit
+    assert main(["compare", *map(str, runs)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and field in err and "Traceback" not in err
