@@ -28,7 +28,8 @@ from typing import Any
 
 from mmspubench.dataset_builder.schema import TYPE_ABBREV, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import compare, compare_cli, compare_runs, metrics, report
+from mmspubench.eval import metrics
+from mmspubench.eval.analysis import compare, compare_cli, compare_runs, report
 from mmspubench.eval.bundled import BALANCED_MODEL
 from mmspubench.eval.tiny.train import TrainConfig
 

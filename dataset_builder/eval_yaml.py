@@ -44,6 +44,8 @@ class EvalTask:
     """Dataset config the task reads."""
     split: str = "test"
     """Dataset split the task reads."""
+    image: bool = True
+    """The sample shows the item's image; ``False``: the text-only (blind) task, same question and options."""
 
 
 TASKS: tuple[EvalTask, ...] = (
@@ -52,10 +54,19 @@ TASKS: tuple[EvalTask, ...] = (
         "Multiple-choice accuracy over all items, as a fraction in [0, 1]: the chosen option letter "
         "equals the answer.",
     ),
+    EvalTask(
+        "blind_accuracy",
+        "The same multiple-choice accuracy with the question and options only, no image, as a fraction "
+        "in [0, 1]: how much a text prior answers without looking.",
+        image=False,
+    ),
 )
 """The tasks of eval.yaml. CGLA needs the log-likelihoods of class names under conditioned prompts,
 which inspect-ai's fixed solvers and scorers cannot compute, and inspect-ai validates every task
-before it filters, so CGLA stays in results.json, the Space and the results dataset."""
+before it filters, so CGLA stays in results.json, the Space and the results dataset. So does the
+circular accuracy: its rule (an item right only when all four rotations are) groups four samples
+into one score, which no fixed inspect-ai scorer does (``multiple_choice``'s shuffle is random, not
+the four cyclic rotations). The blind accuracy is the same task without ``input_image``."""
 
 DESCRIPTION = (
     "MM-SpuBench measures the reliance of multimodal LLMs on spurious correlations across nine "
@@ -68,6 +79,7 @@ DESCRIPTION = (
 
 def task_dict(task: EvalTask) -> dict[str, Any]:
     """One task as inspect-ai's ``HFTask`` reads it."""
+    image = {"input_image": "image"} if task.image else {}
     return {
         "id": task.id,
         "config": task.config,
@@ -75,7 +87,7 @@ def task_dict(task: EvalTask) -> dict[str, Any]:
         "field_spec": {
             "id": "id",
             "input": "question",
-            "input_image": "image",
+            **image,
             "target": "answer",
             "choices": "options",
             "metadata": list(INSPECT_METADATA),

@@ -62,7 +62,7 @@ def _add_report(sub: argparse._SubParsersAction[Any]) -> None:
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add this part's subcommands to the ``mmspubench`` parser."""
-    from mmspubench.eval import compare_cli
+    from mmspubench.eval.analysis import compare_cli
 
     _add_eval(sub)
     _add_report(sub)
@@ -71,16 +71,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """``mmspubench report``."""
-    from mmspubench.eval.report import load_for_report, markdown_table
+    from mmspubench.eval.analysis.report import load_for_report, markdown_table
     from mmspubench.redact import strip_controls
 
     if args.plot is not None:
-        from mmspubench.eval.plots import check_plot_output
+        from mmspubench.eval.analysis.plots import check_plot_output
 
         check_plot_output(args.results, args.plot)  # before anything is read
     table = markdown_table(load_for_report(args.results))
     if args.plot is not None:
-        from mmspubench.eval.plots import write_report_plot
+        from mmspubench.eval.analysis.plots import write_report_plot
 
         write_report_plot(args.results, args.plot)
         print(f"mmspubench report: wrote the figure {args.plot}", file=sys.stderr)

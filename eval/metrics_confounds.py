@@ -1,6 +1,6 @@
 """The confound views of a run: circular evaluation, the blind baseline and the worst type, in numpy.
 
-docs/notes/i27-core.md gives the definitions; in short:
+docs/metrics/confounds.md gives the definitions; in short:
 
 - **Rotation** ``k`` (0-3) shows the option of published position ``j`` at position
   ``(j + k) mod 4``, so the letter shown at position ``p`` holds published option ``(p - k) mod 4``

@@ -25,11 +25,11 @@ if TYPE_CHECKING:
     from mmspubench.dataset_builder.schema import FEATURES, TYPE_ABBREV, TYPE_NAMES, Item
     from mmspubench.dataset_builder.synth import generate_items, write_release
     from mmspubench.errors import MMSpuBenchError
+    from mmspubench.eval.analysis.report import load_for_report, markdown_table
     from mmspubench.eval.api import evaluate
     from mmspubench.eval.backends.transformers.loading import load_model
     from mmspubench.eval.config import RunConfig
     from mmspubench.eval.records import SampleResult
-    from mmspubench.eval.report import load_for_report, markdown_table
     from mmspubench.eval.results import read_results, read_samples
 
 try:
@@ -49,9 +49,9 @@ _WHERE: dict[str, str] = {
     "evaluate": "mmspubench.eval.api",
     "generate_items": "mmspubench.dataset_builder.synth",
     "load_benchmark": "mmspubench.dataset_builder.load",
-    "load_for_report": "mmspubench.eval.report",
+    "load_for_report": "mmspubench.eval.analysis.report",
     "load_model": "mmspubench.eval.backends.transformers.loading",
-    "markdown_table": "mmspubench.eval.report",
+    "markdown_table": "mmspubench.eval.analysis.report",
     "read_results": "mmspubench.eval.results",
     "read_samples": "mmspubench.eval.results",
     "validate_release": "mmspubench.dataset_builder.builder",

@@ -18,7 +18,7 @@ import pandas as pd
 from mmspubench.space import cgla_view
 
 if TYPE_CHECKING:
-    from mmspubench.eval.plot_data import Series
+    from mmspubench.eval.analysis.plot_data import Series
 
 CGL_TITLE = "CGL (log-likelihood of the class name)"
 LABEL_WIDTH = 38
@@ -28,7 +28,7 @@ ZERO_MARK = 3.0
 
 
 def _plt() -> Any:
-    from mmspubench.eval.plots import require_matplotlib
+    from mmspubench.eval.analysis.plots import require_matplotlib
 
     return require_matplotlib()
 

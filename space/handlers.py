@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
-from mmspubench.space import cgla_view, explore, leaderboard, live
+from mmspubench.space import cgla_view, confound_view, explore, leaderboard, live
 
 if TYPE_CHECKING:
     import datasets
-    from mmspubench.eval.plot_data import Series
+    from mmspubench.eval.analysis.plot_data import Series
     from PIL.Image import Image
 
 LIVE_SOURCE = "live: compute with the Model chosen above the tabs"
@@ -226,9 +226,22 @@ def show_cgla(
         if item_id not in records:
             raise MMSpuBenchError(f"run {source_label(state, source)!r} has no record of item {item_id!r}")
         record = records[item_id]
-        return cgla_view.cgl_frame(record), from_run(state, source, cgla_view.cgla_markdown(record)), record
+        reading = cgla_view.cgla_markdown(record) + _confounds(state, source, item_id, record)
+        return cgla_view.cgl_frame(record), from_run(state, source, reading), record
     scored = f"Computed live with {escape_cell(model_choice or live.BUNDLED_CHOICE)}. "
     return cgla_view.cgl_frame(record), scored + cgla_view.cgla_markdown(record), record
+
+
+def _confounds(state: SpaceState, source: str, item_id: str, record: dict[str, Any]) -> str:
+    """The item's rotations and blind answer in the run (empty when the run has neither view)."""
+    from mmspubench.eval.results import read_results
+
+    if record.get("rotations") is None and record.get("blind") is None:
+        return ""
+    config = read_results(state.runs[source].parent / "results.json").get("config") or {}
+    options = _dataset_item(state, item_id).options
+    text = confound_view.confounds_markdown(record, options, str(config.get("blind_image") or "none"))
+    return "\n\n" + text
 
 
 def from_run(state: SpaceState, run: str, text: str) -> str:
@@ -309,7 +322,7 @@ def leaderboard_plot(state: SpaceState) -> Any:
     with their intervals, one colour per run (a matplotlib figure; ``None`` without runs)."""
     if not state.series:
         return None
-    from mmspubench.eval.plots import report_figure_object, require_matplotlib
+    from mmspubench.eval.analysis.plots import report_figure_object, require_matplotlib
     from mmspubench.space.charts import fit_report_figure
 
     figure = fit_report_figure(

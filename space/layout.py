@@ -227,7 +227,7 @@ def _leaderboard_tab(state: SpaceState) -> None:
     with gr.Row():
         query = gr.Textbox(label="Search models", max_length=100, scale=2, elem_id="board-search")
         sort_by = gr.Dropdown(
-            [*leaderboard.SCORE_COLUMNS, "n", "Date"],
+            [*leaderboard.SCORE_COLUMNS, *leaderboard.CONFOUND_FIGURES, "n", "Date"],
             value="Average",
             label="Sort by",
             scale=1,

@@ -18,7 +18,7 @@ import pandas as pd
 from mmspubench.dataset_builder.hub import display_name, is_hub_id
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.plot_data import Series
+from mmspubench.eval.analysis.plot_data import Series
 from mmspubench.eval.results import read_results
 from mmspubench.eval.variants import variant_label
 from mmspubench.markup import escape_cell, hub_link, is_hub_model
@@ -27,6 +27,11 @@ TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
 """Per-type accuracy columns, in the order of the paper's Table 2."""
 ID_COLUMNS: tuple[str, ...] = ("Model",)
 SCORE_COLUMNS: tuple[str, ...] = (*TYPE_COLUMNS, "Average", "Overall", "CGLA_acc")
+CONFOUND_COLUMNS: tuple[str, ...] = ("Circular", "Blind", "Gain", "Worst")
+"""The confound views of a run (results.json ``circular.accuracy``, ``blind.accuracy``,
+``blind.gain`` and ``accuracy.worst_type``); empty for a run that did not record them. Offered in
+the column chooser (not shown by default: the default columns fill the table's width)."""
+CONFOUND_FIGURES: tuple[str, ...] = ("Circular", "Blind", "Gain")
 INFO_COLUMNS: tuple[str, ...] = (
     "n",
     "Mode",
@@ -40,9 +45,9 @@ INFO_COLUMNS: tuple[str, ...] = (
 HUB_COLUMNS: tuple[str, ...] = ("Hub Overall", "Hub state", "Source")
 """The Hub's own figure for the model, its verified/community state, and where each figure of the
 row comes from (``hub_leaderboard.merge``)."""
-ALL_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, *INFO_COLUMNS, *HUB_COLUMNS)
+ALL_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, *CONFOUND_COLUMNS, *INFO_COLUMNS, *HUB_COLUMNS)
 TEXT_COLUMNS: tuple[str, ...] = tuple(
-    c for c in (*INFO_COLUMNS, *HUB_COLUMNS) if c not in ("n", "Hub Overall")
+    c for c in ("Worst", *INFO_COLUMNS, *HUB_COLUMNS) if c not in ("n", "Hub Overall")
 )
 """Columns shown as plain text (``Model`` is Markdown, escaped; the others are numbers)."""
 DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "Variant", "Hub Overall", "Source")
@@ -105,6 +110,30 @@ def _accuracy_only(results: Mapping[str, Any]) -> bool:
     )
 
 
+def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def worst_cell(results: Mapping[str, Any]) -> str:
+    """``TYPE value`` of ``accuracy.worst_type`` (the lowest type with >= 10 items); empty without it."""
+    worst = _section(_section(results, "accuracy"), "worst_type")
+    value = _number(worst.get("value"))
+    if not worst or math.isnan(value):
+        return ""
+    return f"{str(worst.get('type', ''))[:12]} {value:.2f}"
+
+
+def confound_cells(results: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`CONFOUND_COLUMNS` of a run (NaN or empty where it did not record the view)."""
+    return {
+        "Circular": _number(_section(results, "circular").get("accuracy")),
+        "Blind": _number(_section(results, "blind").get("accuracy")),
+        "Gain": _number(_section(results, "blind").get("gain")),
+        "Worst": worst_cell(results),
+    }
+
+
 def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     """The leaderboard row of one parsed results.json."""
     model = results.get("model") or {}
@@ -121,6 +150,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Average"] = _number(accuracy.get("average"))
     row["Overall"] = _number(accuracy.get("overall"))
     row["CGLA_acc"] = _number(cgla.get("acc"))
+    row.update(confound_cells(results))
     row["n"] = int(dataset.get("n", 0) or 0)
     row["Mode"] = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
     row["Variant"] = variant_label(config)
@@ -212,12 +242,15 @@ def view_frame(
     return rows[chosen].round(2)
 
 
+GAIN_FORMAT = "{:+.2f}"
+"""The gain of the image, signed (``+25.00``: the image helps)."""
 FIGURE_FORMAT = "{:.2f}"
 """Every figure of the table (per-type accuracy, Average, Overall, CGLA_acc, Hub Overall), two decimals."""
 
 
 COLUMN_WEIGHTS: dict[str, int] = {
     "Model": 124, **dict.fromkeys(TYPE_COLUMNS, 60), "Average": 74, "Overall": 74, "CGLA_acc": 74, "n": 40,
+    "Circular": 70, "Blind": 66, "Gain": 66, "Worst": 90,
     "Mode": 100, "Variant": 110, "Scorer": 80, "Date": 96, "Dataset revision": 110, "Run": 120, "Revision": 110,
     "Hub Overall": 66, "Hub state": 76, "Source": 154,
 }  # fmt: skip
@@ -235,8 +268,12 @@ def column_widths(columns: Sequence[str]) -> list[str]:
 def styled(frame: pd.DataFrame) -> Any:
     """The table as the page shows it: every figure with two decimals (``50.00`` beside ``38.89``),
     a missing one as an empty cell; the values underneath stay numbers (sorting is by value)."""
-    figures = [c for c in (*SCORE_COLUMNS, "Hub Overall") if c in frame.columns]
-    return frame.style.format(dict.fromkeys(figures, FIGURE_FORMAT), na_rep="")
+    figures = [c for c in (*SCORE_COLUMNS, "Circular", "Blind", "Hub Overall") if c in frame.columns]
+    formats = {
+        **dict.fromkeys(figures, FIGURE_FORMAT),
+        **({"Gain": GAIN_FORMAT} if "Gain" in frame.columns else {}),
+    }
+    return frame.style.format(formats, na_rep="")
 
 
 def board_runs(frame: pd.DataFrame) -> list[str]:
@@ -260,8 +297,8 @@ def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series, ...]:
     """The comparison chart's data: what ``report --plot`` draws for these runs
-    (:func:`mmspubench.eval.plot_data.report_series`, intervals from results.json and samples.jsonl)."""
-    from mmspubench.eval.plot_data import report_series, run_labels
+    (:func:`mmspubench.eval.analysis.plot_data.report_series`, intervals from results.json and samples.jsonl)."""
+    from mmspubench.eval.analysis.plot_data import report_series, run_labels
     from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
 
     folders = [results_dir / str(e.row["Run"]) for e in entries]

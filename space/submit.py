@@ -68,9 +68,13 @@ MAX_RESULTS_BYTES = 2**20
 """Largest results.json the Submit tab takes (a real one is about 5 kB)."""
 TASK_FIGURES: dict[str, tuple[str, str]] = {
     "mcq_accuracy": ("accuracy", "overall"),
+    "blind_accuracy": ("blind", "accuracy"),
     "cgla_accuracy": ("cgla", "acc"),
 }
 """Where each eval.yaml task's value lives in results.json."""
+CONFOUND_SECTIONS = ("circular", "blind", "calibration")
+"""results.json sections of the confound views: each recomputed from samples.jsonl before a
+submission (a section the run's metrics do not name, or one that disagrees, is refused)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +373,8 @@ def validate_submission(
     recomputed = recompute(samples, config)
     for section in ("accuracy", "cgla"):
         compare_aggregates(results.get(section), recomputed[section], section, where)
+    for section in CONFOUND_SECTIONS:  # the confound views go to the results dataset: checked like the rest
+        compare_aggregates(results.get(section), recomputed.get(section), section, where)
     check_run_stamps(results_path.parent / "samples.jsonl", results, config, where)
     entries = _entries(results, config, dataset_id, published)
     text = yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False, allow_unicode=True)

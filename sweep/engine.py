@@ -118,7 +118,7 @@ def run_sweep(request: SweepRequest) -> int:
             print(note)
         return 0
     if request.plot:
-        from mmspubench.eval.plots import require_matplotlib
+        from mmspubench.eval.analysis.plots import require_matplotlib
 
         require_matplotlib()
     with locked(sweep.root):

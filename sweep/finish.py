@@ -21,14 +21,14 @@ def _write(path: Path, text: str) -> None:
 
 def write_report(root: Path, runs: Sequence[PlannedRun], plot: bool) -> Path | None:
     """``root/report.md`` (and ``root/report.png``) of the finished ``runs``; ``None`` if there are none."""
-    from mmspubench.eval.report import load_for_report, markdown_table
+    from mmspubench.eval.analysis.report import load_for_report, markdown_table
 
     paths = [str(r.folder / RESULTS_NAME) for r in runs]
     if not paths:
         return None
     _write(root / REPORT_NAME, markdown_table(load_for_report(paths)) + "\n")
     if plot:
-        from mmspubench.eval.plots import write_report_plot
+        from mmspubench.eval.analysis.plots import write_report_plot
 
         write_report_plot(paths, root / PLOT_NAME)
     return root / REPORT_NAME
@@ -36,7 +36,7 @@ def write_report(root: Path, runs: Sequence[PlannedRun], plot: bool) -> Path | N
 
 def write_compares(root: Path, runs: Sequence[PlannedRun], plot: bool) -> list[Path]:
     """``root/compare/<model>--<variant>.{json,md}``: each finished variant against its model's standard run."""
-    from mmspubench.eval.compare_cli import comparison, markdown
+    from mmspubench.eval.analysis.compare_cli import comparison, markdown
 
     standard = {r.model_name: r for r in runs if r.variant == "standard"}
     written = []
@@ -51,7 +51,7 @@ def write_compares(root: Path, runs: Sequence[PlannedRun], plot: bool) -> list[P
         )
         _write(out.with_suffix(".md"), markdown(doc) + "\n")
         if plot:
-            from mmspubench.eval.plots import compare_figure
+            from mmspubench.eval.analysis.plots import compare_figure
 
             write_bytes_atomic(out.with_suffix(".png"), [compare_figure(doc, "png")])
         written.append(out.with_suffix(".md"))

@@ -168,6 +168,60 @@ def test_the_shared_model_modules_sit_below_every_backend() -> None:
     assert bad == []
 
 
+ANALYSIS = "mmspubench.eval.analysis"
+ANALYSIS_USERS = {"eval/commands.py": "the command table registers `report` and `compare`"}
+"""The only modules of eval/ outside eval/analysis/ that may import analysis (command wiring)."""
+ANALYSIS_MAY_NOT_IMPORT = ("mmspubench.eval.runner", "mmspubench.eval.backends", "mmspubench.eval.tiny")
+"""Running parts analysis never needs: it reads run folders and records, it does not run models."""
+
+
+def _imports_analysis(path: Path) -> list[str]:
+    return [n for n in _imports(path) if n == ANALYSIS or n.startswith(ANALYSIS + ".")]
+
+
+def _running_imports_of_analysis() -> list[str]:
+    """Every module of eval/ that runs (runner, records, run folder, metrics, backends, ...) and
+    imports ``mmspubench.eval.analysis``."""
+    return [
+        f"{rel} imports {name}"
+        for path in sorted((ROOT / "eval").rglob("*.py"))
+        if not (rel := path.relative_to(ROOT).as_posix()).startswith("eval/analysis/")
+        and rel not in ANALYSIS_USERS
+        for name in _imports_analysis(path)
+    ]
+
+
+def test_running_never_imports_analysis() -> None:
+    assert _running_imports_of_analysis() == []
+
+
+def test_analysis_does_not_import_the_running_parts() -> None:
+    bad = [
+        f"{path.relative_to(ROOT).as_posix()} imports {name}"
+        for path in sorted((ROOT / "eval" / "analysis").rglob("*.py"))
+        for name in _imports(path)
+        if name.startswith(ANALYSIS_MAY_NOT_IMPORT)
+    ]
+    assert bad == []
+
+
+def test_the_analysis_modules_live_in_eval_analysis() -> None:
+    moved = ("report", "compare", "compare_cli", "compare_runs", "plots", "plot_data")
+    assert [m for m in moved if (ROOT / "eval" / f"{m}.py").exists()] == []
+    assert all((ROOT / "eval" / "analysis" / f"{m}.py").is_file() for m in moved)
+
+
+def test_the_checker_sees_running_import_analysis(tmp_path: Path) -> None:
+    bad = tmp_path / "runner.py"
+    bad.write_text(
+        "def f():\n    from mmspubench.eval.analysis.report import markdown_table\n", encoding="utf-8"
+    )
+    assert _imports_analysis(bad) == ["mmspubench.eval.analysis.report"]
+    lazy = tmp_path / "records.py"
+    lazy.write_text("import mmspubench.eval.analysis as a\n", encoding="utf-8")
+    assert _imports_analysis(lazy) == ["mmspubench.eval.analysis"]
+
+
 def test_the_checker_sees_a_private_import(tmp_path: Path) -> None:
     bad = tmp_path / "m.py"
     bad.write_text("def f():\n    from mmspubench.eval.loading import _hidden\n", encoding="utf-8")

@@ -78,7 +78,7 @@ def test_inspect_ai_loads_runs_and_scores_every_task_of_the_built_eval_yaml(
     _serve_offline(monkeypatch, snapshot)
     spec = yaml.safe_load((built / "eval.yaml").read_text())
     assert spec["evaluation_framework"] == "inspect-ai"
-    assert [t["id"] for t in spec["tasks"]] == ["mcq_accuracy"]
+    assert [t["id"] for t in spec["tasks"]] == ["mcq_accuracy", "blind_accuracy"]
     tasks = task_create_from_hf(f"hf/{REPO_ID}")
     assert len(tasks) == len(spec["tasks"])
     samples = list(tasks[0].dataset)
@@ -90,9 +90,13 @@ def test_inspect_ai_loads_runs_and_scores_every_task_of_the_built_eval_yaml(
     assert metadata is not None and metadata["class_name"] == "cat"
     model = get_model("mockllm/model", custom_outputs=_mock_answers())
     logs = inspect_eval(tasks, model=model, log_dir=str(tmp_path / "logs"), display="none")
-    assert [log.status for log in logs] == ["success"]
-    accuracy = cast(Any, logs[0]).results.scores[0].metrics["accuracy"].value
-    assert accuracy == pytest.approx(len(RIGHT) / hub.N_IMAGES, abs=1e-12)
+    assert [log.status for log in logs] == ["success"] * len(spec["tasks"])
+    for log in logs:  # the mock answers from the question's text alone, so blind scores the same
+        accuracy = cast(Any, log).results.scores[0].metrics["accuracy"].value
+        assert accuracy == pytest.approx(len(RIGHT) / hub.N_IMAGES, abs=1e-12)
+    blind = list(tasks[1].dataset)
+    assert len(blind) == hub.N_IMAGES and isinstance(blind[0].input, str)  # no image content at all
+    assert blind[0].choices == samples[0].choices and blind[0].target == samples[0].target
 
 
 def test_the_inspect_config_holds_the_default_configs_rows_with_the_exact_image_bytes(built: Path) -> None:

@@ -101,8 +101,12 @@ def test_eval_yaml_declares_the_inspect_task(built: Path) -> None:
     assert data["name"] == "MM-SpuBench"
     assert data["description"] and data["evaluation_framework"] == "inspect-ai"
     assert [(t["id"], t["config"], t["split"]) for t in data["tasks"]] == [
-        ("mcq_accuracy", "inspect", "test")
+        ("mcq_accuracy", "inspect", "test"),
+        ("blind_accuracy", "inspect", "test"),
     ]
+    # the blind task is the same task without the image
+    mcq, blind = (t["field_spec"] for t in data["tasks"])
+    assert mcq.pop("input_image") == "image" and "input_image" not in blind and mcq == blind
 
 
 def test_push_dry_run_lists_the_operations(built: Path, capsys: pytest.CaptureFixture[str]) -> None:

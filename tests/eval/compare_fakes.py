@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mmspubench.eval import results
+from mmspubench.eval import metrics_calibration, metrics_confounds, results
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.records import Condition, SampleResult
+from mmspubench.eval.records import Answer, Condition, Rotation, SampleResult
 
 DATASET = {"kind": "built", "id": None, "path": "/data/x", "revision": None, "content_hash": "c0ffee"}
 
@@ -21,6 +21,28 @@ class Item:
     types: tuple[str, ...]
     correct: bool
     cgla_min: float | None = None
+    rotations: tuple[bool, ...] | None = None
+    """Whether rotations 1, 2, 3 are right (rotation 0 is ``correct``); ``None``: no circular view."""
+    blind: bool | None = None
+    """Whether the blind answer is right; ``None``: no blind view."""
+    scores: tuple[float, ...] | None = None
+    """Letter scores A-D (gold is A): a logprob run with calibration; the prediction is their argmax."""
+
+
+def _reply(right: bool, gold: str) -> Answer:
+    wrong = "B" if gold != "B" else "C"
+    return Answer(gold if right else wrong, right, None, None)
+
+
+def _rotations(item: Item) -> tuple[Rotation, ...] | None:
+    if item.rotations is None:
+        return None
+    rights = (item.correct, *item.rotations)
+    golds = [metrics_confounds.rotated_answer("A", k) for k in range(len(rights))]
+    return tuple(
+        Rotation(k, metrics_confounds.rotation_order(k), golds[k], _reply(right, golds[k]))
+        for k, right in enumerate(rights)
+    )
 
 
 def sample(item: Item) -> SampleResult:
@@ -31,19 +53,38 @@ def sample(item: Item) -> SampleResult:
             Condition("core", "core", "p", " c", 0.0),
             Condition("spu", "spurious", "p", " c", -item.cgla_min),
         )
+    probs = None if item.scores is None else metrics_calibration.option_probs(item.scores)
+    if probs is not None and (probs.index(max(probs)) == 0) != item.correct:
+        raise ValueError(f"{item.id}: the scores' argmax disagrees with correct={item.correct}")
     return SampleResult(
         id=item.id,
         types=item.types,
         answer="A",
         prediction="A" if item.correct else "B",
         correct=item.correct,
-        raw_output="A" if item.correct else "B",
-        option_scores=None,
+        raw_output=None if item.scores is not None else "A" if item.correct else "B",
+        option_scores=item.scores,
         class_name="c",
         conditions=conditions,
         cgla_min=item.cgla_min,
         cgla_acc=None if item.cgla_min is None else item.cgla_min > 0.0,
+        rotations=_rotations(item),
+        blind=None if item.blind is None else _reply(item.blind, "A"),
+        option_probs=probs,
     )
+
+
+def _metrics(items: Sequence[Item]) -> tuple[str, ...]:
+    out = ["accuracy"]
+    for name, given in (
+        ("cgla", [i.cgla_min for i in items]),
+        ("circular", [i.rotations for i in items]),
+        ("blind", [i.blind for i in items]),
+        ("calibration", [i.scores for i in items]),
+    ):
+        if all(v is not None for v in given):
+            out.append(name)
+    return tuple(out)
 
 
 def write_run(
@@ -55,7 +96,9 @@ def write_run(
     dataset: dict[str, object] | None = None,
 ) -> Path:
     """Write a finished run folder the way eval does (figures recomputed from the samples)."""
-    metrics = ("accuracy", "cgla") if all(i.cgla_min is not None for i in items) else ("accuracy",)
+    metrics = _metrics(items)
+    if "calibration" in metrics:
+        answer_mode = "logprob"
     config = RunConfig(model=model, dataset="/data/x", answer_mode=answer_mode, metrics=metrics)
     samples = [sample(i) for i in items]
     ids = [i.id for i in items]

@@ -21,12 +21,12 @@ import pytest
 pytest.importorskip("openai", reason="the api extra (openai) is not installed")
 
 from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.eval.analysis.report import markdown_table
 from mmspubench.eval.backends.openai_api import NO_PROMPT_LOGPROBS, continuation_sum, render_messages
 from mmspubench.eval.backends.vllm import parse_engine_args
 from mmspubench.eval.cli import main
 from mmspubench.eval.config import with_options
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
-from mmspubench.eval.report import markdown_table
 from PIL import Image
 
 from tests.eval.standin_server import StandInServer, toy_logprob

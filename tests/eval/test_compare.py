@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mmspubench.eval import compare
-from mmspubench.eval.compare import Pair, mcnemar_exact, paired_bootstrap_ci, paired_rate
+from mmspubench.eval.analysis import compare
+from mmspubench.eval.analysis.compare import Pair, mcnemar_exact, paired_bootstrap_ci, paired_rate
 
 from tests.eval.compare_fakes import Item, sample
 

@@ -331,7 +331,7 @@ def test_confound_options_are_checked(options: dict[str, Any], message: str) -> 
 
 
 def test_report_columns_circular_blind_gain_worst(tmp_path: Path) -> None:
-    from mmspubench.eval.report import markdown_table
+    from mmspubench.eval.analysis.report import markdown_table
 
     out, _ = _run(
         tmp_path / "r", oracle_with_image, metrics=("accuracy", "circular", "blind"), blind_image="grey"

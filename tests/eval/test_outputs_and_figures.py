@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from mmspubench.cli import main
-from mmspubench.eval.plot_data import REPORT_GROUPS, report_series
+from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, report_series
 from mmspubench.eval.results import read_finished_samples, read_results
 
 from tests.eval.compare_fakes import Item, write_run
@@ -137,7 +137,7 @@ def test_figures_draw_model_ids_as_plain_text(
 def test_every_text_of_the_report_figure_is_plain(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     from matplotlib.text import Text
-    from mmspubench.eval.plots import report_figure_object
+    from mmspubench.eval.analysis.plots import report_figure_object
 
     a, _ = _runs(tmp_path)
     series = report_series(
@@ -192,7 +192,7 @@ def test_plots_say_which_file_they_wrote_and_a_folder_name_is_one_line(
 
 def test_report_figure_shows_chance_per_type_n_and_why_cgla_is_empty(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from mmspubench.eval.plots import NO_CGLA_NOTE, report_figure_object
+    from mmspubench.eval.analysis.plots import NO_CGLA_NOTE, report_figure_object
 
     a, _ = _runs(tmp_path, cgla=False)
     series = report_series(read_results(a / "results.json"), read_finished_samples(a / "samples.jsonl"), "A")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mmspubench.cli import main
 from mmspubench.eval import metrics
-from mmspubench.eval.plot_data import REPORT_GROUPS, report_series, run_labels
+from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, report_series, run_labels
 from mmspubench.eval.results import read_finished_samples, read_results
 
 from tests.eval.compare_fakes import Item, write_run

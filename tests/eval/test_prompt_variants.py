@@ -215,7 +215,7 @@ def test_resume_refuses_another_variant(
 
 
 def test_report_shows_a_variant_column_when_variants_differ(variant_pair: tuple[Path, Path, dict]) -> None:
-    from mmspubench.eval.report import load_for_report, markdown_table
+    from mmspubench.eval.analysis.report import load_for_report, markdown_table
 
     a_dir, b_dir, _ = variant_pair
     table = markdown_table(load_for_report([a_dir, b_dir]))

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from mmspubench.cli import main
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.report import markdown_table
+from mmspubench.eval.analysis.report import markdown_table
 
 ABBREVS = ["BG", "TN", "CO", "RS", "Col.", "Ori.", "LS", "PA", "Sha."]
 
@@ -109,7 +109,7 @@ def test_report_rejects_a_file_that_is_not_a_result(
     err = capsys.readouterr().err
     assert "not an MM-SpuBench results.json" in err and len(err.strip().splitlines()) == 1
     with pytest.raises(MMSpuBenchError):
-        from mmspubench.eval.report import load_for_report
+        from mmspubench.eval.analysis.report import load_for_report
 
         load_for_report([tmp_path / "missing.json"])
 

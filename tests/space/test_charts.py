@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from mmspubench.eval.plot_data import REPORT_GROUPS, Series
+from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Series
 from mmspubench.space import cgla_view
 
 pytest.importorskip("matplotlib")
@@ -86,7 +86,7 @@ def _series(label: str, first: float | None) -> Series:
 
 
 def _report(series: list[Series]) -> Any:
-    from mmspubench.eval.plots import report_figure_object
+    from mmspubench.eval.analysis.plots import report_figure_object
 
     return report_figure_object(series)
 

@@ -67,7 +67,7 @@ def test_the_chart_draws_run_labels_as_text_not_mathtext(tmp_path: Path) -> None
     pytest.importorskip("matplotlib")
     import io
 
-    from mmspubench.eval.plots import report_figure_object
+    from mmspubench.eval.analysis.plots import report_figure_object
 
     write_run(tmp_path, "r", results_json("./m$x^{$", {"BG": 10.0}, 10.0, 5.0, 3))
     series = leaderboard.plot_series(tmp_path, leaderboard.load_entries(tmp_path))

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import compare
-from mmspubench.eval.compare import GroupComparison, PairedMean, PairedRate
+from mmspubench.eval.analysis import compare
+from mmspubench.eval.analysis.compare import GroupComparison, PairedMean, PairedRate
+from mmspubench.eval.analysis.compare_runs import Views
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
+from mmspubench.options import add_fields, values_of
 
 DASH = "—"
 EPILOG = """examples:
@@ -26,6 +28,8 @@ EPILOG = """examples:
   mmspubench eval --answer-mode logprob --out runs/lp
   mmspubench compare runs/gen runs/lp                       # Markdown tables on stdout
   mmspubench compare runs/gen runs/lp --json cmp.json --plot cmp.png
+  mmspubench eval --metrics accuracy,blind --out runs/blind
+  mmspubench compare runs/blind runs/blind --b-view blind   # the run without its image (B) against with it
 """
 
 
@@ -53,20 +57,27 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         default=BOOTSTRAP_RESAMPLES,
         help=f"bootstrap resamples (default {BOOTSTRAP_RESAMPLES})",
     )
+    add_fields(p, Views)
     p.set_defaults(func=run_compare_command)
 
 
 def comparison(
-    run_a: str | Path, run_b: str | Path, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+    run_a: str | Path,
+    run_b: str | Path,
+    seed: int = 0,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    views: Views | None = None,
 ) -> dict[str, Any]:
-    """The comparison document (what ``--json`` writes) of two run folders."""
-    from mmspubench.eval import compare_runs
+    """The comparison document (what ``--json`` writes) of two run folders, each seen through its view."""
+    from mmspubench.eval.analysis import compare_runs
 
     if resamples < 1:
         raise MMSpuBenchError(f"--resamples must be positive, got {resamples}")
     if seed < 0:
         raise MMSpuBenchError(f"--seed must be a non-negative integer, got {seed}")
-    a, b = compare_runs.load_run(run_a), compare_runs.load_run(run_b)
+    views = views or Views()
+    a = compare_runs.with_view(compare_runs.load_run(run_a), views.a_view, "a")
+    b = compare_runs.with_view(compare_runs.load_run(run_b), views.b_view, "b")
     groups = compare.compare_pairs(compare_runs.pairs(a, b), seed, resamples)
     dataset = a.results.get("dataset") or {}
     return {
@@ -89,7 +100,18 @@ def _groups(doc: dict[str, Any]) -> list[GroupComparison]:
         return None if obj is None else PairedMean(**{**obj, "ci95": tuple(obj["ci95"])})
 
     return [
-        GroupComparison(g["group"], g["n"], rate(g["accuracy"]), rate(g["cgla_acc"]), mean(g["cgla_min"]))
+        GroupComparison(
+            g["group"],
+            g["n"],
+            rate(g["accuracy"]),
+            rate(g["cgla_acc"]),
+            mean(g["cgla_min"]),
+            circular=rate(g.get("circular")),
+            blind=rate(g.get("blind")),
+            gain=mean(g.get("gain")),
+            brier=mean(g.get("brier")),
+            ece=mean(g.get("ece")),
+        )
         for g in doc["groups"]
     ]
 
@@ -112,10 +134,11 @@ def _rate_cells(r: PairedRate | None) -> list[str]:
     ]
 
 
-def _mean_cells(m: PairedMean | None) -> list[str]:
+def _mean_cells(m: PairedMean | None, digits: int = 3) -> list[str]:
     if m is None:
         return [DASH] * 3
-    return [f"{m.a:.3f}", f"{m.b:.3f}", f"{m.difference:+.3f} [{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]"]
+    d = digits
+    return [f"{m.a:.{d}f}", f"{m.b:.{d}f}", f"{m.difference:+.{d}f} [{m.ci95[0]:+.{d}f}, {m.ci95[1]:+.{d}f}]"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -126,7 +149,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def _title(doc: dict[str, Any]) -> list[str]:
     def name(side: str) -> str:
         run = doc[side]
-        return f"{run['model']} (variant {run['variant']}, {run['answer_mode']}; {run['folder']})"
+        view = f"; {run['view']}" if run.get("view") else ""
+        return f"{run['model']} (variant {run['variant']}, {run['answer_mode']}{view}; {run['folder']})"
 
     diffs = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in doc["config_differences"].items())
     return [
@@ -149,7 +173,37 @@ def markdown(doc: dict[str, Any]) -> str:
         head += ["CGLA_min A", "CGLA_min B", "mean B - A [95% CI]"]
         rows = [[g.group, str(g.n), *_rate_cells(g.cgla_acc), *_mean_cells(g.cgla_min)] for g in groups]
         lines += ["", "CGLA (CGLA_acc in %, CGLA_min in nats)", "", *_table(head, rows)]
-    return "\n".join(lines)
+    return "\n".join(lines + _confound_tables(groups))
+
+
+RATE_TABLES = (
+    ("circular", "Circular accuracy (%; an item is right when all four rotations are)"),
+    ("blind", "Blind accuracy (%; the answer without the image)"),
+)
+
+
+def _confound_tables(groups: Sequence[GroupComparison]) -> list[str]:
+    """The tables of the confound figures both runs hold (none: nothing)."""
+    lines: list[str] = []
+    head = ["Type", "n", "A", "B", "B - A [95% CI]", "right in A only", "right in B only", "McNemar p"]
+    for key, title in RATE_TABLES:
+        if any(getattr(g, key) is not None for g in groups):
+            rows = [[g.group, str(g.n), *_rate_cells(getattr(g, key))] for g in groups]
+            lines += ["", title, "", *_table(head, rows)]
+    if any(g.gain is not None for g in groups):
+        rows = [[g.group, str(g.n), *_mean_cells(g.gain, 2)] for g in groups]
+        title = "Gain of the image (accuracy with the image - blind accuracy, percentage points)"
+        lines += ["", title, "", *_table(["Type", "n", "gain A", "gain B", "B - A [95% CI]"], rows)]
+    if any(g.brier is not None for g in groups):
+        head = ["Type", "n", "Brier A", "Brier B", "B - A [95% CI]", "ECE A", "ECE B", "B - A [95% CI]"]
+        rows = [[g.group, str(g.n), *_mean_cells(g.brier), *_mean_cells(g.ece)] for g in groups]
+        lines += [
+            "",
+            "Calibration (Brier and ECE, 15 bins; fractions, lower is better)",
+            "",
+            *_table(head, rows),
+        ]
+    return lines
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -167,14 +221,15 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def run_compare_command(args: argparse.Namespace) -> int:
     """``mmspubench compare``: check, compute, then write (plot, JSON) and print."""
-    from mmspubench.eval import plots
+    from mmspubench.eval.analysis import plots
     from mmspubench.eval.results import write_bytes_atomic
 
     _check_outputs(args)
     plot_format = None if args.plot is None else plots.check_plot_path(args.plot)
     if plot_format is not None:
         plots.require_matplotlib()
-    doc = comparison(args.run_a, args.run_b, args.seed, args.resamples)
+    views = Views(**values_of(Views, args))
+    doc = comparison(args.run_a, args.run_b, args.seed, args.resamples, views)
     # Every output is rendered before the first file is written.
     figure = None if plot_format is None else plots.compare_figure(doc, plot_format)
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -4,7 +4,9 @@ Both runs answered the same items, so every figure is paired: an item is resampl
 its outcomes (the paired bootstrap), and the test of "same accuracy" only looks at the items the
 two runs disagree on (the exact McNemar test). Figures are computed overall and per spurious type
 (paper abbreviations; an item with two types counts in both), for accuracy, for CGLA_acc and for
-the mean CGLA_min when both runs have them.
+the mean CGLA_min when both runs have them, and for the confound views both runs recorded
+(circular and blind accuracy, the gain of the image, Brier and ECE:
+:mod:`mmspubench.eval.analysis.compare_confounds`).
 
 Conventions (those of :mod:`mmspubench.eval.metrics`): accuracies are percentages, differences
 are B - A in percentage points, intervals are percentile bootstrap 95% intervals seeded by
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV
+from mmspubench.eval.analysis import compare_confounds as cc
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
 from mmspubench.eval.metrics_paired import mcnemar_exact, paired_bootstrap_ci
 from mmspubench.eval.records import SampleResult
@@ -81,6 +84,16 @@ class GroupComparison:
     """CGLA_acc; ``None`` when a run did not compute CGLA or the group is empty."""
     cgla_min: PairedMean | None
     """Mean CGLA_min; ``None`` as ``cgla_acc``."""
+    circular: PairedRate | None = None
+    """Circular accuracy (all four rotations right); ``None`` unless both runs have rotations."""
+    blind: PairedRate | None = None
+    """Blind accuracy (the answer without the image); ``None`` unless both runs have it."""
+    gain: PairedMean | None = None
+    """Mean per-item gain ``100 * (correct - blind.correct)`` (percentage points); as ``blind``."""
+    brier: PairedMean | None = None
+    """Mean Brier score of the option probabilities; ``None`` unless both runs have calibration."""
+    ece: PairedMean | None = None
+    """ECE (15 bins) of each run and ``ECE(B) - ECE(A)`` with its paired bootstrap interval; as ``brier``."""
 
 
 def paired_rate(a: Sequence[bool], b: Sequence[bool], seed: int, resamples: int) -> PairedRate:
@@ -147,12 +160,32 @@ def _rate(
     return paired_rate([bool(x) for x, _ in values], [bool(y) for _, y in values], seed, resamples)
 
 
+def _mean(
+    pairs: Sequence[Pair], get: Callable[[SampleResult], float | None], seed: int, resamples: int
+) -> PairedMean | None:
+    got = cc.values([p.a for p in pairs], [p.b for p in pairs], get)
+    return None if got is None else paired_mean(got[0], got[1], seed, resamples)
+
+
+def _ece(pairs: Sequence[Pair], seed: int, resamples: int) -> PairedMean | None:
+    got = cc.paired_ece([p.a for p in pairs], [p.b for p in pairs], seed, resamples)
+    if got is None:
+        return None
+    a, b, ci = got
+    return PairedMean(n=len(pairs), a=a, b=b, difference=b - a, ci95=ci)
+
+
 def compare_group(pairs: Sequence[Pair], group: str, seed: int, resamples: int) -> GroupComparison:
     """Both runs on the items of ``group`` (``Overall`` or a type abbreviation)."""
     chosen = _group_of(pairs, group)
     mins = [(p.a.cgla_min, p.b.cgla_min) for p in chosen]
     has_cgla = bool(mins) and all(x is not None and y is not None for x, y in mins)
     return GroupComparison(
+        circular=_rate(chosen, cc.circular_correct, seed, resamples),
+        blind=_rate(chosen, cc.blind_correct, seed, resamples),
+        gain=_mean(chosen, cc.item_gain, seed, resamples),
+        brier=_mean(chosen, cc.item_brier, seed, resamples),
+        ece=_ece(chosen, seed, resamples),
         group=group,
         n=len(chosen),
         accuracy=_rate(chosen, lambda s: s.correct, seed, resamples),
@@ -181,10 +214,18 @@ def compare_pairs(
     return tuple(compare_group(pairs, group, seed, resamples) for group in GROUPS)
 
 
+CONFOUND_FIGURES = ("circular", "blind", "gain", "brier", "ece")
+"""Figures of the confound views: in a group's JSON only when both runs have them (the comparison
+of two runs without them is the JSON of before, key for key)."""
+
+
 def group_to_json(group: GroupComparison) -> dict[str, Any]:
     """JSON-ready dict of one group (intervals as two-element lists)."""
     out = asdict(group)
-    for key in ("accuracy", "cgla_acc", "cgla_min"):
-        if out[key] is not None:
-            out[key]["ci95"] = list(out[key]["ci95"])
+    for key in CONFOUND_FIGURES:
+        if out[key] is None:
+            del out[key]
+    for value in out.values():
+        if isinstance(value, dict):
+            value["ci95"] = list(value["ci95"])
     return out

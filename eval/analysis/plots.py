@@ -18,7 +18,9 @@ from typing import Any
 
 from mmspubench.dataset_builder.schema import NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.plot_data import REPORT_GROUPS, Interval, Series, group_ticks
+from mmspubench.eval.analysis import plot_confounds
+from mmspubench.eval.analysis.plot_confounds import ConfoundSeries
+from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Interval, Series, group_ticks
 
 FORMATS = {".png": "png", ".svg": "svg"}
 """File suffix -> matplotlib format."""
@@ -132,18 +134,28 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def report_figure(series: Sequence[Series], fmt: str) -> bytes:
-    """Grouped bars of accuracy and CGLA_acc per type, one colour per run; the file's bytes."""
-    return _render(report_figure_object(series), fmt)
+def report_figure(series: Sequence[Series], fmt: str, confounds: Sequence[ConfoundSeries] = ()) -> bytes:
+    """Grouped bars of accuracy and CGLA_acc per type, one colour per run, then the confound panels
+    the runs recorded (:mod:`mmspubench.eval.analysis.plot_confounds`); the file's bytes."""
+    return _render(report_figure_object(series, confounds), fmt)
 
 
-def report_figure_object(series: Sequence[Series]) -> Any:
+def report_figure_object(series: Sequence[Series], confounds: Sequence[ConfoundSeries] = ()) -> Any:
     """The matplotlib figure of :func:`report_figure` (the Space's leaderboard shows it as is)."""
     if not series:
         raise MMSpuBenchError("--plot needs at least one run")
     plt = require_matplotlib()
+    extra = plot_confounds.panels(confounds)
     with plain_text():
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 8.0))
+        fig, axes = plt.subplots(
+            2 + len(extra),
+            1,
+            figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 8.0 + 4.0 * len(extra)),
+            squeeze=False,
+        )
+        top, bottom = axes[0, 0], axes[1, 0]
+        for ax, name in zip(axes[2:, 0], extra, strict=True):
+            plot_confounds.DRAW[name](ax, confounds)
         _bars(top, series, "accuracy", "Accuracy per spurious type (bootstrap 95% CI)")
         _chance_line(top)
         _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
@@ -170,7 +182,7 @@ def _cgla_note(ax: Any, series: Sequence[Series]) -> None:
 
 
 def _differences(ax: Any, doc: dict[str, Any], key: str, title: str, unit: str) -> None:
-    groups = [g for g in doc["groups"] if g[key] is not None]
+    groups = [g for g in doc["groups"] if g.get(key) is not None]
     names = [g["group"] for g in groups]
     diffs = [g[key]["difference"] for g in groups]
     cis = [tuple(g[key]["ci95"]) for g in groups]
@@ -193,6 +205,19 @@ def _no_cgla_reason(doc: dict[str, Any]) -> str:
     return "no CGLA panels: the runs hold no paired CGLA figures"
 
 
+COMPARE_CONFOUND_PANELS = (
+    ("circular", "Circular accuracy (all four rotations right): B - A"),
+    ("blind", "Blind accuracy (no image): B - A"),
+    ("gain", "Gain of the image (accuracy - blind accuracy): B - A"),
+)
+"""The ``compare --plot`` panels of the confound views, drawn when both runs hold the figure."""
+
+
+def _side(run: dict[str, Any]) -> str:
+    view = f", {run['view']}" if run.get("view") else ""
+    return f"{run['model']} [{run['variant']}, {run['answer_mode']}{view}]"
+
+
 def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
     """Paired differences B - A with their intervals, per type and overall; the file's bytes."""
     plt = require_matplotlib()
@@ -209,25 +234,26 @@ def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
             ("cgla_acc", "CGLA_acc: B - A", "percentage points"),
             ("cgla_min", "mean CGLA_min: B - A", "nats"),
         ]
+    panels += [
+        (key, title, "percentage points")
+        for key, title in COMPARE_CONFOUND_PANELS
+        if any(g.get(key) is not None for g in doc["groups"])
+    ]
     a, b = doc["a"], doc["b"]
     with plain_text():
         fig, axes = plt.subplots(len(panels), 1, figsize=(9.0, 3.2 * len(panels) + 0.9), squeeze=False)
         for ax, (key, title, unit) in zip(axes[:, 0], panels, strict=True):
             _differences(ax, doc, key, title, unit)
         if not has_cgla:
-            axes[-1, 0].set_xlabel(_no_cgla_reason(doc), fontsize=8)
-        fig.suptitle(
-            f"A: {a['model']} [{a['variant']}, {a['answer_mode']}]   B: {b['model']} [{b['variant']}, "
-            f"{b['answer_mode']}]   n = {doc['n']}",
-            fontsize=9,
-        )
+            axes[0, 0].set_xlabel(_no_cgla_reason(doc), fontsize=8)
+        fig.suptitle(f"A: {_side(a)}   B: {_side(b)}   n = {doc['n']}", fontsize=9)
         fig.tight_layout()
     return _render(fig, fmt)
 
 
 def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     """``report --plot``: read the runs (results.json, samples.jsonl beside it) and write the figure."""
-    from mmspubench.eval.plot_data import report_series, run_labels
+    from mmspubench.eval.analysis.plot_data import report_series, run_labels
     from mmspubench.eval.results import (
         RESULTS_NAME,
         SAMPLES_NAME,
@@ -246,4 +272,5 @@ def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     ]
     labels = run_labels(runs, [f.parent for f in files])
     series = [report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True)]
-    write_bytes_atomic(Path(plot), [report_figure(series, fmt)])
+    confounds = [plot_confounds.confound_series(r, label) for r, label in zip(runs, labels, strict=True)]
+    write_bytes_atomic(Path(plot), [report_figure(series, fmt, confounds)])

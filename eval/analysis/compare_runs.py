@@ -1,4 +1,4 @@
-"""Two finished run folders -> the paired items :mod:`mmspubench.eval.compare` works on.
+"""Two finished run folders -> the paired items :mod:`mmspubench.eval.analysis.compare` works on.
 
 A comparison is only meaningful on the same items: both runs must name the same dataset (its
 content hash, or Hub id and revision), the same split, and their ``samples.jsonl`` files must hold
@@ -9,20 +9,39 @@ line naming the two folders and what differs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from mmspubench.dataset_builder.hub import display_name
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.compare import Pair
+from mmspubench.eval.analysis.compare import Pair
+from mmspubench.eval.metrics_calibration import option_probs
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
+from mmspubench.options import option
 
 DATASET_KEYS = ("kind", "id", "revision", "content_hash", "split", "split_n", "ids_sha256")
 """results.json ``dataset`` fields that must agree (``path`` too when no content hash pins the data)."""
 DEFAULT_VARIANT = "standard"
 """Prompt variant of a run whose results.json records none (runs made before variants existed)."""
+
+
+VIEWS = ("image", "blind")
+"""What a run's answers are taken to be: ``image`` (the answers with the image, as recorded) or
+``blind`` (its blind answers, ``eval --metrics accuracy,blind``, standing in for them)."""
+
+
+@dataclass(frozen=True)
+class Views:
+    """The ``compare`` options choosing each side's view of its run."""
+
+    a_view: str = option(
+        "image", "run A's answers: image (as recorded) or blind (its blind answers)", choices=VIEWS
+    )
+    b_view: str = option(
+        "image", "run B's answers: image (as recorded) or blind (its blind answers)", choices=VIEWS
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +54,8 @@ class Run:
     """Parsed results.json."""
     samples: dict[str, SampleResult]
     """Parsed samples.jsonl by item id."""
+    view: str = "image"
+    """Which answers stand for the run (:data:`VIEWS`)."""
 
 
 def run_folder(path: str | Path) -> Path:
@@ -65,6 +86,45 @@ def load_run(path: str | Path) -> Run:
             f"{folder / SAMPLES_NAME}: holds {len(samples)} item(s) but {RESULTS_NAME} field 'dataset.n' says {n}"
         )
     return Run(folder=folder, results=results, samples=samples)
+
+
+def _blind_sample(sample: SampleResult) -> SampleResult:
+    """The record as if the blind answer were the answer: no CGLA, no rotations, and option
+    probabilities (softmax of the blind letter scores) only where the run recorded calibration."""
+    blind = sample.blind
+    assert blind is not None
+    probs = None
+    if sample.option_probs is not None and blind.option_scores is not None:
+        probs = option_probs(blind.option_scores)
+    return replace(
+        sample,
+        prediction=blind.prediction,
+        correct=blind.correct,
+        raw_output=blind.raw_output,
+        option_scores=blind.option_scores,
+        conditions=(),
+        cgla_min=None,
+        cgla_acc=None,
+        rotations=None,
+        blind=None,
+        option_probs=probs,
+    )
+
+
+def with_view(run: Run, view: str, side: str) -> Run:
+    """``run`` seen through ``view`` (``--a-view``/``--b-view``; ``side``: ``a`` or ``b``)."""
+    if view not in VIEWS:
+        raise MMSpuBenchError(f"--{side}-view: expected one of {', '.join(VIEWS)}, got {view!r}")
+    if view == "image":
+        return run
+    missing = sorted(i for i, s in run.samples.items() if s.blind is None)
+    if missing:
+        raise MMSpuBenchError(
+            f"--{side}-view blind: {run.folder / SAMPLES_NAME}: record {missing[0]!r} has no field 'blind' "
+            "(the run was made without it: eval --metrics accuracy,blind)"
+        )
+    samples = {i: _blind_sample(s) for i, s in run.samples.items()}
+    return Run(folder=run.folder, results=run.results, samples=samples, view=view)
 
 
 def variant(results: Mapping[str, Any]) -> str:
@@ -117,13 +177,17 @@ def describe(run: Run) -> dict[str, Any]:
     """How a run is named in the output: folder, model, prompt variant and answer mode."""
     model = run.results.get("model") or {}
     config = run.results.get("config") or {}
-    return {
+    out = {
         "folder": str(run.folder),
         "model": display_name(str(model.get("id") or model.get("path") or "?")),
         "variant": variant(run.results),
         "answer_mode": config.get("answer_mode"),
         "metrics": list(config.get("metrics") or []),
     }
+    if run.view != "image":  # the description of a plain side is the one of before
+        grey = (run.results.get("blind") or {}).get("image") == "grey"
+        out["view"] = f"{run.view} ({'a grey image' if grey else 'no image'})"
+    return out
 
 
 def config_differences(a: Run, b: Run) -> dict[str, list[Any]]:
@@ -131,6 +195,7 @@ def config_differences(a: Run, b: Run) -> dict[str, list[Any]]:
     x = a.results.get("config") or {}
     y = b.results.get("config") or {}
     skip = {"model", "prompts"}
-    return {
-        k: [x.get(k), y.get(k)] for k in sorted(set(x) | set(y)) if k not in skip and x.get(k) != y.get(k)
-    }
+    out = {k: [x.get(k), y.get(k)] for k in sorted(set(x) | set(y)) if k not in skip and x.get(k) != y.get(k)}
+    if a.view != b.view:
+        out["view"] = [a.view, b.view]
+    return out

@@ -1,0 +1,70 @@
+"""``report --plot``'s confound panels: letter shares, gain per type, reliability diagram (by hand)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mmspubench.cli import main
+from mmspubench.eval.analysis.plot_confounds import confound_series, panels
+from mmspubench.eval.analysis.plot_data import REPORT_GROUPS
+
+from tests.eval.compare_fakes import write_run
+from tests.eval.test_compare_confounds import RUN_A, _items
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    return write_run(tmp_path / "a", _items(RUN_A))
+
+
+def test_confound_series_by_hand(run: Path) -> None:
+    s = confound_series(json.loads((run / "results.json").read_text()), "m")
+    # the 16 rotation answers: item 0 A B C D, item 1 A B B D, item 2 B B C D, item 3 A B C D
+    assert s.letter_share == (3 / 16, 6 / 16, 3 / 16, 4 / 16, 0.0)
+    # gain = accuracy - blind per type: BG (items 0, 2) 50 - 0, Sha. (items 1, 2) 50 - 50,
+    # Col. (item 3) 100 - 100; overall 75 - 50; no item of the other types
+    gain = dict(zip(REPORT_GROUPS, s.gain or (), strict=True))
+    assert (gain["BG"], gain["Sha."], gain["Col."], gain["Overall"]) == (50.0, 0.0, 0.0, 25.0)
+    assert gain["TN"] is None and s.gain_ci95 is not None
+    # confidence bins: 0.5 (item 1, right) and 1.0 (items 0, 2, 3: 2 right)
+    assert s.reliability == ((0.5, 1.0, 1), (1.0, pytest.approx(2 / 3), 3)) and s.ece == 0.375
+    assert panels([s]) == ["letter_share", "gain", "reliability"]
+
+
+def test_a_run_without_views_has_no_confound_panel(tmp_path: Path) -> None:
+    plain = write_run(tmp_path / "p", _items(RUN_A, views=False))
+    s = confound_series(json.loads((plain / "results.json").read_text()), "m")
+    assert s.empty and panels([s]) == []
+    broken = {"circular": {"letter_share": "x"}, "blind": {"gain": "high"}, "calibration": {"bins": [1]}}
+    t = confound_series(broken, "m")
+    assert t.letter_share is None and t.reliability is None and t.gain is not None
+    assert t.gain[-1] is None  # a malformed figure shows as missing, never as a number
+
+
+def test_report_plot_draws_the_panels(run: Path, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    plain = write_run(tmp_path / "p", _items(RUN_A, views=False), model="plain-$x$")
+    assert main(["report", str(run), str(plain), "--plot", str(tmp_path / "r.svg")]) == 0
+    svg = (tmp_path / "r.svg").read_text()
+    for title in (
+        "Letter shares over the four rotations",
+        "Gain of the image per type",
+        "Reliability diagram",
+    ):
+        assert title in svg, title
+    assert "plain-$x$" in svg  # a model id drawn as typed (plain text), not as mathtext
+    assert main(["report", str(plain), "--plot", str(tmp_path / "p.svg")]) == 0
+    assert "Reliability" not in (tmp_path / "p.svg").read_text()
+
+
+def test_the_figure_object_without_views_keeps_two_panels(run: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from mmspubench.eval.analysis.plot_data import report_series
+    from mmspubench.eval.analysis.plots import report_figure_object
+
+    results = json.loads((run / "results.json").read_text())
+    series = [report_series(results, None, "m")]
+    assert len(report_figure_object(series).axes) == 2
+    assert len(report_figure_object(series, [confound_series(results, "m")]).axes) == 5
