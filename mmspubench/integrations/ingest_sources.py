@@ -18,10 +18,19 @@ from mmspubench.dataset_builder.files import MAX_ANNOTATION_BYTES, iter_lines_bo
 from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.errors import MMSpuBenchError, record_error
-from mmspubench.integrations.ingest import HarnessAnswer, HarnessRun, claimed_from, hub_repo_of
+from mmspubench.eval.metrics_confounds import ROTATIONS
+from mmspubench.integrations.ingest import (
+    BLIND,
+    IMAGE,
+    VIEW_FIGURES,
+    HarnessAnswer,
+    HarnessRun,
+    claimed_from,
+    hub_repo_of,
+)
 from mmspubench.redact import clean
 
-FIGURES = ("accuracy", "overall", "average", *TYPE_ABBREV.values())
+FIGURES = ("accuracy", "overall", "average", *TYPE_ABBREV.values(), *VIEW_FIGURES)
 """The overall figures a harness may record, as the Inspect task and the lmms-eval task name them."""
 LMMS_METRIC = "mm_spubench_acc"
 """The lmms-eval task's metric key; each sample line carries our per-item record under it."""
@@ -30,6 +39,8 @@ MAX_LOG_PART_BYTES = MAX_ANNOTATION_BYTES
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
 """A package version as pip writes one (PEP 440 and local labels): nothing a terminal could act on."""
 WEIGHT_PROVIDERS = ("mmspubench", "hf", "vllm")
+VIEWS = (IMAGE, BLIND)
+"""The ``view`` metadata of the Inspect task's samples (``integrations.inspect_views``)."""
 """Inspect providers whose model part is a Hub id or a local folder (the weights ran locally)."""
 
 
@@ -66,14 +77,16 @@ def _int_or_none(value: Any, what: str, source: str) -> int | None:
         raise MMSpuBenchError(f"{source}: {what} {value!r} is not a whole number") from None
 
 
-def _limit(task_limit: Any, inspect_limit: Any, source: str) -> int | None:
-    """The items the run covers: ``-T limit=`` and Inspect's own ``--limit N`` (the first N samples)."""
+def _limit(task_limit: Any, inspect_limit: Any, source: str, per_item: int = 1) -> int | None:
+    """The items the run covers: ``-T limit=`` and Inspect's own ``--limit N`` (the first N samples;
+    with views, ``per_item`` samples make one item)."""
     limits = [_int_or_none(task_limit, "task argument limit", source)]
-    if isinstance(inspect_limit, int):
-        limits.append(inspect_limit)
+    if isinstance(inspect_limit, int) and inspect_limit % per_item == 0:
+        limits.append(inspect_limit // per_item)
     elif inspect_limit is not None:
         raise MMSpuBenchError(
             f"{source}: --limit {inspect_limit!r}: only a count of first samples can be ingested"
+            + (f", a multiple of the {per_item} samples of an item (or -T limit=)" if per_item > 1 else "")
         )
     given = [n for n in limits if n is not None]
     return min(given) if given else None
@@ -99,11 +112,38 @@ def inspect_hub_repo(inspect_model: str) -> str | None:
     return hub_repo_of(model_id(inspect_model)) if provider in WEIGHT_PROVIDERS and rest else None
 
 
+def _view_of(sample: Any, source: str) -> tuple[str, str, int]:
+    """(item id, view, rotation) of a sample: the task's metadata, checked against the sample id
+    (a sample of a run without views is the published order of the item its id names)."""
+    from mmspubench.integrations.inspect_views import IMAGE, sample_id
+
+    sample_key = text_field(str(sample.id), source, "?", "id")
+    meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}
+    if "view" not in meta:
+        return sample_key, IMAGE, 0
+    item_id, view, rotation = meta.get("item_id"), meta.get("view"), meta.get("rotation")
+    if not isinstance(item_id, str) or not isinstance(rotation, int) or view not in VIEWS:
+        raise record_error(source, sample_key, "metadata", "not a view of an mm_spubench item")
+    if rotation not in ROTATIONS or sample_id(item_id, str(view), rotation) != sample_key:
+        raise record_error(
+            source, sample_key, "id", f"does not name {view} view {rotation} of item {item_id!r}"
+        )
+    return item_id, str(view), rotation
+
+
+def _images(users: list[Any]) -> int | None:
+    from inspect_ai.model import ContentImage
+
+    if len(users) != 1 or isinstance(users[0].content, str):
+        return None if len(users) != 1 else 0
+    return sum(isinstance(part, ContentImage) for part in users[0].content)
+
+
 def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
     from mmspubench.eval import prompts
 
-    item_id = text_field(str(sample.id), source, "?", "id")
+    item_id, view, rotation = _view_of(sample, source)
     systems = (
         [m.text for m in sample.input if isinstance(m, ChatMessageSystem)]
         if isinstance(sample.input, list)
@@ -130,7 +170,30 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
         claimed_correct=score.value == "C",
         user_text=users[0].text if len(users) == 1 else "",
         target=target,
+        view=view,
+        rotation=rotation,
+        images=_images(users),
     )
+
+
+def _views(args: Mapping[str, Any], source: str) -> tuple[tuple[str, ...], str]:
+    """The views the task arguments asked (``circular``, ``blind``) and the blind view's image."""
+    views = tuple(name for name in ("circular", "blind") if args.get(name) is True)
+    for name in ("circular", "blind"):
+        if args.get(name) not in (None, True, False):
+            raise MMSpuBenchError(
+                f"{source}: task argument {name}={clean(str(args[name]))!r}: not true or false"
+            )
+    image = str(args.get("blind_image", "none"))
+    if image not in ("none", "grey") or (image == "grey" and "blind" not in views):
+        raise MMSpuBenchError(
+            f"{source}: task argument blind_image={clean(image)!r}: not a blind view's image"
+        )
+    return views, image
+
+
+def _samples_per_item(views: tuple[str, ...]) -> int:
+    return (len(ROTATIONS) if "circular" in views else 1) + ("blind" in views)
 
 
 def check_strict_json(path: Path, source: str) -> None:
@@ -195,6 +258,7 @@ def read_inspect_log(path: Path) -> HarnessRun:
     for score in log.results.scores if log.results else []:
         claimed.update(claimed_from({k: m.value for k, m in score.metrics.items()}, FIGURES))
     inspect_model = text_field(str(log.eval.model), source, "?", "eval.model")
+    views, blind_image = _views(args, source)
     return HarnessRun(
         harness="inspect_ai",
         version=checked_version(log.eval.packages.get("inspect_ai"), source, "inspect_ai"),
@@ -203,12 +267,14 @@ def read_inspect_log(path: Path) -> HarnessRun:
         dataset=None if args.get("dataset") is None else str(args["dataset"]),
         revision=None if args.get("revision") is None else str(args["revision"]),
         split=str(args.get("split", "test")),
-        limit=_limit(args.get("limit"), log.eval.config.limit, source),
+        limit=_limit(args.get("limit"), log.eval.config.limit, source, _samples_per_item(views)),
         max_new_tokens=_int_or_none(args.get("max_tokens"), "task argument max_tokens", source) or 16,
         answers=tuple(_inspect_answer(s, source) for s in log.samples),
         claimed=claimed,
         harness_model=inspect_model,
         hub_repo=inspect_hub_repo(inspect_model),
+        views=views,
+        blind_image=blind_image,
     )
 
 
