@@ -70,7 +70,10 @@ def test_the_provider_reads_a_request_without_an_image_as_a_text_only_prompt() -
     from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ContentText
     from mmspubench.integrations.inspect_provider import to_prompt
 
-    messages: list[ChatMessage] = [ChatMessageSystem(content="s"), ChatMessageUser(content=[ContentText(text="q")])]
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content="s"),
+        ChatMessageUser(content=[ContentText(text="q")]),
+    ]
     prompt, image = to_prompt(messages)
     assert image is None and (prompt.system, prompt.user_text) == ("s", "q")
 
