@@ -34,6 +34,8 @@ FIGURES = ("accuracy", "overall", "average", *TYPE_ABBREV.values(), *VIEW_FIGURE
 """The overall figures a harness may record, as the Inspect task and the lmms-eval task name them."""
 LMMS_METRIC = "mm_spubench_acc"
 """The lmms-eval task's metric key; each sample line carries our per-item record under it."""
+LMMS_CIRCULAR_METRIC = "mm_spubench_circular_acc"
+"""The metric key of the circular variant ``mm_spubench_circular`` (a record per rotation)."""
 MAX_LOG_PART_BYTES = MAX_ANNOTATION_BYTES
 """Largest JSON part of an Inspect log (a ``.json`` log, or one member of a ``.eval`` zip) read strictly."""
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
@@ -278,16 +280,28 @@ def read_inspect_log(path: Path) -> HarnessRun:
     )
 
 
-def _lmms_answer(line: Mapping[str, Any], source: str, number: int) -> tuple[HarnessAnswer, str]:
-    record = line.get(LMMS_METRIC)
+def _lmms_record(line: Mapping[str, Any], source: str, number: int) -> tuple[Mapping[str, Any], bool]:
+    """The line's record and whether it is one of the circular variant."""
+    circular = LMMS_CIRCULAR_METRIC in line and LMMS_METRIC not in line
+    record = line.get(LMMS_CIRCULAR_METRIC if circular else LMMS_METRIC)
     if not isinstance(record, Mapping) or not isinstance(record.get("id"), str):
-        raise MMSpuBenchError(f"{source}: line {number}: field {LMMS_METRIC!r}: not an mm_spubench record")
+        raise MMSpuBenchError(
+            f"{source}: line {number}: field {LMMS_METRIC!r} or {LMMS_CIRCULAR_METRIC!r}: not an mm_spubench record"
+        )
+    return record, circular
+
+
+def _lmms_answer(line: Mapping[str, Any], source: str, number: int) -> tuple[HarnessAnswer, str, bool]:
+    record, circular = _lmms_record(line, source, number)
     item_id = text_field(record["id"], source, "?", "id")
     raw = text_field(record.get("raw_output"), source, item_id, "raw_output")
     user_text = text_field(record.get("user_text"), source, item_id, "user_text")
     prediction, correct = record.get("prediction"), record.get("correct")
     if (prediction is not None and not isinstance(prediction, str)) or not isinstance(correct, bool):
         raise record_error(source, item_id, "prediction", "malformed prediction or correct")
+    rotation = record.get("rotation", 0) if circular else 0
+    if isinstance(rotation, bool) or rotation not in ROTATIONS:
+        raise record_error(source, item_id, "rotation", f"{rotation!r} is not a rotation 0-3")
     target = line.get("target")
     answer = HarnessAnswer(
         id=item_id,
@@ -296,8 +310,10 @@ def _lmms_answer(line: Mapping[str, Any], source: str, number: int) -> tuple[Har
         claimed_correct=correct,
         user_text=user_text,
         target=target if isinstance(target, str) else None,
+        rotation=int(rotation),
     )
-    return answer, checked_version(record.get("harness_version"), f"{source}: line {number}", "lmms_eval")
+    version = checked_version(record.get("harness_version"), f"{source}: line {number}", "lmms_eval")
+    return answer, version, circular
 
 
 def read_lmms_samples(
@@ -309,19 +325,24 @@ def read_lmms_samples(
         raise MMSpuBenchError(f"--model {model!r}: expected the model's Hub id (org/name) or a name")
     if not path.is_file():
         raise MMSpuBenchError(f"{source}: no such samples file")
-    answers, versions = [], set()
+    answers, versions, kinds = [], set(), set()
     for number, text in iter_lines_bounded(path, "an lmms-eval samples file"):
         if not text.strip():
             continue
         line = loads_strict(text, f"{source}: line {number}")
         if not isinstance(line, Mapping):
             raise MMSpuBenchError(f"{source}: line {number}: not a JSON object")
-        answer, harness_version = _lmms_answer(line, source, number)
+        answer, harness_version, circular = _lmms_answer(line, source, number)
         answers.append(answer)
         versions.add(harness_version)
+        kinds.add(circular)
     if not answers or len(versions) != 1:
         raise MMSpuBenchError(
             f"{source}: no samples, or samples of several lmms-eval versions {sorted(versions)}"
+        )
+    if len(kinds) != 1:
+        raise MMSpuBenchError(
+            f"{source}: lines of both mm_spubench and mm_spubench_circular; one task per file"
         )
     return HarnessRun(
         harness="lmms_eval",
@@ -337,4 +358,5 @@ def read_lmms_samples(
         claimed={},
         harness_model=model,
         hub_repo=hub_repo_of(model),
+        views=("circular",) if kinds == {True} else (),
     )
