@@ -191,7 +191,8 @@ def _check_images(answer: HarnessAnswer, run: HarnessRun) -> None:
 def samples_for(run: HarnessRun, split: Split) -> list[SampleResult]:
     """Our samples from the harness's answers; every id an item of the split, each view of it
     (published order, rotations, blind) once, all present."""
-    items, groups = by_id(split.items), {}
+    items = by_id(split.items)
+    groups: dict[str, dict[tuple[str, int], HarnessAnswer]] = {}
     wanted = expected_views(run)
     for answer in run.answers:
         key = (answer.view, answer.rotation)

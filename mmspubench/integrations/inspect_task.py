@@ -155,10 +155,10 @@ def _samples(loaded: Split, prompt_variant: str, views: Views) -> list[Sample]:
     ]
 
 
-def _metrics(views: Views) -> list[Metric]:
+def _metrics(views: Views) -> list[Metric | dict[str, list[Metric]]]:
     if not views.any:
         return [accuracy(), type_accuracy()]
-    chosen = [type_accuracy()]
+    chosen: list[Metric | dict[str, list[Metric]]] = [type_accuracy()]
     if views.circular:
         chosen.append(inspect_views.circular_figures())
     if views.blind:

@@ -107,11 +107,11 @@ def test_each_item_becomes_its_four_rotations_and_its_blind_view_in_order() -> N
         for j, option in enumerate(item.options):  # published position j is shown at (j + k) mod 4
             assert sample.choices[(j + k) % 4] == option
         assert sample.target == "ABCD"[("ABCD".index(item.answer) + k) % 4]
-        user = sample.input[1]  # type: ignore[index]
+        user = sample.input[1]
         assert [type(p) for p in user.content] == [ContentImage, ContentText]  # type: ignore[union-attr]
     blind = samples[4]
     assert blind.choices == list(item.options) and blind.target == item.answer
-    assert [type(p) for p in blind.input[1].content] == [ContentText]  # type: ignore[index,union-attr]
+    assert [type(p) for p in blind.input[1].content] == [ContentText]  # type: ignore[union-attr]
 
 
 def test_a_grey_blind_view_shows_a_mid_grey_image_of_the_items_size() -> None:
@@ -122,7 +122,8 @@ def test_a_grey_blind_view_shows_a_mid_grey_image_of_the_items_size() -> None:
 
     item = load_split(None, limit=1).items[0].item
     task = mm_spubench(limit=1, blind=True, blind_image="grey")
-    (image,) = [p for p in task.dataset[1].input[1].content if isinstance(p, ContentImage)]  # type: ignore[index,union-attr]
+    content = task.dataset[1].input[1].content  # type: ignore[union-attr]
+    (image,) = [p for p in content if isinstance(p, ContentImage)]
     grey = Image.open(io.BytesIO(base64.b64decode(str(image.image).partition(",")[2]))).convert("RGB")
     assert grey.size == item.pil_image.size
     import numpy as np
@@ -175,6 +176,14 @@ def _move_rotation(log: EvalLog) -> None:
     sample.metadata["rotation"] = 3
 
 
+def _grey_claimed(log: EvalLog) -> None:  # the log says grey, its blind prompts hold no image
+    log.eval.task_args["blind_image"] = "grey"
+
+
+def _no_blind_arg(log: EvalLog) -> None:  # blind samples in a run that did not ask for them
+    log.eval.task_args["blind"] = False
+
+
 def _edit_circular_figure(log: EvalLog) -> None:
     assert log.results is not None
     for score in log.results.scores:
@@ -189,6 +198,8 @@ def _edit_circular_figure(log: EvalLog) -> None:
         (_drop_blind, "lack an answer of a view"),
         (_move_rotation, "field 'id'"),
         (_edit_circular_figure, "figure 'circular_accuracy': recorded 50.0"),
+        (_grey_claimed, "0 image(s) in the blind view, expected 1"),
+        (_no_blind_arg, "is not a view of this run"),
     ],
 )
 def test_an_edited_view_log_is_refused(

@@ -149,7 +149,8 @@ def _circular_file(path: Path, reply: Any) -> tuple[Path, dict[str, float]]:
     and hooks; ``reply(doc_id, item_id, rotation)`` the answer), and the task's aggregated figures."""
     from mmspubench.dataset_builder.load import load_benchmark
 
-    utils, lines, per_metric = _utils(), [], {}
+    utils, lines = _utils(), []
+    per_metric: dict[str, list[Any]] = {}
     docs = utils.circular_docs(load_benchmark(hub.REPO_ID))
     for number, row in enumerate(docs):
         doc = dict(row)
