@@ -146,7 +146,10 @@ def run_ingest(args: argparse.Namespace) -> int:
     results = ingest(run, args.out)
     acc = results["accuracy"]
     line = f"{args.out}: {run.harness} {run.version} run of {run.harness_model}, {acc['n']} items"
-    print(clean(f"{line}, accuracy {acc['overall']:.2f}%"))
+    views = "".join(
+        f", {name} {results[name]['accuracy']:.2f}%" for name in ("circular", "blind") if name in results
+    )
+    print(clean(f"{line}, accuracy {acc['overall']:.2f}%{views}"))
     return 0
 
 

@@ -69,8 +69,9 @@ def test_an_always_a_model_gives_the_hand_computed_figures_in_inspect_and_after_
     # The blind view shows the published order: "A" is right exactly where it is with the image.
     assert got["blind_accuracy"] == pytest.approx(share_a) and got["blind_gain"] == 0.0
     assert got["position_bias_p"] < 1e-6
-    code, err = _ingest(always_a.location, tmp_path / "run", capsys)
-    assert code == 0, err
+    capsys.readouterr()
+    assert main(["ingest", "inspect", str(always_a.location), "--out", str(tmp_path / "run")]) == 0
+    assert f"accuracy {share_a:.2f}%, circular 0.00%, blind {share_a:.2f}%" in capsys.readouterr().out
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["config"]["metrics"] == ["accuracy", "circular", "blind"]
     circular, blind = results["circular"], results["blind"]
