@@ -28,6 +28,7 @@ examples:
 EPILOG_EXPORT = """examples (VLMEvalKit reads $LMUData/<name>.tsv; its default LMUData is ~/LMUData):
   export LMUData=$HOME/LMUData && mkdir -p "$LMUData"
   mmspubench export --format vlmevalkit --out "$LMUData/MM_SpuBench.tsv"
+  mmspubench export --format vlmevalkit --circular --out "$LMUData/MM_SpuBench_Circular.tsv"
 """
 EPILOG_INTEGRATIONS = """examples:
   lmms-eval --include_path "$(mmspubench integrations lmms-eval)" --tasks mm_spubench ...
@@ -100,6 +101,12 @@ def _add_export(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--dataset", default=None, help="Hub id, built folder or raw release (default: bundled)")
     p.add_argument("--dataset-revision", default=None, help="Hub revision of --dataset")
     p.add_argument("--split", default="test", help="dataset split (default: test)")
+    p.add_argument(
+        "--circular",
+        action="store_true",
+        help="also write each item's rotations 1-3 as VLMEvalKit's CircularEval copies (index + k*1e6); "
+        "the file name must contain 'circular'",
+    )
     p.set_defaults(func=run_export)
 
 
@@ -139,7 +146,10 @@ def run_ingest(args: argparse.Namespace) -> int:
     results = ingest(run, args.out)
     acc = results["accuracy"]
     line = f"{args.out}: {run.harness} {run.version} run of {run.harness_model}, {acc['n']} items"
-    print(clean(f"{line}, accuracy {acc['overall']:.2f}%"))
+    views = "".join(
+        f", {name} {results[name]['accuracy']:.2f}%" for name in ("circular", "blind") if name in results
+    )
+    print(clean(f"{line}, accuracy {acc['overall']:.2f}%{views}"))
     return 0
 
 
@@ -148,11 +158,12 @@ def run_export(args: argparse.Namespace) -> int:
     from mmspubench.integrations.items import load_split
     from mmspubench.integrations.vlmevalkit import check_target, write_tsv
 
-    check_target(args.out)  # before the dataset is read
+    check_target(args.out, args.circular)  # before the dataset is read
     refuse_overlap("--out", args.out, [d for d in [args.dataset] if d and Path(d).exists()])
     split = load_split(args.dataset, args.dataset_revision, args.split)
-    write_tsv(split, args.out, str(args.dataset or "the bundled release"))
-    print(f"{args.out}: {len(split.items)} items in VLMEvalKit's MCQ layout")
+    write_tsv(split, args.out, str(args.dataset or "the bundled release"), args.circular)
+    copies = ", each in its 4 rotations (CircularEval)" if args.circular else ""
+    print(f"{args.out}: {len(split.items)} items in VLMEvalKit's MCQ layout{copies}")
     return 0
 
 

@@ -20,13 +20,17 @@ from typing import Any
 from mmspubench.dataset_builder.files import MAX_JSONL_LINE_BYTES, size_text
 from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError, record_error
-from mmspubench.eval import prompts, results
+from mmspubench.eval import metrics_confounds, prompts, results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.parse import parse_answer
-from mmspubench.eval.records import SampleResult
+from mmspubench.eval.records import Answer, Rotation, SampleResult
 from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.integrations.items import Split, SplitItem, by_id
 
+IMAGE = "image"
+"""A view shown with the item's image (the published order, or a rotation of it)."""
+BLIND = "blind"
+"""The view asked without the image."""
 TOLERANCE = 1e-9
 """How far a figure the harness recorded may sit from ours (float formatting, nothing more)."""
 
@@ -47,6 +51,12 @@ class HarnessAnswer:
     """The prompt text the harness sent, when it records one (checked against ours)."""
     target: str | None = None
     """The answer letter the harness scored against, when it records one (checked against ours)."""
+    view: str = IMAGE
+    """``image`` (shown with the item's image) or ``blind`` (the blind view)."""
+    rotation: int = 0
+    """The rotation of the options shown (0: the published order; ``eval.metrics_confounds``)."""
+    images: int | None = None
+    """How many images the prompt held, when the harness records it (checked against the view)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +91,10 @@ class HarnessRun:
     hub_repo: str | None = None
     """The Hub model repo the run evaluated (``None``: none, e.g. an API model such as Inspect's
     ``openai/gpt-4o-mini``); written as ``model.hub_repo``, read by ``markup.is_hub_model``."""
+    views: tuple[str, ...] = ()
+    """The confound views the run asked (``circular``, ``blind``), as ``mmspubench eval --metrics``."""
+    blind_image: str = "none"
+    """What the blind view showed: ``none`` or ``grey`` (``--blind-image``)."""
 
 
 def hub_repo_of(model: str) -> str | None:
@@ -88,73 +102,146 @@ def hub_repo_of(model: str) -> str | None:
     return model if is_hub_id(model) and "/" in model and not Path(model).exists() else None
 
 
-def _sample(answer: HarnessAnswer, split_item: SplitItem, source: str) -> SampleResult:
+def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: str) -> Answer:
+    """One answer read again with our parser against the options as shown in ``rotation``; the
+    prompt, target and score the harness recorded must follow from the item."""
     item = split_item.item
-    if answer.user_text is not None and answer.user_text != split_item.user_text:
-        raise record_error(
-            source, item.id, "input", "the prompt text is not mmspubench's multiple-choice text"
-        )
-    if answer.target is not None and answer.target != item.answer:
-        raise record_error(
-            source, item.id, "target", f"{answer.target!r} but the item's answer is {item.answer!r}"
-        )
-    prediction = parse_answer(answer.raw_output, item.options)
-    correct = prediction == item.answer
+    options = metrics_confounds.rotated_options(item.options, rotation)
+    gold = metrics_confounds.rotated_answer(item.answer, rotation)
+    where = item.id if answer.view == IMAGE and rotation == 0 else f"{item.id} ({answer.view} {rotation})"
+    if (
+        answer.user_text is not None
+        and answer.user_text != prompts.mcq_prompt(item.question, options, "generate").user_text
+    ):
+        raise record_error(source, where, "input", "the prompt text is not mmspubench's multiple-choice text")
+    if answer.target is not None and answer.target != gold:
+        raise record_error(source, where, "target", f"{answer.target!r} but the item's answer is {gold!r}")
+    prediction = parse_answer(answer.raw_output, options)
+    correct = prediction == gold
     if answer.claimed_correct is not None and answer.claimed_correct != correct:
         raise record_error(
             source,
-            item.id,
+            where,
             "score",
             f"recorded {answer.claimed_correct} but the answer reads as {prediction!r}",
         )
     if answer.claimed_prediction is not None and answer.claimed_prediction != (prediction or ""):
         raise record_error(
             source,
-            item.id,
+            where,
             "answer",
             f"recorded {answer.claimed_prediction!r} but the output reads as {prediction!r}",
+        )
+    return Answer(prediction, correct, answer.raw_output, None)
+
+
+def _sample(
+    group: Mapping[tuple[str, int], HarnessAnswer], split_item: SplitItem, run: HarnessRun
+) -> SampleResult:
+    item, source = split_item.item, run.source
+    read = {key: _read(answer, split_item, key[1], source) for key, answer in group.items()}
+    published = read[(IMAGE, 0)]
+    rotations = None
+    if "circular" in run.views:
+        rotations = tuple(
+            Rotation(
+                k,
+                metrics_confounds.rotation_order(k),
+                metrics_confounds.rotated_answer(item.answer, k),
+                read[(IMAGE, k)],
+            )
+            for k in metrics_confounds.ROTATIONS
         )
     return SampleResult(
         id=item.id,
         types=item.spurious_types,
         answer=item.answer,
-        prediction=prediction,
-        correct=correct,
-        raw_output=answer.raw_output,
+        prediction=published.prediction,
+        correct=published.correct,
+        raw_output=published.raw_output,
         option_scores=None,
         class_name=item.class_name,
         conditions=(),
         cgla_min=None,
         cgla_acc=None,
+        rotations=rotations,
+        blind=read[(BLIND, 0)] if "blind" in run.views else None,
     )
 
 
+def expected_views(run: HarnessRun) -> set[tuple[str, int]]:
+    """The (view, rotation) answers every item has in ``run``."""
+    rotations = metrics_confounds.ROTATIONS if "circular" in run.views else (0,)
+    return {(IMAGE, k) for k in rotations} | ({(BLIND, 0)} if "blind" in run.views else set())
+
+
+def _check_images(answer: HarnessAnswer, run: HarnessRun) -> None:
+    if answer.images is None:
+        return
+    wanted = 0 if answer.view == BLIND and run.blind_image == "none" else 1
+    if answer.images != wanted:
+        raise record_error(
+            run.source,
+            answer.id,
+            "input",
+            f"{answer.images} image(s) in the {answer.view} view, expected {wanted}",
+        )
+
+
 def samples_for(run: HarnessRun, split: Split) -> list[SampleResult]:
-    """Our samples from the harness's answers; every id an item of the split, each once, all present."""
-    items, seen, out = by_id(split.items), set(), []
+    """Our samples from the harness's answers; every id an item of the split, each view of it
+    (published order, rotations, blind) once, all present."""
+    items = by_id(split.items)
+    groups: dict[str, dict[tuple[str, int], HarnessAnswer]] = {}
+    wanted = expected_views(run)
     for answer in run.answers:
+        key = (answer.view, answer.rotation)
         if answer.id not in items:
             raise record_error(run.source, answer.id, "id", "not an item of the split")
-        if answer.id in seen:
-            raise record_error(run.source, answer.id, "id", "appears twice")
-        seen.add(answer.id)
-        out.append(_sample(answer, items[answer.id], run.source))
-    missing = [s.item.id for s in split.items if s.item.id not in seen]
+        if key not in wanted:
+            raise record_error(run.source, answer.id, "view", f"{key} is not a view of this run")
+        group = groups.setdefault(answer.id, {})
+        if key in group:
+            raise record_error(
+                run.source, answer.id, "id", f"appears twice ({answer.view} {answer.rotation})"
+            )
+        _check_images(answer, run)
+        group[key] = answer
+    missing = [s.item.id for s in split.items if set(groups.get(s.item.id, {})) != wanted]
     if missing:
         raise MMSpuBenchError(
-            f"{run.source}: {len(missing)} item(s) of the split have no answer, e.g. {missing[:3]}"
+            f"{run.source}: {len(missing)} item(s) of the split lack an answer of a view "
+            f"({', '.join(sorted(f'{v} {k}' for v, k in wanted))}), e.g. {missing[:3]}"
         )
-    return out
+    return [_sample(groups[i], items[i], run) for i in groups]
 
 
-def check_claims(run: HarnessRun, accuracy: Mapping[str, Any]) -> None:
-    """The harness's overall figures equal ours, recomputed from the same answers."""
+VIEW_FIGURES = {
+    "circular_accuracy": ("circular", "accuracy"),
+    "circular_average": ("circular", "average"),
+    "vanilla_accuracy": ("circular", "vanilla_accuracy"),
+    "rotation_accuracy": ("circular", "rotation_accuracy"),
+    "consistency": ("circular", "consistency"),
+    "position_bias_p": ("circular", "position_bias_p"),
+    "blind_accuracy": ("blind", "accuracy"),
+    "blind_average": ("blind", "average"),
+    "blind_gain": ("blind", "gain"),
+}
+"""A confound figure a harness may record -> the results.json section and key it must equal."""
+
+
+def check_claims(run: HarnessRun, built: Mapping[str, Any]) -> None:
+    """The harness's overall figures equal ours (``built``: results.json), recomputed from the same answers."""
+    accuracy = built["accuracy"]
     ours = {
         "accuracy": accuracy["overall"] / 100.0,
         "overall": accuracy["overall"],
         "average": accuracy["average"],
     }
     ours.update({k: v for k, v in accuracy["by_type"].items() if v is not None})
+    for name, (section, key) in VIEW_FIGURES.items():
+        if built.get(section) is not None:
+            ours[name] = built[section][key]
     for name, value in run.claimed.items():
         close = name in ours and math.isfinite(float(value)) and abs(float(value) - ours[name]) <= TOLERANCE
         if not close:
@@ -169,7 +256,8 @@ def _config(run: HarnessRun) -> RunConfig:
         dataset=run.dataset,
         split=run.split,
         dataset_revision=run.revision,
-        metrics=("accuracy",),
+        metrics=("accuracy", *run.views),
+        blind_image="grey" if run.blind_image == "grey" else "none",
         limit=run.limit,
         answer_mode="generate",
         max_new_tokens=run.max_new_tokens,
@@ -224,7 +312,7 @@ def write_run(run: HarnessRun, split: Split, out: Path) -> dict[str, Any]:
     model = _model_section(run)
     backend = {"name": run.harness, "version": run.version}
     built = results.build_results(config, model, split.identity, samples, ids, {}, backend)
-    check_claims(run, built["accuracy"])
+    check_claims(run, built)
     built["harness"] = {
         "name": run.harness,
         "version": run.version,

@@ -18,18 +18,31 @@ from mmspubench.dataset_builder.files import MAX_ANNOTATION_BYTES, iter_lines_bo
 from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.errors import MMSpuBenchError, record_error
-from mmspubench.integrations.ingest import HarnessAnswer, HarnessRun, claimed_from, hub_repo_of
+from mmspubench.eval.metrics_confounds import ROTATIONS
+from mmspubench.integrations.ingest import (
+    BLIND,
+    IMAGE,
+    VIEW_FIGURES,
+    HarnessAnswer,
+    HarnessRun,
+    claimed_from,
+    hub_repo_of,
+)
 from mmspubench.redact import clean
 
-FIGURES = ("accuracy", "overall", "average", *TYPE_ABBREV.values())
+FIGURES = ("accuracy", "overall", "average", *TYPE_ABBREV.values(), *VIEW_FIGURES)
 """The overall figures a harness may record, as the Inspect task and the lmms-eval task name them."""
 LMMS_METRIC = "mm_spubench_acc"
 """The lmms-eval task's metric key; each sample line carries our per-item record under it."""
+LMMS_CIRCULAR_METRIC = "mm_spubench_circular_acc"
+"""The metric key of the circular variant ``mm_spubench_circular`` (a record per rotation)."""
 MAX_LOG_PART_BYTES = MAX_ANNOTATION_BYTES
 """Largest JSON part of an Inspect log (a ``.json`` log, or one member of a ``.eval`` zip) read strictly."""
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
 """A package version as pip writes one (PEP 440 and local labels): nothing a terminal could act on."""
 WEIGHT_PROVIDERS = ("mmspubench", "hf", "vllm")
+VIEWS = (IMAGE, BLIND)
+"""The ``view`` metadata of the Inspect task's samples (``integrations.inspect_views``)."""
 """Inspect providers whose model part is a Hub id or a local folder (the weights ran locally)."""
 
 
@@ -66,14 +79,16 @@ def _int_or_none(value: Any, what: str, source: str) -> int | None:
         raise MMSpuBenchError(f"{source}: {what} {value!r} is not a whole number") from None
 
 
-def _limit(task_limit: Any, inspect_limit: Any, source: str) -> int | None:
-    """The items the run covers: ``-T limit=`` and Inspect's own ``--limit N`` (the first N samples)."""
+def _limit(task_limit: Any, inspect_limit: Any, source: str, per_item: int = 1) -> int | None:
+    """The items the run covers: ``-T limit=`` and Inspect's own ``--limit N`` (the first N samples;
+    with views, ``per_item`` samples make one item)."""
     limits = [_int_or_none(task_limit, "task argument limit", source)]
-    if isinstance(inspect_limit, int):
-        limits.append(inspect_limit)
+    if isinstance(inspect_limit, int) and inspect_limit % per_item == 0:
+        limits.append(inspect_limit // per_item)
     elif inspect_limit is not None:
         raise MMSpuBenchError(
             f"{source}: --limit {inspect_limit!r}: only a count of first samples can be ingested"
+            + (f", a multiple of the {per_item} samples of an item (or -T limit=)" if per_item > 1 else "")
         )
     given = [n for n in limits if n is not None]
     return min(given) if given else None
@@ -99,11 +114,38 @@ def inspect_hub_repo(inspect_model: str) -> str | None:
     return hub_repo_of(model_id(inspect_model)) if provider in WEIGHT_PROVIDERS and rest else None
 
 
+def _view_of(sample: Any, source: str) -> tuple[str, str, int]:
+    """(item id, view, rotation) of a sample: the task's metadata, checked against the sample id
+    (a sample of a run without views is the published order of the item its id names)."""
+    from mmspubench.integrations.inspect_views import IMAGE, sample_id
+
+    sample_key = text_field(str(sample.id), source, "?", "id")
+    meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}
+    if "view" not in meta:
+        return sample_key, IMAGE, 0
+    item_id, view, rotation = meta.get("item_id"), meta.get("view"), meta.get("rotation")
+    if not isinstance(item_id, str) or not isinstance(rotation, int) or view not in VIEWS:
+        raise record_error(source, sample_key, "metadata", "not a view of an mm_spubench item")
+    if rotation not in ROTATIONS or sample_id(item_id, str(view), rotation) != sample_key:
+        raise record_error(
+            source, sample_key, "id", f"does not name {view} view {rotation} of item {item_id!r}"
+        )
+    return item_id, str(view), rotation
+
+
+def _images(users: list[Any]) -> int | None:
+    from inspect_ai.model import ContentImage
+
+    if len(users) != 1 or isinstance(users[0].content, str):
+        return None if len(users) != 1 else 0
+    return sum(isinstance(part, ContentImage) for part in users[0].content)
+
+
 def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
     from mmspubench.eval import prompts
 
-    item_id = text_field(str(sample.id), source, "?", "id")
+    item_id, view, rotation = _view_of(sample, source)
     systems = (
         [m.text for m in sample.input if isinstance(m, ChatMessageSystem)]
         if isinstance(sample.input, list)
@@ -130,7 +172,30 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
         claimed_correct=score.value == "C",
         user_text=users[0].text if len(users) == 1 else "",
         target=target,
+        view=view,
+        rotation=rotation,
+        images=_images(users),
     )
+
+
+def _views(args: Mapping[str, Any], source: str) -> tuple[tuple[str, ...], str]:
+    """The views the task arguments asked (``circular``, ``blind``) and the blind view's image."""
+    views = tuple(name for name in ("circular", "blind") if args.get(name) is True)
+    for name in ("circular", "blind"):
+        if args.get(name) not in (None, True, False):
+            raise MMSpuBenchError(
+                f"{source}: task argument {name}={clean(str(args[name]))!r}: not true or false"
+            )
+    image = str(args.get("blind_image", "none"))
+    if image not in ("none", "grey") or (image == "grey" and "blind" not in views):
+        raise MMSpuBenchError(
+            f"{source}: task argument blind_image={clean(image)!r}: not a blind view's image"
+        )
+    return views, image
+
+
+def _samples_per_item(views: tuple[str, ...]) -> int:
+    return (len(ROTATIONS) if "circular" in views else 1) + ("blind" in views)
 
 
 def check_strict_json(path: Path, source: str) -> None:
@@ -195,6 +260,7 @@ def read_inspect_log(path: Path) -> HarnessRun:
     for score in log.results.scores if log.results else []:
         claimed.update(claimed_from({k: m.value for k, m in score.metrics.items()}, FIGURES))
     inspect_model = text_field(str(log.eval.model), source, "?", "eval.model")
+    views, blind_image = _views(args, source)
     return HarnessRun(
         harness="inspect_ai",
         version=checked_version(log.eval.packages.get("inspect_ai"), source, "inspect_ai"),
@@ -203,25 +269,39 @@ def read_inspect_log(path: Path) -> HarnessRun:
         dataset=None if args.get("dataset") is None else str(args["dataset"]),
         revision=None if args.get("revision") is None else str(args["revision"]),
         split=str(args.get("split", "test")),
-        limit=_limit(args.get("limit"), log.eval.config.limit, source),
+        limit=_limit(args.get("limit"), log.eval.config.limit, source, _samples_per_item(views)),
         max_new_tokens=_int_or_none(args.get("max_tokens"), "task argument max_tokens", source) or 16,
         answers=tuple(_inspect_answer(s, source) for s in log.samples),
         claimed=claimed,
         harness_model=inspect_model,
         hub_repo=inspect_hub_repo(inspect_model),
+        views=views,
+        blind_image=blind_image,
     )
 
 
-def _lmms_answer(line: Mapping[str, Any], source: str, number: int) -> tuple[HarnessAnswer, str]:
-    record = line.get(LMMS_METRIC)
+def _lmms_record(line: Mapping[str, Any], source: str, number: int) -> tuple[Mapping[str, Any], bool]:
+    """The line's record and whether it is one of the circular variant."""
+    circular = LMMS_CIRCULAR_METRIC in line and LMMS_METRIC not in line
+    record = line.get(LMMS_CIRCULAR_METRIC if circular else LMMS_METRIC)
     if not isinstance(record, Mapping) or not isinstance(record.get("id"), str):
-        raise MMSpuBenchError(f"{source}: line {number}: field {LMMS_METRIC!r}: not an mm_spubench record")
+        raise MMSpuBenchError(
+            f"{source}: line {number}: field {LMMS_METRIC!r} or {LMMS_CIRCULAR_METRIC!r}: not an mm_spubench record"
+        )
+    return record, circular
+
+
+def _lmms_answer(line: Mapping[str, Any], source: str, number: int) -> tuple[HarnessAnswer, str, bool]:
+    record, circular = _lmms_record(line, source, number)
     item_id = text_field(record["id"], source, "?", "id")
     raw = text_field(record.get("raw_output"), source, item_id, "raw_output")
     user_text = text_field(record.get("user_text"), source, item_id, "user_text")
     prediction, correct = record.get("prediction"), record.get("correct")
     if (prediction is not None and not isinstance(prediction, str)) or not isinstance(correct, bool):
         raise record_error(source, item_id, "prediction", "malformed prediction or correct")
+    rotation = record.get("rotation", 0) if circular else 0
+    if isinstance(rotation, bool) or rotation not in ROTATIONS:
+        raise record_error(source, item_id, "rotation", f"{rotation!r} is not a rotation 0-3")
     target = line.get("target")
     answer = HarnessAnswer(
         id=item_id,
@@ -230,8 +310,10 @@ def _lmms_answer(line: Mapping[str, Any], source: str, number: int) -> tuple[Har
         claimed_correct=correct,
         user_text=user_text,
         target=target if isinstance(target, str) else None,
+        rotation=int(rotation),
     )
-    return answer, checked_version(record.get("harness_version"), f"{source}: line {number}", "lmms_eval")
+    version = checked_version(record.get("harness_version"), f"{source}: line {number}", "lmms_eval")
+    return answer, version, circular
 
 
 def read_lmms_samples(
@@ -243,19 +325,24 @@ def read_lmms_samples(
         raise MMSpuBenchError(f"--model {model!r}: expected the model's Hub id (org/name) or a name")
     if not path.is_file():
         raise MMSpuBenchError(f"{source}: no such samples file")
-    answers, versions = [], set()
+    answers, versions, kinds = [], set(), set()
     for number, text in iter_lines_bounded(path, "an lmms-eval samples file"):
         if not text.strip():
             continue
         line = loads_strict(text, f"{source}: line {number}")
         if not isinstance(line, Mapping):
             raise MMSpuBenchError(f"{source}: line {number}: not a JSON object")
-        answer, harness_version = _lmms_answer(line, source, number)
+        answer, harness_version, circular = _lmms_answer(line, source, number)
         answers.append(answer)
         versions.add(harness_version)
+        kinds.add(circular)
     if not answers or len(versions) != 1:
         raise MMSpuBenchError(
             f"{source}: no samples, or samples of several lmms-eval versions {sorted(versions)}"
+        )
+    if len(kinds) != 1:
+        raise MMSpuBenchError(
+            f"{source}: lines of both mm_spubench and mm_spubench_circular; one task per file"
         )
     return HarnessRun(
         harness="lmms_eval",
@@ -271,4 +358,5 @@ def read_lmms_samples(
         claimed={},
         harness_model=model,
         hub_repo=hub_repo_of(model),
+        views=("circular",) if kinds == {True} else (),
     )

@@ -33,6 +33,7 @@ FIELDS = {
     "prompt_variant": "prompt_variant",
     "limit": "limit",
     "max_tokens": "max_new_tokens",
+    "blind_image": "blind_image",
 }
 """Task argument -> the ``RunConfig`` field (the ``mmspubench eval`` flag) it is checked as."""
 
@@ -81,3 +82,15 @@ def check_task_args(args: Mapping[str, Any]) -> None:
     """Check every task argument given (see :data:`FIELDS`)."""
     for name, value in args.items():
         check_task_arg(name, value)
+
+
+def check_views(circular: Any, blind: Any, blind_image: str) -> None:
+    """``-T circular`` and ``-T blind`` are true or false; ``-T blind_image=grey`` needs ``-T blind=true``
+    (as ``--blind-image`` needs ``--metrics ...,blind``)."""
+    for name, value in (("circular", circular), ("blind", blind)):
+        if not isinstance(value, bool):
+            raise MMSpuBenchError(f"-T {name}={value!r}: expected true or false")
+    if blind_image != "none" and not blind:
+        raise MMSpuBenchError(
+            f"-T blind_image={blind_image!r}: is used only with -T blind=true (as --blind-image)"
+        )

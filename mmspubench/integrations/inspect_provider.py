@@ -81,7 +81,8 @@ def _decode_image(uri: str) -> Any:
 
 
 def to_prompt(messages: list[ChatMessage]) -> tuple[ChatPrompt, Any]:
-    """Inspect messages -> our ``ChatPrompt`` and the one image (a system turn, one user turn)."""
+    """Inspect messages -> our ``ChatPrompt`` and its image (a system turn, one user turn with at
+    most one image; ``None`` without one: the blind view's text-only prompt)."""
     system = " ".join(m.text for m in messages if isinstance(m, ChatMessageSystem))
     users = [m for m in messages if isinstance(m, ChatMessageUser)]
     if len(users) != 1 or len(messages) != len(users) + sum(
@@ -91,10 +92,13 @@ def to_prompt(messages: list[ChatMessage]) -> tuple[ChatPrompt, Any]:
     content = users[0].content
     parts = [ContentText(text=content)] if isinstance(content, str) else list(content)
     images = [p.image for p in parts if isinstance(p, ContentImage)]
-    if len(images) != 1:
-        raise MMSpuBenchError(f"mmspubench provider: expected one image in the user turn, got {len(images)}")
+    if len(images) > 1:
+        raise MMSpuBenchError(
+            f"mmspubench provider: expected at most one image in the user turn, got {len(images)}"
+        )
     text = "".join(p.text for p in parts if isinstance(p, ContentText))
-    return ChatPrompt(system=system, user_text=text, assistant_prefix=""), _decode_image(images[0])
+    image = _decode_image(images[0]) if images else None
+    return ChatPrompt(system=system, user_text=text, assistant_prefix=""), image
 
 
 class MMSpuBenchModelAPI(ModelAPI):
@@ -141,9 +145,15 @@ class MMSpuBenchModelAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        """The greedy answer to the request, as ``mmspubench eval`` generates it."""
+        """The greedy answer to the request, as ``mmspubench eval`` generates it (a request without
+        an image through the model's text-only chat, as the blind view of ``mmspubench eval``)."""
         prompt, image = to_prompt(input)
-        context = self.vlm.render(prompt)
+        if image is None and not getattr(self.vlm, "text_only", False):
+            raise MMSpuBenchError(
+                f"mmspubench provider: model {self.model_name!r} has no text-only prompt path; "
+                "use -T blind_image=grey"
+            )
+        context = self.vlm.render(prompt) if image is not None else self.vlm.render_text(prompt)
         max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
         text = self.vlm.generate([image], [context], max_tokens)[0]
         output = ModelOutput.from_content(model=self.model_name, content=text)

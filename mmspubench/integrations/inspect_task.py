@@ -13,6 +13,7 @@ that choice, so Inspect's ``choice`` scorer scores what ``mmspubench eval`` scor
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai import Task, task
@@ -25,8 +26,9 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics as our_metrics
 from mmspubench.eval import prompts
 from mmspubench.eval.parse import parse_answer, parse_final_answer
-from mmspubench.integrations.inspect_args import TaskOptionError, check_task_args
-from mmspubench.integrations.items import SplitItem, load_split
+from mmspubench.integrations import inspect_views
+from mmspubench.integrations.inspect_args import TaskOptionError, check_task_args, check_views
+from mmspubench.integrations.items import Split, SplitItem, load_split
 from mmspubench.redact import clean
 
 TASK_NAME = "mmspubench/mm_spubench"
@@ -73,7 +75,7 @@ def mcq_answer(max_tokens: int = DEFAULT_MAX_TOKENS, final_answer: bool = False)
 
 def _scored(scores: Sequence[SampleScore]) -> list[our_metrics.Scored]:
     to_float, out = value_to_float(), []
-    for sample_score in scores:
+    for sample_score in filter(inspect_views.is_published, scores):
         types = tuple((sample_score.sample_metadata or {}).get("types") or ())
         value = 1.0 if to_float(sample_score.score.value) == 1.0 else 0.0
         out.append(our_metrics.Scored(types, value))
@@ -83,13 +85,15 @@ def _scored(scores: Sequence[SampleScore]) -> list[our_metrics.Scored]:
 @metric
 def type_accuracy() -> Metric:
     """Table 2's figures in percent: ``overall``, ``average`` (mean over types with items) and one
-    per type abbreviation (an item of two types counts in both; types without items left out).
-    Over no scores (Inspect asks before the first sample ends): no figures, reported as NaN."""
+    per type abbreviation (an item of two types counts in both; types without items left out),
+    over the published order of each item (not its rotations or its blind view).
+    Over no published scores (Inspect asks while samples run): no figures, reported as NaN."""
 
     def compute(scores: list[SampleScore]) -> Any:
-        if not scores:
+        scored = _scored(scores)
+        if not scored:
             return {}
-        summary = our_metrics.accuracy_summary(_scored(scores), 0, 0)
+        summary = our_metrics.accuracy_summary(scored, 0, 0)
         by_type = {k: v for k, v in summary["by_type"].items() if v is not None}
         return {"overall": summary["overall"], "average": summary["average"], **by_type}
 
@@ -104,17 +108,62 @@ def mm_spubench(
     prompt_variant: str = "standard",
     limit: int | None = None,
     max_tokens: int | None = None,
+    circular: bool = False,
+    blind: bool = False,
+    blind_image: str = "none",
 ) -> Task:
     """MM-SpuBench accuracy. ``dataset``: a Hub id (at ``revision``), a built folder or a raw
-    release, as ``mmspubench eval --dataset`` (default: the bundled release). Every option is
-    checked as ``mmspubench eval`` checks its flag, before anything is read; a bad one is one line."""
+    release, as ``mmspubench eval --dataset`` (default: the bundled release). ``circular``: each
+    item also in its rotations 1-3, ``blind``: also without the image (``blind_image`` ``grey``: a
+    mid-grey image), as ``mmspubench eval --metrics accuracy,circular,blind`` (``inspect_views``).
+    Every option is checked as ``mmspubench eval`` checks its flag, before anything is read; a bad
+    one is one line."""
     try:
         given: dict[str, Any] = {"dataset": dataset, "revision": revision, "split": split}
         given.update({"prompt_variant": prompt_variant, "limit": limit, "max_tokens": max_tokens})
-        check_task_args(given)
-        return _task(dataset, revision, split, prompt_variant, limit, max_tokens)
+        check_task_args({**given, "blind_image": blind_image})
+        check_views(circular, blind, blind_image)
+        views = Views(circular, blind, blind_image)
+        return _task(dataset, revision, split, prompt_variant, limit, max_tokens, views)
     except MMSpuBenchError as err:
         raise TaskOptionError(clean(" ".join(str(err).split()))) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Views:
+    """The confound views asked for (``-T circular``, ``-T blind``, ``-T blind_image``)."""
+
+    circular: bool
+    blind: bool
+    blind_image: str
+
+    @property
+    def any(self) -> bool:
+        """Whether any view beyond the published order is asked for."""
+        return self.circular or self.blind
+
+
+def _samples(loaded: Split, prompt_variant: str, views: Views) -> list[Sample]:
+    if not views.any:
+        return [to_sample(s, prompt_variant) for s in loaded.items]
+    return [
+        sample
+        for s in loaded.items
+        for sample in inspect_views.item_samples(
+            s, prompt_variant, views.circular, views.blind, views.blind_image
+        )
+    ]
+
+
+def _metrics(views: Views) -> list[Metric | dict[str, list[Metric]]]:
+    if not views.any:
+        return [accuracy(), type_accuracy()]
+    chosen: list[Metric | dict[str, list[Metric]]] = [type_accuracy()]
+    if views.circular:
+        chosen.append(inspect_views.circular_figures())
+    if views.blind:
+        chosen.append(inspect_views.blind_figures())
+    return chosen
 
 
 def _task(
@@ -124,15 +173,17 @@ def _task(
     prompt_variant: str,
     limit: int | None,
     max_tokens: int | None,
+    views: Views,
 ) -> Task:
     chosen = prompts.variant(prompt_variant)
     loaded = load_split(dataset, revision, split, limit)
-    samples = [to_sample(s, prompt_variant) for s in loaded.items]
     return Task(
-        dataset=MemoryDataset(samples, name="mm_spubench", location=str(dataset or "bundled")),
+        dataset=MemoryDataset(
+            _samples(loaded, prompt_variant, views), name="mm_spubench", location=str(dataset or "bundled")
+        ),
         solver=mcq_answer(max_tokens or chosen.max_new_tokens, chosen.final_answer),
         scorer=choice(),
-        metrics=[accuracy(), type_accuracy()],
+        metrics=_metrics(views),
         metadata={
             "mmspubench_dataset": loaded.identity,
             "prompt_version": prompts.PROMPT_VERSION,

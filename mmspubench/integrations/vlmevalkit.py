@@ -13,7 +13,16 @@ survive that reader, and every file is read back with exactly that call before i
 - ``item_id``: our item id after the prefix ``item:`` (``item:000000``), so an id made of digits
   (``000000``) is not read as the number 0.
 
-No ``hint`` column (VLMEvalKit reads an absent hint as no hint). A text that the reader would turn
+No ``hint`` column (VLMEvalKit reads an absent hint as no hint).
+
+With ``circular`` (``mmspubench export --circular``) each item is also written in its rotations
+1-3, VLMEvalKit's CircularEval convention: the copy of rotation ``k`` of the item at row index
+``i`` has index ``i + k * 1000000`` (VLMEvalKit groups the rows of an item by ``index % 1e6`` and
+takes the rows with ``index < 1e6`` as the originals), its options in ``mmspubench eval``'s
+rotation ``k`` (``eval.metrics_confounds.rotated_options``: the option of published position ``j``
+at ``(j + k) mod 4``) and its ``answer`` the gold letter as shown. VLMEvalKit applies CircularEval
+only to a dataset whose name contains ``circular`` (so the file must be named like
+``MM_SpuBench_Circular.tsv``). A text that the reader would turn
 into something else (an option ``None``, a question ``NA``) is refused with one line naming the
 item and the field; nothing is written then. The file is written whole to a temporary name and
 renamed, so a failure leaves nothing behind.
@@ -24,12 +33,12 @@ from __future__ import annotations
 import base64
 import csv
 import io
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError, record_error
+from mmspubench.eval import metrics_confounds
 from mmspubench.eval.results import write_bytes_atomic
 from mmspubench.integrations.items import Split, SplitItem
 
@@ -39,25 +48,45 @@ TYPE_SEPARATOR = ";"
 """Between the two type names of an item with two spurious types."""
 ID_PREFIX = "item:"
 """Before each item id in ``item_id`` (strip it to get the id back)."""
+CIRCULAR_OFFSET = 1_000_000
+"""VLMEvalKit's index offset of a rotated copy: rotation ``k`` of row ``i`` is row ``i + k * 1e6``."""
+CIRCULAR_WORD = "circular"
+"""VLMEvalKit runs CircularEval on a dataset whose name holds this word (any case)."""
 MIN_IMAGE_CHARS = 65
 """VLMEvalKit reads an ``image`` cell of at most 64 characters as the index of another row's image."""
 
 
-def row(index: int, split_item: SplitItem) -> list[str]:
-    """One TSV row."""
+def row(index: int, split_item: SplitItem, rotation: int = 0) -> list[str]:
+    """One TSV row: the item with its options in ``rotation`` (0: the published order)."""
     item = split_item.item
     image = base64.b64encode(split_item.image_bytes).decode("ascii")
     category = TYPE_SEPARATOR.join(item.spurious_types)
-    return [str(index), image, item.question, *item.options, item.answer, category, ID_PREFIX + item.id]
+    options = metrics_confounds.rotated_options(item.options, rotation)
+    answer = metrics_confounds.rotated_answer(item.answer, rotation)
+    return [str(index), image, item.question, *options, answer, category, ID_PREFIX + item.id]
 
 
-def tsv_text(split: Split) -> str:
-    """The whole TSV (not yet checked against VLMEvalKit's reader: :func:`checked_tsv_text`)."""
+def rows(split: Split, circular: bool = False) -> list[tuple[SplitItem, list[str]]]:
+    """Every row in file order: the items, then with ``circular`` their rotations 1-3 (index + k * 1e6)."""
+    if circular and len(split.items) >= CIRCULAR_OFFSET:
+        raise MMSpuBenchError(
+            f"--circular: {len(split.items)} items; VLMEvalKit's convention takes under 1e6"
+        )
+    rotations = metrics_confounds.ROTATIONS if circular else (0,)
+    return [
+        (split_item, row(index + k * CIRCULAR_OFFSET, split_item, k))
+        for k in rotations
+        for index, split_item in enumerate(split.items)
+    ]
+
+
+def tsv_text(split: Split, circular: bool = False) -> str:
+    """The whole TSV (not yet checked against VLMEvalKit's reader: :func:`check_read_back`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
     writer.writerow(COLUMNS)
-    for index, split_item in enumerate(split.items):
-        writer.writerow(row(index, split_item))
+    for _, cells in rows(split, circular):
+        writer.writerow(cells)
     return buffer.getvalue()
 
 
@@ -74,40 +103,46 @@ def _differs(expected: str, got: Any, column: str) -> bool:
     return not isinstance(got, str) or got != expected
 
 
-def check_read_back(split: Split, text: str, source: str) -> None:
+def check_read_back(split: Split, text: str, source: str, circular: bool = False) -> None:
     """Every cell of ``text`` read by VLMEvalKit's reader equals what was written, or one error line."""
     table = read_back(text)
-    if list(table.columns) != list(COLUMNS) or len(table) != len(split.items):
-        raise MMSpuBenchError(f"{source}: the TSV does not read back with {len(split.items)} rows")
-    for index, (split_item, got) in enumerate(zip(split.items, table.itertuples(index=False), strict=True)):
-        written: Sequence[str] = row(index, split_item)
-        for column, expected, value in zip(COLUMNS, written, got, strict=True):
-            if _differs(expected, value, column):
+    expected = rows(split, circular)
+    if list(table.columns) != list(COLUMNS) or len(table) != len(expected):
+        raise MMSpuBenchError(f"{source}: the TSV does not read back with {len(expected)} rows")
+    for (split_item, written), got in zip(expected, table.itertuples(index=False), strict=True):
+        for column, cell, value in zip(COLUMNS, written, got, strict=True):
+            if _differs(cell, value, column):
                 raise record_error(
                     source,
                     split_item.item.id,
                     column,
-                    f"{expected[:40]!r} reads back under VLMEvalKit's reader (pandas read_csv defaults) as "
+                    f"{cell[:40]!r} reads back under VLMEvalKit's reader (pandas read_csv defaults) as "
                     f"{value!r}; edit the text or evaluate this item with mmspubench eval",
                 )
         if len(written[1]) < MIN_IMAGE_CHARS:
             raise record_error(source, split_item.item.id, "image", "too small for VLMEvalKit's image column")
 
 
-def check_target(out: Path) -> None:
-    """``out`` can take the TSV: a ``.tsv`` path, not a folder, in a folder that exists."""
+def check_target(out: Path, circular: bool = False) -> None:
+    """``out`` can take the TSV: a ``.tsv`` path, not a folder, in a folder that exists; with
+    ``circular`` a name VLMEvalKit runs CircularEval on."""
     if out.suffix != ".tsv":
         raise MMSpuBenchError(f"--out {out}: VLMEvalKit reads <name>.tsv; give a path ending in .tsv")
     if out.is_dir():
         raise MMSpuBenchError(f"--out {out}: is a folder; give a file path ending in .tsv")
     if not out.parent.is_dir():
         raise MMSpuBenchError(f"--out {out}: folder {out.parent} does not exist")
+    if circular and CIRCULAR_WORD not in out.stem.lower():
+        raise MMSpuBenchError(
+            f"--out {out}: VLMEvalKit runs CircularEval only on a dataset whose name contains "
+            f"'{CIRCULAR_WORD}'; name it e.g. MM_SpuBench_Circular.tsv"
+        )
 
 
-def write_tsv(split: Split, out: Path, source: str = "the dataset") -> Path:
+def write_tsv(split: Split, out: Path, source: str = "the dataset", circular: bool = False) -> Path:
     """Write ``out`` (checked by :func:`check_target`) whole once it reads back exactly, then rename it into place."""
-    check_target(out)
-    text = tsv_text(split)
-    check_read_back(split, text, source)
+    check_target(out, circular)
+    text = tsv_text(split, circular)
+    check_read_back(split, text, source, circular)
     write_bytes_atomic(out, [text.encode("utf-8")])
     return out

@@ -1,7 +1,8 @@
 """Run inside the lmms-eval environment: load the task folder with lmms-eval's TaskManager, apply the
 task's own hooks to given answers, print what they give as one JSON object.
 
-Usage: python lmms_driver.py TASK_DIR ANSWERS_JSON   (ANSWERS_JSON: {item id: raw answer text})
+Usage: python lmms_driver.py TASK_DIR ANSWERS_JSON [TASK]   (ANSWERS_JSON: {item id: raw answer text};
+for the circular task mm_spubench_circular {"<item id>#<rotation>": raw answer text})
 """
 
 from __future__ import annotations
@@ -12,21 +13,22 @@ from pathlib import Path
 from typing import Any
 
 
-def main(task_dir: str, answers_path: str) -> dict[str, Any]:
+def main(task_dir: str, answers_path: str, name: str = "mm_spubench") -> dict[str, Any]:
     from lmms_eval.tasks import TaskManager, get_task_dict
 
     answers = json.loads(Path(answers_path).read_text(encoding="utf-8"))
     manager = TaskManager(include_path=task_dir)
-    task = get_task_dict(["mm_spubench"], manager)["mm_spubench"]
+    task = get_task_dict([name], manager)[name]
     texts, records, visuals = {}, {}, 0
     per_metric: dict[str, list[Any]] = {}
     for doc in task.test_docs():
-        texts[doc["id"]] = task.doc_to_text(doc)
+        key = doc["id"] if "mmspubench_rotation" not in doc else f"{doc['id']}#{doc['mmspubench_rotation']}"
+        texts[key] = task.doc_to_text(doc)
         visuals += len(task.doc_to_visual(doc))
-        outcome = task.process_results(doc, [answers[doc["id"]]])
-        for key, value in outcome.items():
-            per_metric.setdefault(key, []).append(value)
-        records[doc["id"]] = outcome["mm_spubench_acc"]
+        outcome = task.process_results(doc, [answers[key]])
+        for metric, value in outcome.items():
+            per_metric.setdefault(metric, []).append(value)
+        records[key] = outcome.get("mm_spubench_acc", outcome.get("mm_spubench_circular_acc"))
     figures = {key: task.aggregation()[key](values) for key, values in per_metric.items()}
     return {
         "output_type": task.OUTPUT_TYPE,
@@ -38,4 +40,4 @@ def main(task_dir: str, answers_path: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1], sys.argv[2])))
+    print(json.dumps(main(*sys.argv[1:4])))

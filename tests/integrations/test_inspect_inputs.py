@@ -49,19 +49,33 @@ def test_a_prompt_variant_gives_the_texts_of_mmspubench_eval(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("image", "expected"),
-    [("https://example.com/a.png", "data: URI"), ("file:///etc/passwd", "data: URI"), (None, "one image")],
+    ("images", "expected"),
+    [
+        (["https://example.com/a.png"], "data: URI"),
+        (["file:///etc/passwd"], "data: URI"),
+        (["data:image/png;base64,AA", "data:image/png;base64,AA"], "at most one image"),
+    ],
 )
-def test_the_provider_takes_one_inline_image_only(image: str | None, expected: str) -> None:
+def test_the_provider_takes_at_most_one_inline_image(images: list[str], expected: str) -> None:
     from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ContentImage, ContentText
     from mmspubench.integrations.inspect_provider import to_prompt
 
-    parts: list[Any] = [ContentText(text="q")]
-    if image is not None:
-        parts.insert(0, ContentImage(image=image))
+    parts: list[Any] = [ContentImage(image=image) for image in images] + [ContentText(text="q")]
     with pytest.raises(MMSpuBenchError, match=expected):
         messages: list[ChatMessage] = [ChatMessageSystem(content="s"), ChatMessageUser(content=parts)]
         to_prompt(messages)
+
+
+def test_the_provider_reads_a_request_without_an_image_as_a_text_only_prompt() -> None:
+    from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ContentText
+    from mmspubench.integrations.inspect_provider import to_prompt
+
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content="s"),
+        ChatMessageUser(content=[ContentText(text="q")]),
+    ]
+    prompt, image = to_prompt(messages)
+    assert image is None and (prompt.system, prompt.user_text) == ("s", "q")
 
 
 def test_ingest_refuses_a_run_folder_that_holds_files(

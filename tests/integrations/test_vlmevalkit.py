@@ -159,3 +159,64 @@ def test_export_help_gives_an_example_that_sets_lmudata(capsys: pytest.CaptureFi
         main(["export", "--help"])
     text = capsys.readouterr().out
     assert "export LMUData=" in text and '--out "$LMUData/MM_SpuBench.tsv"' in text
+
+
+def test_circular_export_writes_vlmevalkits_circular_copies(
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mmspubench.dataset_builder.load import load_benchmark
+    from mmspubench.eval.data import load_items
+
+    plain, circular = tmp_path / "MM_SpuBench.tsv", tmp_path / "MM_SpuBench_Circular.tsv"
+    base = ["export", "--format", "vlmevalkit", "--dataset", hub.REPO_ID]
+    assert main([*base, "--out", str(plain)]) == 0
+    assert main([*base, "--circular", "--out", str(circular)]) == 0
+    assert "each in its 4 rotations" in capsys.readouterr().out
+    table = vlmevalkit_read(circular)
+    items = {item.id: item for item in load_items(load_benchmark(hub.REPO_ID), None, "test")}
+    assert len(table) == 4 * len(items)
+    # VLMEvalKit's originals are the rows with index < 1e6: exactly the plain export.
+    main_rows = table[table["index"] < 1_000_000].reset_index(drop=True)
+    assert main_rows.equals(vlmevalkit_read(plain))
+    for idx, original in main_rows.iterrows():
+        group = table[table["index"] % 1_000_000 == original["index"]]  # VLMEvalKit's grouping
+        assert sorted(group["index"]) == [int(idx) + k * 1_000_000 for k in range(4)]
+        item = items[original["item_id"].removeprefix("item:")]
+        for _, copy in group.iterrows():
+            k = int(copy["index"]) // 1_000_000
+            assert copy["item_id"] == original["item_id"] and copy["image"] == original["image"]
+            for j, option in enumerate(item.options):  # published position j shown at (j + k) mod 4
+                assert copy["ABCD"[(j + k) % 4]] == option
+            assert copy["answer"] == "ABCD"[("ABCD".index(item.answer) + k) % 4]
+            assert copy[copy["answer"]] == item.options["ABCD".index(item.answer)]
+
+
+def test_a_circular_export_not_named_circular_is_refused_before_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "MM_SpuBench.tsv"
+    argv = ["export", "--format", "vlmevalkit", "--circular", "--dataset", "/nonexistent", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "contains 'circular'" in err and "\n" not in err and not out.exists()
+
+
+def test_a_circular_copy_that_does_not_read_back_is_refused(
+    published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mmspubench.integrations import vlmevalkit
+    from mmspubench.integrations.items import load_split
+
+    split = load_split(hub.REPO_ID, hub.COMMIT)
+    real = vlmevalkit.read_back
+
+    def shifted(text: str) -> Any:  # a reader that drops the rotated copies' offset
+        table = real(text)
+        table["index"] = table["index"] % 1_000_000
+        return table
+
+    monkeypatch.setattr(vlmevalkit, "read_back", shifted)
+    out = tmp_path / "MM_SpuBench_Circular.tsv"
+    with pytest.raises(MMSpuBenchError, match="field 'index'"):
+        vlmevalkit.write_tsv(split, out, circular=True)
+    assert not out.exists()

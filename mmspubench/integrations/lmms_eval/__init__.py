@@ -17,17 +17,19 @@ from mmspubench.errors import MMSpuBenchError
 
 TASK_DIR = Path(__file__).resolve().parent / "mm_spubench"
 """The folder to pass as ``lmms-eval --include_path``."""
-TASK_FILES = ("mm_spubench.yaml", "utils.py")
+TASK_FILES = ("mm_spubench.yaml", "mm_spubench_circular.yaml", "utils.py")
+YAML_FILES = ("mm_spubench.yaml", "mm_spubench_circular.yaml")
+"""The tasks: ``mm_spubench`` and its circular variant ``mm_spubench_circular``."""
 """The files of the task folder."""
 _DATASET_LINE = re.compile(r"^dataset_path: .*$", re.MULTILINE)
 
 
-def task_yaml(dataset: str) -> str:
-    """The task's YAML with ``dataset_path`` set to ``dataset`` (quoted: any path is one YAML string)."""
-    text = (TASK_DIR / "mm_spubench.yaml").read_text(encoding="utf-8")
+def task_yaml(dataset: str, name: str = "mm_spubench.yaml") -> str:
+    """A task's YAML with ``dataset_path`` set to ``dataset`` (quoted: any path is one YAML string)."""
+    text = (TASK_DIR / name).read_text(encoding="utf-8")
     replaced, count = _DATASET_LINE.subn(lambda _: f"dataset_path: {json.dumps(dataset)}", text, count=1)
     if count != 1:
-        raise MMSpuBenchError(f"{TASK_DIR / 'mm_spubench.yaml'}: no dataset_path line")
+        raise MMSpuBenchError(f"{TASK_DIR / name}: no dataset_path line")
     return replaced
 
 
@@ -45,8 +47,9 @@ def write_task_copy(dataset: str, out: Path) -> Path:
         raise MMSpuBenchError(f"--dataset {dataset}: no such folder, and not a Hub id (org/name)")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise MMSpuBenchError(f"--out {out}: exists and is not an empty folder")
-    yaml_text = task_yaml(dataset)
+    texts = {name: task_yaml(dataset, name) for name in YAML_FILES}
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(TASK_DIR / "utils.py", out / "utils.py")
-    (out / "mm_spubench.yaml").write_text(yaml_text, encoding="utf-8")
+    for name, text in texts.items():
+        (out / name).write_text(text, encoding="utf-8")
     return out

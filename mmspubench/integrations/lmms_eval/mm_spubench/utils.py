@@ -1,4 +1,10 @@
-"""lmms-eval hooks of the ``mm_spubench`` task: thin calls into mm-spubench's prompt, parser and metrics.
+"""lmms-eval hooks of the ``mm_spubench`` and ``mm_spubench_circular`` tasks: thin calls into
+mm-spubench's prompt, rotation, parser and metrics.
+
+``mm_spubench_circular`` asks every item in its four cyclic rotations (``circular_docs``: each doc
+four times, rotation ``k`` in the field :data:`ROTATION_KEY`; ``mmspubench eval``'s own rotation,
+``eval.metrics_confounds``): the prompt shows the rotated options, the target is the gold letter
+as shown, and the aggregations are ``mmspubench eval``'s circular figures (``circular_summary``).
 
 lmms-eval imports this file from the task folder; mm-spubench must be importable in its
 environment (``pip install --no-deps mm-spubench`` beside lmms-eval is enough: only the dataset
@@ -11,15 +17,52 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV, Item
-from mmspubench.eval import metrics, prompts
+from mmspubench.eval import metrics, metrics_confounds, prompts
 from mmspubench.eval.parse import parse_answer
 
 METRIC = "mm_spubench_acc"
 """The overall metric; its per-item record is what ``mmspubench ingest lmms-eval`` reads."""
+CIRCULAR_METRIC = "mm_spubench_circular_acc"
+"""The circular task's overall metric; its per-rotation record is what ingest reads."""
+ROTATION_KEY = "mmspubench_rotation"
+"""The doc field of the circular task holding the rotation ``k`` (0-3) of the options shown."""
+CIRCULAR_KEYS = (
+    CIRCULAR_METRIC,
+    "mm_spubench_circular_average",
+    "mm_spubench_vanilla_acc",
+    "mm_spubench_rotation_acc",
+    "mm_spubench_consistency",
+)
+"""The circular task's metrics (each carries the same per-rotation record)."""
 
 
 def _item(doc: dict[str, Any]) -> Item:
     return Item.from_row(doc, "lmms-eval doc")
+
+
+def _rotation(doc: dict[str, Any]) -> int:
+    return int(doc.get(ROTATION_KEY, 0))
+
+
+def _shown(doc: dict[str, Any]) -> tuple[Item, tuple[str, ...], str]:
+    """The item, its options as shown and the gold letter as shown (the doc's rotation)."""
+    item, k = _item(doc), _rotation(doc)
+    return (
+        item,
+        metrics_confounds.rotated_options(item.options, k),
+        metrics_confounds.rotated_answer(item.answer, k),
+    )
+
+
+def circular_docs(dataset: Any) -> Any:
+    """Each doc four times, rotations 0-3 of one item next to each other (so ``--limit`` cuts between
+    items only at multiples of 4); the rotation in :data:`ROTATION_KEY`."""
+    import datasets
+
+    n = len(dataset)
+    copies = [dataset.add_column(ROTATION_KEY, [k] * n) for k in metrics_confounds.ROTATIONS]
+    whole = datasets.concatenate_datasets(copies)
+    return whole.select([k * n + i for i in range(n) for k in metrics_confounds.ROTATIONS])
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
@@ -28,14 +71,14 @@ def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
-    """The multiple-choice user text of ``mmspubench eval --answer-mode generate``."""
-    item = _item(doc)
-    return prompts.mcq_prompt(item.question, item.options, "generate").user_text
+    """The multiple-choice user text of ``mmspubench eval --answer-mode generate`` (options as shown)."""
+    item, options, _ = _shown(doc)
+    return prompts.mcq_prompt(item.question, options, "generate").user_text
 
 
 def doc_to_target(doc: dict[str, Any]) -> str:
-    """The correct letter."""
-    return _item(doc).answer
+    """The correct letter as shown."""
+    return _shown(doc)[2]
 
 
 def _harness_version() -> str:
@@ -45,23 +88,80 @@ def _harness_version() -> str:
         return "unknown"
 
 
-def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
-    """One item's record, read by our parser, under every metric of the task."""
-    item = _item(doc)
+def _record(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+    item, options, gold = _shown(doc)
     raw = results[0] if results else ""
-    prediction = parse_answer(raw, item.options)
+    prediction = parse_answer(raw, options)
     record = {
         "id": item.id,
         "types": list(item.spurious_types),
-        "answer": item.answer,
+        "answer": gold,
         "prediction": prediction,
-        "correct": prediction == item.answer,
+        "correct": prediction == gold,
         "raw_output": raw,
-        "user_text": prompts.mcq_prompt(item.question, item.options, "generate").user_text,
+        "user_text": prompts.mcq_prompt(item.question, options, "generate").user_text,
         "harness_version": _harness_version(),
     }
+    if ROTATION_KEY in doc:
+        record["rotation"] = _rotation(doc)
+    return record
+
+
+def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+    """One item's record, read by our parser, under every metric of the task."""
+    record = _record(doc, results)
     keys = [METRIC, "mm_spubench_average", *(f"mm_spubench_{t.name}" for t in SPURIOUS_TYPES)]
     return {key: record for key in keys}
+
+
+def process_results_circular(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+    """One rotation's record (with its ``rotation``) under every metric of the circular task."""
+    record = _record(doc, results)
+    return {key: record for key in CIRCULAR_KEYS}
+
+
+def circular(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """``eval.metrics_confounds.circular_summary`` of the items whose four rotations are all there."""
+    groups: dict[str, dict[int, dict[str, Any]]] = {}
+    for r in records:
+        groups.setdefault(r["id"], {})[int(r["rotation"])] = r
+    types, rotations = [], []
+    for group in groups.values():
+        if sorted(group) != list(metrics_confounds.ROTATIONS):
+            continue
+        types.append(tuple(group[0]["types"]))
+        rotations.append(
+            [
+                metrics_confounds.RotationAnswer(k, group[k]["answer"], group[k]["prediction"])
+                for k in sorted(group)
+            ]
+        )
+    return metrics_confounds.circular_summary(types, rotations, 0)
+
+
+def aggregate_circular(records: list[dict[str, Any]]) -> float:
+    """% of items right in all four rotations."""
+    return float(circular(records)["accuracy"])
+
+
+def aggregate_circular_average(records: list[dict[str, Any]]) -> float:
+    """The mean over types of the circular accuracy."""
+    return float(circular(records)["average"])
+
+
+def aggregate_vanilla(records: list[dict[str, Any]]) -> float:
+    """% right in rotation 0 (the published order)."""
+    return float(circular(records)["vanilla_accuracy"])
+
+
+def aggregate_rotation(records: list[dict[str, Any]]) -> float:
+    """% right over every rotation answer."""
+    return float(circular(records)["rotation_accuracy"])
+
+
+def aggregate_consistency(records: list[dict[str, Any]]) -> float:
+    """% of items where the same option text is chosen in all four rotations."""
+    return float(circular(records)["consistency"])
 
 
 def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
