@@ -143,7 +143,13 @@ def test_the_extension_maps_the_parts_pyproject_maps_from_where_python_imports_t
     if extension is None:
         pytest.skip("griffe is not installed: pip install -e '.[docs]'")
     parts = extension.mapped_parts()
-    assert parts == ["mmspubench.curate", "mmspubench.dataset_builder", "mmspubench.eval", "mmspubench.space"]
+    assert parts == [
+        "mmspubench.curate",
+        "mmspubench.dataset_builder",
+        "mmspubench.eval",
+        "mmspubench.space",
+        "mmspubench.sweep",
+    ]
     for name in parts:
         assert extension.installed_folder(name) == ROOT / name.split(".", 1)[1]
     with pytest.raises(ModuleNotFoundError, match="not importable"):
