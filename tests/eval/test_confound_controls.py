@@ -106,7 +106,7 @@ def test_letter_shares_are_fractions_in_results_json() -> None:
     ],
 )
 def test_letter_shares_outside_the_contract_are_refused(given: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="circular.letter_share"):
+    with pytest.raises(ValueError, match=r"circular\.letter_share"):
         cc.as_percent(given)
 
 
