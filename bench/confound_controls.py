@@ -359,6 +359,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=CONTROLS,
         help="which controls to run: letter (letter-bias model), prior (text-prior model); default both",
     )
+    parser.add_argument(
+        "--scorer",
+        choices=("plain", "fast"),
+        default="plain",
+        help="eval's continuation scorer (default plain; fast shares the prompt prefix, same scores)",
+    )
     parser.add_argument("--blind-image", default=None, help="passed to eval's --blind-image (e.g. grey)")
     parser.add_argument(
         "--accuracy-only",
@@ -379,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         models["letter-bias"] = args.letter_bias_model
     if "prior" in args.controls:
         models["text-prior"] = args.text_prior_model
-    options: dict[str, Any] = {"batch_size": args.batch_size, "scorer": "plain"}
+    options: dict[str, Any] = {"batch_size": args.batch_size, "scorer": args.scorer}
     if args.blind_image is not None:
         options["blind_image"] = args.blind_image
     summary = replace_folder(args.out, lambda folder: run_all(models, folder, args=args, options=options))
