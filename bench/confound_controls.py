@@ -157,8 +157,16 @@ def prior_rows(run: Mapping[str, Any], results: Mapping[str, Any], grey: bool) -
     rows = [{**run, "view": "with image", "n": accuracy["n"], "by_type": dict(accuracy["by_type"])}]
     if "blind" in results:
         blind = results["blind"]
+        keys = ("accuracy", "gain", "gain_ci95", "gain_p_value", "only_with_image", "only_blind", "unparsed")
+        view = f"blind ({blind['image']})"
         rows.append(
-            {**run, "view": f"blind ({blind['image']})", "n": blind["n"], "by_type": dict(blind["by_type"])}
+            {
+                **run,
+                "view": view,
+                "n": blind["n"],
+                "by_type": dict(blind["by_type"]),
+                "blind": {k: blind[k] for k in keys},
+            }
         )
     return rows
 
@@ -213,12 +221,33 @@ def prior_table(rows: Sequence[Mapping[str, Any]], prior_types: Sequence[str]) -
     return "\n".join(lines)
 
 
+def gain_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Blind accuracy and the paired gain of the image (results.json ``blind``), one row per blind run."""
+    lines = [
+        "| model | test release | answer mode | view | n | blind % | gain pp [95% CI] | McNemar p "
+        "| only with image | only blind | unparsed blind |",
+        "|---|---|---|---|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if "blind" not in r:
+            continue
+        b = r["blind"]
+        low, high = b["gain_ci95"]
+        lines.append(
+            f"| {r['model']} | {r['release']} | {r['mode']} | {r['view']} | {r['n']} | {b['accuracy']:.1f} | "
+            f"{b['gain']:+.1f} [{low:+.1f}, {high:+.1f}] | {b['gain_p_value']:.2g} | {b['only_with_image']} | "
+            f"{b['only_blind']} | {b['unparsed']} |"
+        )
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def render_tables(
     letter_rows: Sequence[Mapping[str, Any]], prior: Sequence[Mapping[str, Any]], prior_types: Sequence[str]
 ) -> str:
     """The tables of the controls that ran (a control without rows prints nothing)."""
     tables = [letter_table(letter_rows)] if letter_rows else []
     tables += [prior_table(prior, prior_types)] if prior else []
+    tables += [t for t in [gain_table(prior)] if t]
     return "".join(f"{t}\n\n" for t in tables)
 
 

@@ -117,6 +117,8 @@ def prior_results(with_blind: bool) -> dict[str, Any]:
     if with_blind:
         blind = dict.fromkeys(by_type, 25.0) | {"BG": 95.0, "Col.": 85.0, "RS": None}
         results["blind"] = {"accuracy": 35.0, "by_type": blind, "gain": 5.0, "image": "none", "n": 90}
+        results["blind"] |= {"gain_ci95": [1.0, 9.0], "gain_p_value": 0.04, "only_with_image": 7}
+        results["blind"] |= {"only_blind": 2, "unparsed": 1}
     return results
 
 
@@ -151,6 +153,13 @@ def test_prior_rows_read_the_blind_section_as_written() -> None:
     rows = cc.prior_rows(run, {"accuracy": accuracy, "blind": blind}, grey=False)
     assert rows[1]["view"] == "blind (grey)" and rows[1]["n"] == 4
     assert rows[1]["by_type"] == dict.fromkeys(cc.ABBREVS, None) | {"BG": 100.0, "Sha.": 50.0}
+    # Gain: with the image 0 of 4 right, blind 3 of 4: -75 pp, 0 items only with the image, 3 only blind.
+    gain = cc.gain_table(rows).splitlines()
+    assert len(gain) == 3 and gain[0].count("|") == gain[2].count("|") == 12
+    assert gain[2].startswith("| text-prior | prior | generate | blind (grey) | 4 | 75.0 | -75.0 [")
+    assert gain[2].endswith(f"| {blind['gain_p_value']:.2g} | 0 | 3 | 0 |") and blind["gain_p_value"] == 0.25
+    assert cc.render_tables([], rows, ("background",)).endswith("\n".join(gain) + "\n\n")
+    assert cc.gain_table(rows[:1]) == ""
     line = cc.prior_table(rows, ("background",)).splitlines()[3]
     assert line.endswith("| 100.0 | n/a | n/a | n/a | n/a | n/a | n/a | n/a | 50.0 | 100.0 | 50.0 |")
 
