@@ -18,7 +18,7 @@ the image (blind, and with a grey image), planted types marked ``*``.
 
 ``--accuracy-only`` runs the part that does not need the confound metrics (``--metrics accuracy``):
 vanilla accuracy, the letter share of the published-order answers (from samples.jsonl), and the
-grey-image accuracy per type. Run folders go to ``OUT/runs/<model>-<release>-<mode>/``; the tables
+grey-image accuracy per type. Run folders go to ``OUT/runs/<control>-<model>-<release>-<mode>/``; the tables
 to ``OUT/tables.md`` and their inputs to ``OUT/summary.json``.
 
     python bench/confound_controls.py --out runs/confound-controls
@@ -38,6 +38,7 @@ from typing import Any
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, SPURIOUS_TYPES, TYPE_ABBREV
 from mmspubench.eval.bundled import ASSETS, BALANCED_MODEL
+from mmspubench.eval.metrics_confounds import UNPARSED
 
 LETTER_MODEL = ASSETS / "tiny-llava-letter-bias"
 PRIOR_MODEL = ASSETS / "tiny-llava-text-prior"
@@ -99,16 +100,25 @@ def grey_copy(release: Path, out: Path) -> Path:
 
 
 def published_letter_share(samples: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Percent of the answers at each letter in the published order (unparsed answers apart)."""
-    letters = [s["prediction"] for s in samples if s.get("prediction") in ANSWER_LETTERS]
-    return {x: 100.0 * letters.count(x) / len(letters) if letters else 0.0 for x in ANSWER_LETTERS}
+    """Percent of the published-order answers at each letter A-D and unparsed (over all answers),
+    the shape of results.json ``circular.letter_share`` (which is over all rotations, in 0-1)."""
+    if not samples:
+        raise ValueError("letter shares of zero answers are undefined")
+    predictions = [s.get("prediction") for s in samples]
+    shares = {x: 100.0 * predictions.count(x) / len(predictions) for x in ANSWER_LETTERS}
+    return shares | {UNPARSED: 100.0 * sum(p not in ANSWER_LETTERS for p in predictions) / len(predictions)}
 
 
-def as_percent(shares: Mapping[str, float]) -> dict[str, float]:
-    """Letter shares in percent, whether results.json gives them as fractions or percentages."""
-    values = {x: float(shares.get(x, 0.0)) for x in ANSWER_LETTERS}
-    scale = 100.0 if sum(values.values()) <= 1.0 + 1e-9 else 1.0
-    return {x: v * scale for x, v in values.items()}
+def as_percent(shares: Mapping[str, Any]) -> dict[str, float]:
+    """results.json ``circular.letter_share`` (fractions 0-1 of all rotation answers per letter A-D
+    and ``unparsed``, summing to 1) in percent; anything else is refused naming the field."""
+    keys = (*ANSWER_LETTERS, UNPARSED)
+    if set(shares) != set(keys) or not all(isinstance(shares[k], int | float) for k in keys):
+        raise ValueError(f"circular.letter_share: expected numbers for {list(keys)}, got {dict(shares)!r}")
+    values = {k: float(shares[k]) for k in keys}
+    if any(not 0.0 <= v <= 1.0 for v in values.values()) or abs(sum(values.values()) - 1.0) > 1e-6:
+        raise ValueError(f"circular.letter_share: expected fractions summing to 1, got {values!r}")
+    return {k: 100.0 * v for k, v in values.items()}
 
 
 def letter_row(
@@ -147,7 +157,17 @@ def prior_rows(run: Mapping[str, Any], results: Mapping[str, Any], grey: bool) -
     rows = [{**run, "view": "with image", "n": accuracy["n"], "by_type": dict(accuracy["by_type"])}]
     if "blind" in results:
         blind = results["blind"]
-        rows.append({**run, "view": "blind", "n": accuracy["n"], "by_type": dict(blind["by_type"])})
+        keys = ("accuracy", "gain", "gain_ci95", "gain_p_value", "only_with_image", "only_blind", "unparsed")
+        view = f"blind ({blind['image']})"
+        rows.append(
+            {
+                **run,
+                "view": view,
+                "n": blind["n"],
+                "by_type": dict(blind["by_type"]),
+                "blind": {k: blind[k] for k in keys},
+            }
+        )
     return rows
 
 
@@ -162,11 +182,11 @@ def letter_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """Vanilla accuracy vs circular accuracy vs letter shares, one row per (model, release, mode)."""
     lines = [
         "| model | test release | answer mode | n | vanilla % | circular % | rotation mean % | consistency % "
-        "| A % | B % | C % | D % | shares over | position-bias p |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| A % | B % | C % | D % | unparsed % | shares over | position-bias p |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for r in rows:
-        shares = " | ".join(f"{r['letter_share'][x]:.1f}" for x in ANSWER_LETTERS)
+        shares = " | ".join(f"{r['letter_share'][x]:.1f}" for x in (*ANSWER_LETTERS, UNPARSED))
         p = MISSING if r["position_bias_p"] is None else f"{r['position_bias_p']:.2g}"
         lines.append(
             f"| {r['model']} | {r['release']} | {r['mode']} | {r['n']} | {_pct(r['vanilla'])} | "
@@ -201,12 +221,33 @@ def prior_table(rows: Sequence[Mapping[str, Any]], prior_types: Sequence[str]) -
     return "\n".join(lines)
 
 
+def gain_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Blind accuracy and the paired gain of the image (results.json ``blind``), one row per blind run."""
+    lines = [
+        "| model | test release | answer mode | view | n | blind % | gain pp [95% CI] | McNemar p "
+        "| only with image | only blind | unparsed blind |",
+        "|---|---|---|---|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if "blind" not in r:
+            continue
+        b = r["blind"]
+        low, high = b["gain_ci95"]
+        lines.append(
+            f"| {r['model']} | {r['release']} | {r['mode']} | {r['view']} | {r['n']} | {b['accuracy']:.1f} | "
+            f"{b['gain']:+.1f} [{low:+.1f}, {high:+.1f}] | {b['gain_p_value']:.2g} | {b['only_with_image']} | "
+            f"{b['only_blind']} | {b['unparsed']} |"
+        )
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def render_tables(
     letter_rows: Sequence[Mapping[str, Any]], prior: Sequence[Mapping[str, Any]], prior_types: Sequence[str]
 ) -> str:
     """The tables of the controls that ran (a control without rows prints nothing)."""
     tables = [letter_table(letter_rows)] if letter_rows else []
     tables += [prior_table(prior, prior_types)] if prior else []
+    tables += [t for t in [gain_table(prior)] if t]
     return "".join(f"{t}\n\n" for t in tables)
 
 
@@ -255,6 +296,12 @@ def plan(
     return [r for r in runs if r[1] in models and control[r[0]] in models]
 
 
+def run_name(table: str, model: str, release: str, mode: str) -> str:
+    """The run folder of one planned run: the control is part of it, because the twin meets the
+    ``balanced`` release in both controls with different metrics."""
+    return f"{table}-{model}-{release}-{mode}"
+
+
 def run_all(
     models: Mapping[str, Path], out: Path, *, args: argparse.Namespace, options: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -273,7 +320,7 @@ def run_all(
     prior: list[dict[str, Any]] = []
     for table, model, release, metrics in plan(models, releases, args.accuracy_only):
         for mode in args.modes:
-            run_dir = out / "runs" / f"{model}-{release}-{mode}"
+            run_dir = out / "runs" / run_name(table, model, release, mode)
             run = {"model": model, "release": release, "mode": mode}
             results = evaluate(models[model], releases[release], run_dir, metrics, mode, options)
             if table == "letter":
@@ -341,6 +388,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=CONTROLS,
         help="which controls to run: letter (letter-bias model), prior (text-prior model); default both",
     )
+    parser.add_argument(
+        "--scorer",
+        choices=("plain", "fast"),
+        default="plain",
+        help="eval's continuation scorer (default plain; fast shares the prompt prefix, same scores)",
+    )
     parser.add_argument("--blind-image", default=None, help="passed to eval's --blind-image (e.g. grey)")
     parser.add_argument(
         "--accuracy-only",
@@ -361,7 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         models["letter-bias"] = args.letter_bias_model
     if "prior" in args.controls:
         models["text-prior"] = args.text_prior_model
-    options: dict[str, Any] = {"batch_size": args.batch_size, "scorer": "plain"}
+    options: dict[str, Any] = {"batch_size": args.batch_size, "scorer": args.scorer}
     if args.blind_image is not None:
         options["blind_image"] = args.blind_image
     summary = replace_folder(args.out, lambda folder: run_all(models, folder, args=args, options=options))

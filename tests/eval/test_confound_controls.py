@@ -31,57 +31,83 @@ RUN = {"model": "letter-bias", "release": "balanced", "mode": "logprob"}
 
 
 def always_a_results() -> dict[str, Any]:
-    # An always-"A" model on 8 letter-balanced items: vanilla = share of gold A = 2/8 = 25 %,
-    # circular 0 (no item is right in all four rotations), letter share A = 1.
-    return {
-        "accuracy": {"n": 8, "overall": 25.0},
-        "circular": {
-            "accuracy": 0.0,
-            "vanilla_accuracy": 25.0,
-            "rotation_accuracy": 25.0,
-            "consistency": 0.0,
-            "letter_share": {"A": 1.0, "B": 0.0, "C": 0.0, "D": 0.0},
-            "position_bias_p": 1.2e-5,
-            "by_type": {},
-        },
-    }
+    # An always-"A" model on 8 letter-balanced items (gold A, B, C, D, A, B, C, D), built by the
+    # real results.json code: vanilla = share of gold A = 2/8 = 25 %, circular 0 (each item is
+    # right in exactly one of its four rotations), rotation mean 8/32 = 25 %, consistency 0 (the
+    # option at A changes with the rotation), letter share A = 1 (a fraction in results.json).
+    from mmspubench.eval.metrics_confounds import RotationAnswer, circular_summary, rotated_answer
+
+    golds = "ABCDABCD"
+    rotations = [[RotationAnswer(k, rotated_answer(g, k), "A") for k in range(4)] for g in golds]
+    circular = circular_summary([("background",)] * 8, rotations, seed=0)
+    return {"accuracy": {"n": 8, "overall": 25.0}, "circular": circular}
 
 
 def test_letter_row_and_table_from_the_circular_view() -> None:
-    row = cc.letter_row(RUN, always_a_results(), samples=[])
+    results = always_a_results()
+    assert results["circular"]["letter_share"] == {"A": 1.0, "B": 0.0, "C": 0.0, "D": 0.0, "unparsed": 0.0}
+    row = cc.letter_row(RUN, results, samples=[])
     assert (row["vanilla"], row["circular"], row["rotation"], row["consistency"]) == (25.0, 0.0, 25.0, 0.0)
-    assert row["letter_share"] == {"A": 100.0, "B": 0.0, "C": 0.0, "D": 0.0}
+    assert row["letter_share"] == {"A": 100.0, "B": 0.0, "C": 0.0, "D": 0.0, "unparsed": 0.0}
     lines = cc.letter_table([row]).splitlines()
-    assert len(lines) == 3 and lines[0].count("|") == lines[1].count("|") == lines[2].count("|") == 15
+    assert len(lines) == 3 and lines[0].count("|") == lines[1].count("|") == lines[2].count("|") == 16
+    # 32 answers all at A against 8 gold letters per letter: chi-square 3 x 8 + 24^2/8 = 96, df 3.
+    p = f"{results['circular']['position_bias_p']:.2g}"
+    assert float(p) < 1e-15
     assert lines[2] == (
-        "| letter-bias | balanced | logprob | 8 | 25.0 | 0.0 | 25.0 | 0.0 | 100.0 | 0.0 | 0.0 | 0.0 "
-        "| all rotations | 1.2e-05 |"
+        "| letter-bias | balanced | logprob | 8 | 25.0 | 0.0 | 25.0 | 0.0 | 100.0 | 0.0 | 0.0 | 0.0 | 0.0 "
+        f"| all rotations | {p} |"
     )
 
 
+def test_consistency_is_read_in_percent_and_unparsed_answers_count_in_the_shares() -> None:
+    # 4 items always choosing the option published at A (a consistent model: the letter moves with
+    # the rotation), one of them unparsed in rotation 3: consistency 3/4 = 75 %, unparsed 1/16.
+    from mmspubench.eval.metrics_confounds import RotationAnswer, circular_summary, rotated_answer
+
+    rotations = [
+        [RotationAnswer(k, rotated_answer(g, k), rotated_answer("A", k)) for k in range(4)] for g in "ABCD"
+    ]
+    rotations[0][3] = RotationAnswer(3, rotated_answer("A", 3), None)
+    row = cc.letter_row(
+        RUN,
+        {"accuracy": {"n": 4, "overall": 25.0}, "circular": circular_summary([("shape",)] * 4, rotations, 0)},
+        [],
+    )
+    assert row["consistency"] == 75.0 and row["circular"] == 0.0 and row["vanilla"] == 25.0
+    # Letters chosen: A in rotation 0 (4), B in 1 (4), C in 2 (4), D in 3 (3) + 1 unparsed, of 16.
+    assert row["letter_share"] == {"A": 25.0, "B": 25.0, "C": 25.0, "D": 18.75, "unparsed": 6.25}
+
+
 def test_letter_row_before_the_circular_view_counts_published_answers() -> None:
-    # Predictions A, A, A, B and one unparsed: the unparsed answer is apart, A = 3/4, B = 1/4.
+    # Predictions A, A, B, unparsed, A of 5 answers: A 60 %, B 20 %, unparsed 20 %.
     samples = [{"prediction": p} for p in ("A", "A", "B", None, "A")]
     row = cc.letter_row(RUN, {"accuracy": {"n": 5, "overall": 40.0}}, samples)
-    assert row["letter_share"] == {"A": 75.0, "B": 25.0, "C": 0.0, "D": 0.0}
+    assert row["letter_share"] == {"A": 60.0, "B": 20.0, "C": 0.0, "D": 0.0, "unparsed": 20.0}
     assert row["circular"] is None and row["shares_over"] == "published order"
     assert cc.letter_table([row]).splitlines()[2] == (
-        "| letter-bias | balanced | logprob | 5 | 40.0 | n/a | n/a | n/a | 75.0 | 25.0 | 0.0 | 0.0 "
+        "| letter-bias | balanced | logprob | 5 | 40.0 | n/a | n/a | n/a | 60.0 | 20.0 | 0.0 | 0.0 | 20.0 "
         "| published order | n/a |"
     )
 
 
+def test_letter_shares_are_fractions_in_results_json() -> None:
+    given = {"A": 0.5, "B": 0.25, "C": 0.125, "D": 0.0, "unparsed": 0.125}
+    assert cc.as_percent(given) == {"A": 50.0, "B": 25.0, "C": 12.5, "D": 0.0, "unparsed": 12.5}
+
+
 @pytest.mark.parametrize(
-    "given, expected",
+    "given",
     [
-        ({"A": 0.5, "B": 0.25, "C": 0.25, "D": 0.0}, {"A": 50.0, "B": 25.0, "C": 25.0, "D": 0.0}),
-        ({"A": 50.0, "B": 25.0, "C": 25.0}, {"A": 50.0, "B": 25.0, "C": 25.0, "D": 0.0}),
+        {"A": 50.0, "B": 25.0, "C": 25.0, "D": 0.0, "unparsed": 0.0},  # percent: not the contract
+        {"A": 0.5, "B": 0.25, "C": 0.25, "D": 0.0},  # no unparsed share
+        {"A": 0.5, "B": 0.25, "C": 0.0, "D": 0.0, "unparsed": 0.0},  # sums to 0.75
+        {"A": 0.5, "B": "0.5", "C": 0.0, "D": 0.0, "unparsed": 0.0},
     ],
 )
-def test_letter_shares_are_percent_whatever_the_file_gives(
-    given: dict[str, float], expected: dict[str, float]
-) -> None:
-    assert cc.as_percent(given) == expected
+def test_letter_shares_outside_the_contract_are_refused(given: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=r"circular\.letter_share"):
+        cc.as_percent(given)
 
 
 def prior_results(with_blind: bool) -> dict[str, Any]:
@@ -90,14 +116,16 @@ def prior_results(with_blind: bool) -> dict[str, Any]:
     results: dict[str, Any] = {"accuracy": {"n": 90, "overall": 40.0, "by_type": by_type}}
     if with_blind:
         blind = dict.fromkeys(by_type, 25.0) | {"BG": 95.0, "Col.": 85.0, "RS": None}
-        results["blind"] = {"accuracy": 35.0, "by_type": blind, "gain": 5.0, "answerable_blind": []}
+        results["blind"] = {"accuracy": 35.0, "by_type": blind, "gain": 5.0, "image": "none", "n": 90}
+        results["blind"] |= {"gain_ci95": [1.0, 9.0], "gain_p_value": 0.04, "only_with_image": 7}
+        results["blind"] |= {"only_blind": 2, "unparsed": 1}
     return results
 
 
 def test_prior_rows_and_table_mark_the_planted_types_and_average_them() -> None:
     run = {"model": "text-prior", "release": "prior", "mode": "generate"}
     rows = cc.prior_rows(run, prior_results(with_blind=True), grey=False)
-    assert [r["view"] for r in rows] == ["with image", "blind"]
+    assert [r["view"] for r in rows] == ["with image", "blind (none)"]
     lines = cc.prior_table(rows, ("background", "colorization")).splitlines()
     assert lines[0] == (
         "| model | test release | answer mode | view | n | BG* | TN | CO | RS | Col.* | Ori. | LS | PA | Sha. "
@@ -111,6 +139,29 @@ def test_prior_rows_and_table_mark_the_planted_types_and_average_them() -> None:
     )
     # Blind: planted (95 + 85) / 2 = 90, others 25.
     assert lines[3].endswith("| 95.0 | 25.0 | 25.0 | n/a | 85.0 | 25.0 | 25.0 | 25.0 | 25.0 | 90.0 | 25.0 |")
+
+
+def test_prior_rows_read_the_blind_section_as_written() -> None:
+    # Built by the real results.json code: two background items right without the image, two
+    # shape items of which one is right: blind BG 100 %, Sha. 50 %, the other types without items.
+    from mmspubench.eval.metrics_confounds import blind_summary
+
+    types = [("background",), ("background",), ("shape",), ("shape",)]
+    blind = blind_summary(["a", "b", "c", "d"], types, [False] * 4, [True, True, True, False], 0, "grey")
+    accuracy = {"n": 4, "overall": 0.0, "by_type": dict.fromkeys(cc.ABBREVS, None) | {"BG": 0.0, "Sha.": 0.0}}
+    run = {"model": "text-prior", "release": "prior", "mode": "generate"}
+    rows = cc.prior_rows(run, {"accuracy": accuracy, "blind": blind}, grey=False)
+    assert rows[1]["view"] == "blind (grey)" and rows[1]["n"] == 4
+    assert rows[1]["by_type"] == dict.fromkeys(cc.ABBREVS, None) | {"BG": 100.0, "Sha.": 50.0}
+    # Gain: with the image 0 of 4 right, blind 3 of 4: -75 pp, 0 items only with the image, 3 only blind.
+    gain = cc.gain_table(rows).splitlines()
+    assert len(gain) == 3 and gain[0].count("|") == gain[2].count("|") == 12
+    assert gain[2].startswith("| text-prior | prior | generate | blind (grey) | 4 | 75.0 | -75.0 [")
+    assert gain[2].endswith(f"| {blind['gain_p_value']:.2g} | 0 | 3 | 0 |") and blind["gain_p_value"] == 0.25
+    assert cc.render_tables([], rows, ("background",)).endswith("\n".join(gain) + "\n\n")
+    assert cc.gain_table(rows[:1]) == ""
+    line = cc.prior_table(rows, ("background",)).splitlines()[3]
+    assert line.endswith("| 100.0 | n/a | n/a | n/a | n/a | n/a | n/a | n/a | 50.0 | 100.0 | 50.0 |")
 
 
 def test_prior_rows_without_the_blind_view_or_on_a_grey_release() -> None:
@@ -131,6 +182,17 @@ def test_plan_pairs_each_control_with_the_balanced_twin() -> None:
     assert {r[3] for r in cc.plan(models, releases, accuracy_only=True)} == {("accuracy",)}
     letter_only = cc.plan({"letter-bias": Path("l"), "balanced": Path("b")}, releases, accuracy_only=True)
     assert {(r[0], r[2]) for r in letter_only} == {("letter", "balanced"), ("letter", "skewed")}
+
+
+def test_every_planned_run_has_a_folder_of_its_own() -> None:
+    models = {"letter-bias": Path("l"), "text-prior": Path("t"), "balanced": Path("b")}
+    releases = dict.fromkeys(("balanced", "skewed", "prior", "prior-grey", "balanced-grey"), Path("r"))
+    names = [
+        cc.run_name(t, m, r, mode)
+        for t, m, r, _ in cc.plan(models, releases, False)
+        for mode in ("generate", "logprob")
+    ]
+    assert len(names) == len(set(names)) == 24
 
 
 def test_planted_options_are_read_from_training_json(tmp_path: Path) -> None:
@@ -205,8 +267,8 @@ def test_control_models_ship_with_package_data_and_record_their_planting(name: s
         pytest.skip("tomllib needs Python 3.11")
     root = ASSETS.parents[1]
     pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["mmspubench.eval"]
-    shipped = {p for pattern in patterns for p in (root / "eval").glob(pattern) if p.is_file()}
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["mmspubench.eval.assets"]
+    shipped = {p for pattern in patterns for p in ASSETS.glob(pattern) if p.is_file()}
     folder = ASSETS / name
     files = {p for p in folder.rglob("*") if p.is_file()}
     assert folder / "model.safetensors" in files and files <= shipped
