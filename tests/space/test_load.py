@@ -30,8 +30,9 @@ def test_twenty_concurrent_runs_all_succeed(space_url: str) -> None:
     for item_id, out in zip(ids, outputs, strict=True):
         answer, probs, cgl, cgla_text = out  # the record is a gr.State, not part of the API
         assert answer.startswith("**Answer: ") and "CGLA_min" in cgla_text
-        assert sum(row[1] for row in probs["data"]) == pytest.approx(1.0, abs=1e-6)
+        # the two charts are matplotlib figures (no Vega-Lite), sent as PNG data; their numbers are
+        # tested where they are computed (space/live.py, tests/space/test_charts.py)
+        for chart in (probs, cgl):
+            assert chart["type"] == "matplotlib" and chart["plot"].startswith("data:image/png;base64,")
         row = dataset[position[item_id]]
-        attributes = [r[1] for r in cgl["value"]["data"]]
-        assert attributes == [*row["core_attributes"], *row["spurious_attributes"]]
         assert f"Class name scored: {escape_markdown(row['class_name'])} " in cgla_text
