@@ -27,19 +27,29 @@ def run_stamp(config: Mapping[str, Any], dataset: Mapping[str, Any], model: Mapp
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def foreign_stamp(path: Path, stamp: str, shown: str, *, complete_only: bool) -> tuple[int, Any, Any] | None:
+    """The first line of ``path`` not written by the run ``stamp``: (line number, record id, the
+    stamp it carries or ``None``); ``None`` when every line is the run's. ``shown`` names the file in
+    a JSON error; ``complete_only`` skips a last line without its newline (a run cut mid-write)."""
+    for number, line in iter_lines_bounded(path, "a samples.jsonl file"):
+        if not line.strip() or (complete_only and not line.endswith(b"\n")):
+            continue
+        record = loads_strict(line, f"{shown}: line {number}")
+        found = record.get(STAMP_FIELD) if isinstance(record, dict) else None
+        if found != stamp:
+            return number, record.get("id") if isinstance(record, dict) else None, found
+    return None
+
+
 def check_stamps(path: Path, stamp: str) -> None:
     """Refuse ``path`` when any complete line was not written by the run ``stamp``."""
     if not path.exists():
         return
-    for number, line in iter_lines_bounded(path, "a samples.jsonl file"):
-        if not line.strip() or not line.endswith(b"\n"):
-            continue
-        record = loads_strict(line, f"{path}: line {number}")
-        found = record.get(STAMP_FIELD) if isinstance(record, dict) else None
-        if found != stamp:
-            rid = record.get("id") if isinstance(record, dict) else None
-            what = "carries no run stamp" if found is None else f"was written by run {found!r}"
-            raise MMSpuBenchError(
-                f"{path}: line {number}: record {rid!r} {what}, not this run ({stamp!r}); "
-                "refusing to mix runs; use another --out folder"
-            )
+    foreign = foreign_stamp(path, stamp, str(path), complete_only=True)
+    if foreign is not None:
+        number, rid, found = foreign
+        what = "carries no run stamp" if found is None else f"was written by run {found!r}"
+        raise MMSpuBenchError(
+            f"{path}: line {number}: record {rid!r} {what}, not this run ({stamp!r}); "
+            "refusing to mix runs; use another --out folder"
+        )

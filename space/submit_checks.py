@@ -180,20 +180,14 @@ def check_run_stamps(samples_path: Path, results: Mapping[str, Any], config: Run
     was edited afterwards (a ceiling ``attribute-hint`` run relabelled ``standard``, another answer
     mode, another dataset or model) no longer agrees with its own samples.
     """
-    from mmspubench.dataset_builder.files import iter_lines_bounded
-    from mmspubench.dataset_builder.json_strict import loads_strict
-    from mmspubench.eval.run_stamp import STAMP_FIELD
+    from mmspubench.eval.run_stamp import STAMP_FIELD, foreign_stamp
 
     stamp = expected_stamp(results, config)
-    for number, line in iter_lines_bounded(samples_path, "a samples.jsonl file"):
-        if not line.strip():
-            continue
-        record = loads_strict(line, f"{samples_path.name}: line {number}")
-        found = record.get(STAMP_FIELD) if isinstance(record, dict) else None
-        if found != stamp:
-            rid = record.get("id") if isinstance(record, dict) else None
-            what = "carries no run stamp" if found is None else f"was scored by run {found!r}"
-            raise MMSpuBenchError(
-                f"{samples_path.name}: record {rid!r}: field {STAMP_FIELD!r}: {what}, not the run "
-                f"{stamp!r} that {where}'s config, dataset and model describe (edited after the run?)"
-            )
+    foreign = foreign_stamp(samples_path, stamp, samples_path.name, complete_only=False)
+    if foreign is not None:
+        _, rid, found = foreign
+        what = "carries no run stamp" if found is None else f"was scored by run {found!r}"
+        raise MMSpuBenchError(
+            f"{samples_path.name}: record {rid!r}: field {STAMP_FIELD!r}: {what}, not the run "
+            f"{stamp!r} that {where}'s config, dataset and model describe (edited after the run?)"
+        )
