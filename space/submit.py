@@ -337,6 +337,47 @@ def _entries(
     return tuple(entries)
 
 
+SAMPLES_FILE = "samples.jsonl"
+"""The samples file beside a run's results.json."""
+
+
+def check_run_samples(
+    results: Mapping[str, Any], samples: tuple[SampleResult, ...], config: RunConfig, results_path: Path
+) -> None:
+    """The checks of a run folder that need no published dataset, first half: results.json's
+    figures in range and its stamps plain, its prompts this package's, and each sample valid and
+    consistent with itself (``submit`` and a sweep's fetched runs both run them)."""
+    where = str(results_path)
+    check_ranges(results, where)
+    check_stamps(results, where)
+    check_prompt_templates(config, where)
+    samples_where = str(results_path.parent / SAMPLES_FILE)
+    check_samples(samples, samples_where)
+    check_sample_consistency(samples, config, samples_where)
+
+
+def check_run_figures(
+    results: Mapping[str, Any], samples: tuple[SampleResult, ...], config: RunConfig, results_path: Path
+) -> None:
+    """Second half: as many samples as results.json counts, every section of results.json
+    (accuracy, CGLA and the confound views) recomputed from the samples, and every sample line
+    stamped by the run that results.json describes."""
+    from mmspubench.eval.results import recompute
+
+    where = str(results_path)
+    n = (results.get("dataset") or {}).get("n")
+    if n != len(samples):
+        raise MMSpuBenchError(
+            f"{where}: field 'dataset.n': {n!r} but {SAMPLES_FILE} holds {len(samples)} records"
+        )
+    recomputed = recompute(samples, config)
+    for section in ("accuracy", "cgla"):
+        compare_aggregates(results.get(section), recomputed[section], section, where)
+    for section in CONFOUND_SECTIONS:  # a section the run's metrics do not name is refused too
+        compare_aggregates(results.get(section), recomputed.get(section), section, where)
+    check_run_stamps(results_path.parent / SAMPLES_FILE, results, config, where)
+
+
 def validate_submission(
     results_path: Path,
     model_repo: str,
@@ -346,7 +387,6 @@ def validate_submission(
     """Validate the run of ``results_path`` for ``model_repo`` and build its entries and YAML."""
     from huggingface_hub import eval_result_entries_to_yaml
     from huggingface_hub.utils import HFValidationError, validate_repo_id
-    from mmspubench.eval.results import recompute
 
     try:
         validate_repo_id(model_repo)
@@ -357,25 +397,11 @@ def validate_submission(
     published = published_revision(dataset_id, revision)
     _check_identity(results, config, model_repo, dataset_id, published, where)
     check_fair(config, where)
-    check_ranges(results, where)
-    check_stamps(results, where)
-    samples_where = f"{results_path.parent}/samples.jsonl"
-    check_samples(samples, samples_where)
-    check_sample_consistency(samples, config, samples_where)
+    check_run_samples(results, samples, config, results_path)
+    samples_where = str(results_path.parent / SAMPLES_FILE)
     check_split_ids(samples, results.get("dataset") or {}, published_split(dataset_id, published), where)
-    check_prompt_templates(config, where)
     check_against_dataset(samples, published_items(dataset_id, published), config, samples_where)
-    n = (results.get("dataset") or {}).get("n")
-    if n != len(samples):
-        raise MMSpuBenchError(
-            f"{where}: field 'dataset.n': {n!r} but samples.jsonl holds {len(samples)} records"
-        )
-    recomputed = recompute(samples, config)
-    for section in ("accuracy", "cgla"):
-        compare_aggregates(results.get(section), recomputed[section], section, where)
-    for section in CONFOUND_SECTIONS:  # the confound views go to the results dataset: checked like the rest
-        compare_aggregates(results.get(section), recomputed.get(section), section, where)
-    check_run_stamps(results_path.parent / "samples.jsonl", results, config, where)
+    check_run_figures(results, samples, config, results_path)
     entries = _entries(results, config, dataset_id, published)
     text = yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False, allow_unicode=True)
     variant = variant_label(config.to_json())

@@ -1,8 +1,9 @@
 """A run folder that came back from a remote job, checked as ``submit`` checks a submission.
 
-Every figure of results.json is recomputed from samples.jsonl (``eval.results.recompute``) and
-compared with ``submit``'s own checks (each sample consistent with itself and the schema, values
-finite and in range, ids once each); the run must also be the one planned: the same recorded
+Every figure of results.json (accuracy, CGLA, the confound views) is recomputed from samples.jsonl
+and every sample's run stamp checked, by ``submit``'s own checks (``check_run_samples``,
+``check_run_figures``: each sample consistent with itself and the schema, values finite and in
+range, ids once each); the run must also be the one planned: the same recorded
 identity options and model, and as many samples as results.json says.
 """
 
@@ -21,11 +22,8 @@ from mmspubench.eval.results import (
     SAMPLES_NAME,
     read_finished_samples,
     read_results,
-    recompute,
 )
-from mmspubench.space.submit import check_ranges, check_samples, check_stamps, compare_aggregates
-from mmspubench.space.submit_checks import check_sample_consistency
-from mmspubench.space.submit_dataset import check_prompt_templates
+from mmspubench.space.submit import check_run_figures, check_run_samples
 from mmspubench.sweep.spec import PlannedRun
 
 _SHA = re.compile(r"[0-9a-f]{7,64}")
@@ -78,17 +76,5 @@ def verify_run(folder: Path, run: PlannedRun) -> None:
         raise MMSpuBenchError(f"{where}: field 'config' is malformed ({err})") from None
     _check_identity(run, config, where)
     _check_revision(run, results, where)
-    check_ranges(results, where)
-    check_stamps(results, where)
-    check_prompt_templates(config, where)
-    samples_where = str(folder / SAMPLES_NAME)
-    check_samples(samples, samples_where)
-    check_sample_consistency(samples, config, samples_where)
-    n = (results.get("dataset") or {}).get("n")
-    if n != len(samples):
-        raise MMSpuBenchError(
-            f"{where}: field 'dataset.n': {n!r} but samples.jsonl holds {len(samples)} records"
-        )
-    recomputed = recompute(samples, config)
-    for section in ("accuracy", "cgla"):
-        compare_aggregates(results.get(section), recomputed[section], section, where)
+    check_run_samples(results, samples, config, folder / RESULTS_NAME)
+    check_run_figures(results, samples, config, folder / RESULTS_NAME)

@@ -10,6 +10,7 @@ import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig
+from mmspubench.space.submit_checks import expected_stamp
 from mmspubench.sweep import finish
 from mmspubench.sweep.spec import PlannedRun
 from mmspubench.sweep.verify import other_run, verify_run
@@ -36,7 +37,7 @@ def _write(run: PlannedRun, items: list[Item] = ITEMS) -> Path:
     obj = results.build_results(run.config, {"id": "m"}, DATASET, samples, [i.id for i in items], timing)
     run.folder.mkdir(parents=True)
     (run.folder / results.MANIFEST_NAME).write_text("{}", encoding="utf-8")
-    results.write_samples_atomic(run.folder / results.SAMPLES_NAME, samples)
+    results.write_samples_atomic(run.folder / results.SAMPLES_NAME, samples, expected_stamp(obj, run.config))
     results.write_json_atomic(run.folder / results.RESULTS_NAME, obj)
     return run.folder
 
@@ -80,6 +81,24 @@ def test_a_fetched_run_verifies_only_when_every_figure_follows_from_its_samples(
         verify_run(folder, run)
     (folder / results.SAMPLES_NAME).write_text("".join(lines[:2]), encoding="utf-8")
     with pytest.raises(MMSpuBenchError, match=r"field 'dataset.n': 3 but samples.jsonl holds 2 records"):
+        verify_run(folder, run)
+
+
+def test_a_fetched_run_with_a_forged_confound_section_or_foreign_samples_is_refused(tmp_path: Path) -> None:
+    # The sweep's report shows every section of results.json, so each is recomputed as submit does.
+    run = _planned(tmp_path, "standard")
+    folder = _write(run)
+    path = folder / results.RESULTS_NAME
+    original = path.read_text(encoding="utf-8")
+    doc = json.loads(original)
+    doc["circular"] = {"accuracy": 99.0}  # a view the run's --metrics never asked for
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(MMSpuBenchError, match=r"field 'circular'"):
+        verify_run(folder, run)
+    path.write_text(original, encoding="utf-8")
+    samples = folder / results.SAMPLES_NAME
+    samples.write_text(samples.read_text(encoding="utf-8").replace('"run": "', '"run": "0'), encoding="utf-8")
+    with pytest.raises(MMSpuBenchError, match=r"record '000': field 'run': was scored by run"):
         verify_run(folder, run)
 
 
