@@ -31,17 +31,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.folders import replace_folder
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
+from mmspubench.dataset_builder.schema import Item
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import prompts
-from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
+from mmspubench.eval.tiny.examples import Encoded, load_items, prepare
 from mmspubench.eval.tiny.llava import Architecture, build_tokenizer, save_tiny_llava
-from mmspubench.eval.tiny.tokenizer import END_OF_TURN
 
 if TYPE_CHECKING:
     import torch
     from mmspubench.eval.backends.transformers.adapter import TransformersVLM
-    from PIL.Image import Image
     from transformers import LlavaForConditionalGeneration
 
 
@@ -89,34 +86,6 @@ class TrainConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class Example:
-    """One training sequence: an item's image, a rendered context and the continuation learned."""
-
-    item: int
-    """Index of the item (and of its image) in the training set."""
-    kind: str
-    """``mcq-generate``, ``mcq-logprob``, ``cgla-core`` or ``cgla-spurious``."""
-    context: str
-    """Exact prompt text given to the processor with the image (chat template applied)."""
-    continuation: str
-    """Text whose tokens carry the loss."""
-    end_of_turn: bool = False
-    """Whether the end-of-turn token follows the continuation (and carries loss too)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Encoded:
-    """An example as token ids, with where its continuation starts."""
-
-    item: int
-    """Index of the item's pixel values."""
-    ids: tuple[int, ...]
-    """Token ids of context + continuation (image tokens expanded)."""
-    start: int
-    """Index of the first continuation token in ``ids``."""
-
-
-@dataclass(frozen=True, slots=True)
 class TrainSummary:
     """What a training run reports (also written to ``training.json`` next to the weights)."""
 
@@ -132,65 +101,7 @@ class TrainSummary:
     """Wall time of the optimisation."""
 
 
-# ---------------------------------------------------------------- training examples
-
-
-def examples_for(
-    index: int, item: Item, render: Callable[[ChatPrompt], str], generate_answer: str = "option"
-) -> list[Example]:
-    """The training sequences of one item: both multiple-choice modes and every CGLA condition.
-
-    ``render`` is the eval adapter's (chat template, generation prompt, assistant prefix).
-    """
-    if generate_answer not in ("option", "letter"):
-        raise ValueError(f"generate_answer must be 'option' or 'letter', got {generate_answer!r}")
-    answer = item.options[ANSWER_LETTERS.index(item.answer)] if generate_answer == "option" else item.answer
-    out = [
-        Example(
-            index,
-            "mcq-generate",
-            render(prompts.mcq_prompt(item.question, item.options, "generate")),
-            answer,
-            end_of_turn=True,
-        ),
-        Example(
-            index,
-            "mcq-logprob",
-            render(prompts.mcq_prompt(item.question, item.options, "logprob")),
-            prompts.MCQ_LETTER_CONTINUATION.format(letter=item.answer),
-        ),
-    ]
-    name = prompts.cgla_continuation(item.class_name)
-    out += [Example(index, "cgla-core", render(prompts.cgla_prompt(t)), name) for t in item.core_attributes]
-    out += [
-        Example(index, "cgla-spurious", render(prompts.cgla_prompt(t)), name)
-        for t in item.spurious_attributes
-    ]
-    return out
-
-
 # ---------------------------------------------------------------- encoding and the loss
-
-
-def encode(examples: Sequence[Example], adapter: TransformersVLM, images: Sequence[Image]) -> list[Encoded]:
-    """Token ids of each example, tokenized by the eval adapter exactly as its scorer does.
-
-    The continuation's tokens are those of context + continuation after the context's (prefix
-    checked by ``adapter.encode``); ``end_of_turn`` appends the end-of-turn token after them.
-    The processor resizes every image to one size, so the image only fixes how many image tokens
-    there are, the same for all: the ids of a (context, continuation) pair are computed once.
-    """
-    end = adapter.processor.tokenizer.convert_tokens_to_ids(END_OF_TURN)
-    cache: dict[tuple[str, str], tuple[tuple[int, ...], int]] = {}
-    out = []
-    for ex in examples:
-        key = (ex.context, ex.continuation)
-        if key not in cache:
-            enc = adapter.encode(ScoreRequest(images[ex.item], ex.context, ex.continuation))
-            cache[key] = (tuple(int(t) for t in enc.inputs["input_ids"][0]), enc.n_context)
-        ids, start = cache[key]
-        out.append(Encoded(ex.item, ids + ((end,) if ex.end_of_turn else ()), start))
-    return out
 
 
 def batch_tensors(batch: Sequence[Encoded], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -237,41 +148,6 @@ def lr_factor(step: int, warmup: int, total: int) -> float:
 # ---------------------------------------------------------------- the training run
 
 
-def load_items(
-    n: int,
-    *,
-    seed: int,
-    image_size: int,
-    correlation: float | None,
-    correlated_types: Sequence[str] | None = None,
-    letter_bias: tuple[str, float] | None = None,
-    text_prior_types: Sequence[str] | None = None,
-) -> list[Any]:
-    """``n`` items of the synthetic generator's training mode (``correlation=None``: balanced);
-    ``correlated_types``: only those types carry the correlated cue; ``letter_bias`` and
-    ``text_prior_types``: the confounds planted on top (``synth_confounds``)."""
-    from mmspubench.dataset_builder import synth
-
-    confounds: dict[str, Any] = {"letter_bias": letter_bias, "text_prior_types": text_prior_types}
-    # Balanced data plants uniformly drawn values ("random" cue): the spurious value says nothing
-    # about the class. The generator's own default for a missing correlation is 0.9, not balanced.
-    if correlation is None:
-        return list(
-            synth.generate_items(n, seed=seed, image_size=image_size, mode="train", cue="random", **confounds)
-        )
-    return list(
-        synth.generate_items(
-            n,
-            seed=seed,
-            image_size=image_size,
-            mode="train",
-            correlation=correlation,
-            correlated_types=correlated_types,
-            **confounds,
-        )
-    )
-
-
 def initial_adapter(items: Sequence[Item], arch: Architecture, seed: int, folder: Path) -> TransformersVLM:
     """The untrained model written to ``folder`` and loaded back through eval's ``load_model``.
 
@@ -283,20 +159,6 @@ def initial_adapter(items: Sequence[Item], arch: Architecture, seed: int, folder
     tokenizer = build_tokenizer(items, arch.vocab_size)
     save_tiny_llava(folder, tokenizer, arch, seed)
     return load_model(folder, scorer="plain")
-
-
-def prepare(
-    items: Sequence[Item], adapter: TransformersVLM, generate_answer: str = "option"
-) -> tuple[list[Encoded], torch.Tensor]:
-    """Encoded examples of every item and the stacked pixel values (one row per item)."""
-    if not items:
-        raise MMSpuBenchError("training needs at least one item")
-    images = [item.image.convert("RGB") for item in items]
-    examples = [
-        ex for i, item in enumerate(items) for ex in examples_for(i, item, adapter.render, generate_answer)
-    ]
-    pixels = adapter.processor.image_processor(images=images, return_tensors="pt")["pixel_values"]
-    return encode(examples, adapter, images), pixels
 
 
 def optimise(

@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch")
 
 from mmspubench.eval import prompts  # noqa: E402
 from mmspubench.eval.protocol import ScoreRequest  # noqa: E402
+from mmspubench.eval.tiny import examples as tiny_examples  # noqa: E402
 from mmspubench.eval.tiny import train as train_tiny  # noqa: E402
 from mmspubench.eval.tiny.train import Architecture, TrainConfig  # noqa: E402
 from PIL import Image  # noqa: E402
@@ -73,13 +74,13 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[FakeItem], obj
 def test_examples_cover_both_answer_modes_and_every_condition(setup: tuple) -> None:
     items, adapter = setup
     item = items[0]
-    examples = train_tiny.examples_for(3, item, adapter.render)
+    examples = tiny_examples.examples_for(3, item, adapter.render)
     kinds = [e.kind for e in examples]
     assert kinds == ["mcq-generate", "mcq-logprob", "cgla-core", "cgla-core", "cgla-spurious"]
     assert all(e.item == 3 for e in examples)
     assert (examples[0].continuation, examples[0].end_of_turn) == (item.class_name, True)
     assert item.options["ABCD".index(item.answer)] == item.class_name
-    letter = train_tiny.examples_for(3, item, adapter.render, generate_answer="letter")[0]
+    letter = tiny_examples.examples_for(3, item, adapter.render, generate_answer="letter")[0]
     assert (letter.continuation, letter.context) == (item.answer, examples[0].context)
     assert examples[0].context == adapter.render(prompts.mcq_prompt(item.question, item.options, "generate"))
     assert examples[1].continuation == " " + item.answer
@@ -94,10 +95,10 @@ def test_encode_puts_exactly_the_continuation_after_start(setup: tuple) -> None:
     tokenizer = adapter.processor.tokenizer
     # Images of different sizes: the cached ids must still equal the adapter's own encoding.
     images = [it.image.resize((40 + 7 * i, 33 + 5 * i)) for i, it in enumerate(items)]
-    examples = [ex for i, it in enumerate(items[:4]) for ex in train_tiny.examples_for(i, it, adapter.render)]
-    encoded = train_tiny.encode(examples, adapter, images)
+    examples = [ex for i, it in enumerate(items[:4]) for ex in tiny_examples.examples_for(i, it, adapter.render)]
+    encoded = tiny_examples.encode(examples, adapter, images)
     for ex, enc in zip(examples, encoded, strict=True):
-        tail = train_tiny.END_OF_TURN if ex.end_of_turn else ""
+        tail = tiny_examples.END_OF_TURN if ex.end_of_turn else ""
         assert tokenizer.decode(list(enc.ids[enc.start :])) == ex.continuation + tail
         plain = adapter.encode(ScoreRequest(images[ex.item], ex.context, ex.continuation))
         assert enc.start == plain.n_context
@@ -108,7 +109,7 @@ def test_encode_puts_exactly_the_continuation_after_start(setup: tuple) -> None:
 
 def test_continuation_loss_equals_plain_full_forward(setup: tuple) -> None:
     items, adapter = setup
-    encoded, pixels = train_tiny.prepare(items[:3], adapter)
+    encoded, pixels = tiny_examples.prepare(items[:3], adapter)
     batch = encoded[:7]
     with torch.no_grad():
         got = float(train_tiny.continuation_loss(adapter.model, batch, pixels, adapter.pad_token_id))
@@ -130,8 +131,8 @@ def test_trained_scores_match_eval_scorer_on_the_same_tokens(setup: tuple) -> No
     # The sequences training learns from are the ones eval scores: the adapter's CGL of a
     # continuation equals minus the summed loss that training computes for it.
     items, adapter = setup
-    examples = [e for e in train_tiny.examples_for(0, items[0], adapter.render) if not e.end_of_turn]
-    encoded, pixels = train_tiny.prepare(items[:1], adapter)
+    examples = [e for e in tiny_examples.examples_for(0, items[0], adapter.render) if not e.end_of_turn]
+    encoded, pixels = tiny_examples.prepare(items[:1], adapter)
     encoded = [
         e for e in encoded if e.ids[-1] != adapter.processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
     ]
@@ -250,7 +251,7 @@ def test_planting_options_are_parsed_and_reach_the_training_items() -> None:
     )
     assert config.letter_bias == ("B", 1.0)
     assert config.text_prior_types == ("background", "colorization")
-    items = train_tiny.load_items(
+    items = tiny_examples.load_items(
         12,
         seed=0,
         image_size=32,
