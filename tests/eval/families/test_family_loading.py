@@ -10,7 +10,7 @@ import pytest
 import torch
 from mmspubench.dataset_builder.errors import MMSpuBenchError
 from mmspubench.eval import prompts
-from mmspubench.eval.backends.transformers import fast_families, fast_scoring, scoring
+from mmspubench.eval.backends.transformers import fast_families, fast_scoring, scoring, suffix_packing
 from mmspubench.eval.backends.transformers.loading import load_model
 from mmspubench.eval.modelio import encoding, families, prefix_lm
 from mmspubench.eval.protocol import ScoreRequest
@@ -206,7 +206,7 @@ def test_mllama_fast_carries_the_cross_attention_mask(
     plain = scoring.score_plain(adapter, requests)
     assert adapter.scorer_used == "fast"
     assert fast_scoring.score_fast(adapter, requests) == pytest.approx(plain, abs=1e-4)
-    monkeypatch.setattr(fast_scoring, "SUFFIX_TOKEN_INPUTS", ())
+    monkeypatch.setattr(suffix_packing, "SUFFIX_TOKEN_INPUTS", ())
     wrong = fast_scoring.score_fast(adapter, requests)
     assert max(abs(p - w) for p, w in zip(plain, wrong, strict=True)) > 1e-3
 
