@@ -37,6 +37,7 @@ def test_the_readme_is_a_front_page() -> None:
         "Set up",
         "The main job",
         "Evaluate your model",
+        "Confounds: circular, blind, worst type, calibration",
         "Guarantees",
         "Five parts",
         "Documentation",
@@ -49,6 +50,13 @@ def test_the_readme_is_a_front_page() -> None:
     assert len(lines) == 5 and all(line.startswith("mmspubench ") for line in lines)
     engines = " ".join(lines)
     assert "--backend vllm" in engines and "--backend openai" in engines and "--device cuda" in engines
+    confounds = text.split("## Confounds: ", 1)[1].split("\n## ", 1)[0]
+    for link in (
+        "docs/metrics/confounds.md",
+        "docs/experiments/positive-controls.md",
+        "bench/confound_controls.py",
+    ):
+        assert link in confounds, f"the Confounds section lost {link}"
 
 
 def test_the_readme_guarantees_name_every_kind_of_promise_and_link_the_full_list() -> None:
