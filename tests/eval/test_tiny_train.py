@@ -95,7 +95,9 @@ def test_encode_puts_exactly_the_continuation_after_start(setup: tuple) -> None:
     tokenizer = adapter.processor.tokenizer
     # Images of different sizes: the cached ids must still equal the adapter's own encoding.
     images = [it.image.resize((40 + 7 * i, 33 + 5 * i)) for i, it in enumerate(items)]
-    examples = [ex for i, it in enumerate(items[:4]) for ex in tiny_examples.examples_for(i, it, adapter.render)]
+    examples = [
+        ex for i, it in enumerate(items[:4]) for ex in tiny_examples.examples_for(i, it, adapter.render)
+    ]
     encoded = tiny_examples.encode(examples, adapter, images)
     for ex, enc in zip(examples, encoded, strict=True):
         tail = tiny_examples.END_OF_TURN if ex.end_of_turn else ""
