@@ -7,7 +7,7 @@ item (the items whose question differs between the releases), with the image and
 
 - correct worded / correct unworded, and the exact McNemar p of the paired difference
   (``mmspubench.eval.metrics_paired.mcnemar_exact``);
-- how many raw answers the wording changed at all.
+- how many answers the wording changed at all (the prediction or the raw output).
 
 ``--fit-check N`` also evaluates the text-prior model on the first N items of its own training
 data (rebuilt from its ``training.json`` by the trainer's own ``load_items``: the same questions,
@@ -64,6 +64,11 @@ def worded_ids(prior: Sequence[Mapping[str, Any]], balanced: Sequence[Mapping[st
     return worded
 
 
+def _said(answer: Mapping[str, Any]) -> tuple[Any, Any]:
+    """What an answer says: its prediction and raw output (logprob mode records no raw text)."""
+    return answer.get("prediction"), answer.get("raw_output")
+
+
 def paired(
     ids: Sequence[str],
     worded: Mapping[str, Mapping[str, Any]],
@@ -83,7 +88,7 @@ def paired(
     b = [bool(answer(unworded[i])["correct"]) for i in ids]
     only_worded = sum(x and not y for x, y in zip(a, b, strict=True))
     only_unworded = sum(y and not x for x, y in zip(a, b, strict=True))
-    changed = sum(answer(worded[i])["raw_output"] != answer(unworded[i])["raw_output"] for i in ids)
+    changed = sum(_said(answer(worded[i])) != _said(answer(unworded[i])) for i in ids)
     return {
         "view": view,
         "n": len(ids),

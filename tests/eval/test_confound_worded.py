@@ -71,6 +71,10 @@ def test_paired_counts_and_mcnemar_by_hand() -> None:
     assert row == {"view": "with image", "n": 5, "worded": 4, "unworded": 1, "p": 0.25, "changed": 3}
     blind = cw.paired(ids, worded, unworded, "blind")
     assert blind == {"view": "blind", "n": 5, "worded": 1, "unworded": 1, "p": 1.0, "changed": 0}
+    # logprob mode records no raw text: a changed prediction alone counts as a changed answer
+    lp_worded = {i: dict(r, raw_output=None) for i, r in worded.items()}
+    lp_unworded = {i: dict(r, raw_output=None) for i, r in unworded.items()}
+    assert cw.paired(ids, lp_worded, lp_unworded, "with image")["changed"] == 3  # items 1-3: A vs B
     del worded["000"]["blind"]
     with pytest.raises(ValueError, match=r"record '000': no blind answer"):
         cw.paired(ids, worded, unworded, "blind")
