@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from mmspubench.dataset_builder.schema import TYPE_ABBREV
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "confound_controls.py"
 ASSETS = Path(__file__).resolve().parents[2] / "eval" / "assets"
@@ -284,3 +285,37 @@ def test_only_the_controls_that_ran_are_printed() -> None:
     row = cc.letter_row(RUN, always_a_results(), samples=[])
     assert cc.render_tables([row], [], ()) == cc.letter_table([row]) + "\n\n"
     assert cc.render_tables([], [], ()) == ""
+
+
+@pytest.mark.slow
+def test_the_shipped_controls_separate_in_generate_mode(tmp_path: Path) -> None:
+    """The shipped control models, end to end (about 2 minutes): the circular view exposes the
+    letter bias and the blind view the text prior where it was planted (the figures of the
+    positive-controls page, with margins; the 2000-step text-prior model, which did not learn the
+    prior, fails the second half: planted types 14.4 % blind)."""
+    assert cc.main(["--out", str(tmp_path / "out"), "--modes", "generate", "--n", "450"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    letter = {(r["model"], r["release"]): r for r in summary["letter_rows"]}
+    for release in ("balanced", "skewed"):
+        biased, twin = letter["letter-bias", release], letter["balanced", release]
+        assert biased["circular"] == 0.0 and biased["letter_share"]["A"] > 80.0  # 0.0, 91.3
+        assert twin["circular"] > 20.0 and twin["position_bias_p"] > 0.05  # 30.7, p 0.72 / 0.79
+    assert letter["letter-bias", "skewed"]["vanilla"] > 70.0  # 80.2: vanilla accuracy rewards the bias
+
+    planted = [TYPE_ABBREV[t] for t in summary["planted"]["text_prior_types"]]
+
+    def blind_means(model: str, release: str) -> tuple[float, float]:
+        [row] = [
+            r
+            for r in summary["prior_rows"]
+            if (r["model"], r["release"], r["view"]) == (model, release, "blind (none)")
+        ]
+        inside = [v for k, v in row["by_type"].items() if k in planted]
+        outside = [v for k, v in row["by_type"].items() if k not in planted]
+        return sum(inside) / len(inside), sum(outside) / len(outside)
+
+    worded_in, worded_out = blind_means("text-prior", "prior")
+    plain_in, _ = blind_means("text-prior", "balanced")
+    twin_in, _ = blind_means("balanced", "prior")
+    assert worded_in > 50.0 and worded_out < 35.0  # 71.5 and 23.6
+    assert plain_in < 35.0 and twin_in < 35.0  # 19.9 without the wording; the twin 19.3
