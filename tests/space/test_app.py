@@ -4,6 +4,7 @@ import argparse
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,16 @@ def _launch_recorder(monkeypatch, calls: list[dict[str, object]]) -> None:  # ty
     monkeypatch.setattr(gr.Blocks, "close", lambda self, *a, **k: None)
 
 
+@pytest.fixture
+def default_sigint() -> Iterator[None]:
+    """A test run started in the background inherits SIGINT ignored (no Ctrl-C would ever arrive,
+    and the test would wait forever): give this process Python's own Ctrl-C handler meanwhile."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("default_sigint")
 @pytest.mark.parametrize(("signum", "how"), [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C")])
 def test_space_command_launches_on_localhost_and_stops_cleanly(  # type: ignore[no-untyped-def]
     monkeypatch, tmp_path: Path, capsys, signum: int, how: str

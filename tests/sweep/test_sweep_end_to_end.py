@@ -86,7 +86,18 @@ def test_two_models_by_two_variants_two_at_once_equal_four_plain_evals(
 
 def _sweep_process(path: Path) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "mmspubench.cli", "sweep", str(path)]
-    return subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        command,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint,  # a test run started in the background inherits SIGINT ignored
+    )
+
+
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT back to its default, so Python installs its Ctrl-C handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for(condition: Any, seconds: float = 300) -> None:
