@@ -172,21 +172,15 @@ def fit_table(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def fit_check(model: Path, out: Path, n: int, batch_size: int) -> str:
     """Evaluate ``model`` (generate mode, with the blind view) on the first ``n`` of its training items."""
+    from dataclasses import replace
+
     from mmspubench.dataset_builder.synth import write_release
     from mmspubench.eval.api import evaluate
-    from mmspubench.eval.tiny.examples import load_items
+    from mmspubench.eval.tiny.train import config_from_json, training_items
 
-    config = json.loads((model / "training.json").read_text(encoding="utf-8"))["config"]
-    bias = config.get("letter_bias")
-    options = {
-        "seed": config["seed"],
-        "image_size": config["arch"]["image_size"],
-        "correlation": config.get("correlation"),
-        "correlated_types": config.get("correlated_types"),
-        "letter_bias": None if bias is None else (str(bias[0]), float(bias[1])),
-    }
-    items = load_items(n, **options, text_prior_types=config.get("text_prior_types"))
-    plain = load_items(n, **options)  # the same items without the wording
+    config = config_from_json(json.loads((model / "training.json").read_text(encoding="utf-8"))["config"])
+    items = training_items(config, n)
+    plain = training_items(replace(config, text_prior_types=None), n)  # the same items without the wording
     worded = {str(a.id) for a, b in zip(items, plain, strict=True) if a.question != b.question}
     release = write_release(out / "releases" / "training-items", items, overwrite=True)
     run = out / "runs" / "fit-text-prior-training-items-generate"

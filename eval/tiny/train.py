@@ -25,7 +25,7 @@ import argparse
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +83,28 @@ class TrainConfig:
     text_prior_types: tuple[str, ...] | None = None
     """Planted text prior (synth ``text_prior_types``): items of these types name their class in
     the question; ``None``: none does. A positive control of the blind baseline."""
+
+
+def config_from_json(obj: Mapping[str, Any]) -> TrainConfig:
+    """The ``TrainConfig`` a ``training.json`` records (its ``config``; fields it lacks keep their defaults)."""
+    tuples = ("correlated_types", "letter_bias", "text_prior_types")
+    fields: dict[str, Any] = {
+        k: (tuple(v) if k in tuples and v is not None else v) for k, v in obj.items() if k != "arch"
+    }
+    return TrainConfig(**fields, arch=Architecture(**obj.get("arch", {})))
+
+
+def training_items(config: TrainConfig, n: int | None = None) -> list[Any]:
+    """The first ``n`` (default all) training items of ``config``, exactly as ``train`` draws them."""
+    return load_items(
+        config.n_items if n is None else n,
+        seed=config.seed,
+        image_size=config.arch.image_size,
+        correlation=config.correlation,
+        correlated_types=config.correlated_types,
+        letter_bias=config.letter_bias,
+        text_prior_types=config.text_prior_types,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,15 +235,7 @@ def train(
     """Build, train and save a tiny LLaVA to ``config.out`` (written beside it, then renamed)."""
     out = Path(config.out)
     if items is None:
-        items = load_items(
-            config.n_items,
-            seed=config.seed,
-            image_size=config.arch.image_size,
-            correlation=config.correlation,
-            correlated_types=config.correlated_types,
-            letter_bias=config.letter_bias,
-            text_prior_types=config.text_prior_types,
-        )
+        items = training_items(config)
 
     chosen: Sequence[Item] = items
 

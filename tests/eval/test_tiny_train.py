@@ -293,3 +293,21 @@ def test_training_json_records_the_planting_options(tmp_path: Path) -> None:
     train_tiny.train(config, fake_items(4), log=lambda _: None)
     recorded = json.loads((tmp_path / "model" / "training.json").read_text())["config"]
     assert recorded["letter_bias"] == ["A", 0.9] and recorded["text_prior_types"] == ["background"]
+
+
+@pytest.mark.parametrize("name", ["balanced", "biased", "letter-bias", "text-prior"])
+def test_a_shipped_training_json_reads_back_as_its_train_config(name: str) -> None:
+    from dataclasses import asdict
+
+    from mmspubench.eval.bundled import ASSETS
+
+    recorded = json.loads((ASSETS / f"tiny-llava-{name}" / "training.json").read_text())["config"]
+    config = train_tiny.config_from_json(recorded)
+    as_json = json.loads(json.dumps(asdict(config)))  # tuples back to lists, as training.json writes them
+    assert {k: as_json[k] for k in recorded if k != "arch"} == {
+        k: v for k, v in recorded.items() if k != "arch"
+    }
+    assert {k: as_json["arch"][k] for k in recorded["arch"]} == recorded["arch"]
+    assert (
+        train_tiny.training_items(config, 2)[0].question == train_tiny.training_items(config, 5)[0].question
+    )
