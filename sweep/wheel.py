@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
+import shutil
+import tempfile
 from pathlib import Path
 
 from mmspubench.errors import MMSpuBenchError
@@ -24,29 +24,25 @@ def checkout() -> Path:
 @functools.cache
 def build(out: Path) -> Path:
     """Build the checkout's wheel into ``out`` (once per process: the source as it is now); its
-    version must be the running package's."""
+    version must be the running package's. Built as ``space build`` builds it
+    (``space.vendor.build_wheel``): setuptools' intermediate files go to a temporary folder, never
+    into the checkout."""
+    from mmspubench.space.vendor import build_wheel
+
     version = package_version()
     name = f"mm_spubench-{version}-py3-none-any.whl"
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.whl"):
         old.unlink()
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--no-deps",
-        "--no-build-isolation",
-        "-q",
-        "-w",
-        str(out),
-        str(checkout()),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0 or not (out / name).is_file():
-        built = sorted(p.name for p in out.glob("*.whl"))
-        raise MMSpuBenchError(
-            f"could not build the wheel {name} of {checkout()} (built: {built or 'none'}; pip: "
-            f"{(done.stderr.strip().splitlines() or ['no output'])[-1][:200]})"
-        )
+    with tempfile.TemporaryDirectory(prefix="mmspubench-wheel-") as work:
+        try:
+            built, _ = build_wheel(checkout(), Path(work))
+        except MMSpuBenchError as err:
+            raise MMSpuBenchError(f"could not build the wheel {name} of {checkout()}: {err}") from None
+        if built.name != name:
+            raise MMSpuBenchError(
+                f"could not build the wheel {name} of {checkout()} (built: {built.name}; the checkout is "
+                "another version than the running package: reinstall it)"
+            )
+        shutil.move(built, out / name)
     return out / name

@@ -12,6 +12,7 @@ from mmspubench.cli import main
 from mmspubench.eval.results import package_version
 from mmspubench.redact import forget_secrets
 from mmspubench.sweep.launchers import hf_jobs
+from mmspubench.sweep.wheel import checkout
 
 from tests.sweep.hub_standin import StandInJobs
 from tests.sweep.sweep_files import TWO_MODELS, write_sweep
@@ -72,7 +73,11 @@ def test_a_run_goes_to_a_job_and_comes_back_verified(
     tmp_path: Path, standin: StandInJobs, capsys: pytest.CaptureFixture[str]
 ) -> None:
     standin.leak_secret = True  # the job prints its token: no log or line here may show it
+    before = {p.name for p in checkout().iterdir()}
     assert main(["sweep", str(_sweep(tmp_path)), "--launcher", "hf-jobs"]) == 0
+    # The job's wheel is built as `space build` builds it: nothing new in the checkout (pip wheel
+    # left build/ there, which then broke the fast tests that read the source tree).
+    assert {p.name for p in checkout().iterdir()} - before == set()
     run = tmp_path / "runs" / "biased--standard"
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
     assert results["dataset"]["n"] == 2 and results["config"]["model"] == TWO_MODELS[0]["model"]
