@@ -43,13 +43,14 @@ def main() -> None:
     except MMSpuBenchError as err:
         print(f"mmspubench space: error: {clean(str(err))}", file=sys.stderr)
         raise SystemExit(2) from None
-    from mmspubench.space.cli import serve_until_stopped
+    from mmspubench.space.cli import stop_signals
     from mmspubench.space.layout import LAUNCH_OPTIONS, SpaceConfig, build_app
 
     demo = build_app(SpaceConfig.from_env())
-    demo.launch(server_port=port, prevent_thread_lock=True, **LAUNCH_OPTIONS)
-    print(f"mmspubench space: serving on port {port}; Ctrl-C or SIGTERM stops it", file=sys.stderr)
-    how = serve_until_stopped()
+    with stop_signals() as wait:
+        demo.launch(server_port=port, prevent_thread_lock=True, **LAUNCH_OPTIONS)
+        print(f"mmspubench space: serving on port {port}; Ctrl-C or SIGTERM stops it", file=sys.stderr)
+        how = wait()
     demo.close()
     print(f"mmspubench space: stopped ({how})", file=sys.stderr)
 

@@ -7,10 +7,12 @@ handlers, so ``mmspubench --help`` stays instant.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,29 +76,38 @@ def _run_space(args: argparse.Namespace) -> int:
         unknown_keys=args.unknown_keys or env.unknown_keys,
     )
     demo = build_app(config)
-    demo.launch(server_name=args.host, server_port=args.port, prevent_thread_lock=True, **LAUNCH_OPTIONS)
-    how = serve_until_stopped()
+    with stop_signals() as wait:
+        demo.launch(server_name=args.host, server_port=args.port, prevent_thread_lock=True, **LAUNCH_OPTIONS)
+        how = wait()
     demo.close()
     print(f"mmspubench space: stopped ({how})", file=sys.stderr)
     return 0
 
 
-def serve_until_stopped() -> str:
-    """Wait while the server runs; return how it was stopped (``Ctrl-C`` or ``SIGTERM``).
+@contextlib.contextmanager
+def stop_signals() -> Iterator[Callable[[], str]]:
+    """Catch SIGTERM from here on (enter before the server starts: a SIGTERM that comes as soon as
+    the port answers stops it cleanly too); yields the wait, which returns how the server was
+    stopped (``Ctrl-C`` or ``SIGTERM``).
 
     Stopping a server is its normal end, not an interrupted job: exit 0 with one line, not the
     guard's "partial output removed" (there is no output to remove).
     """
     stopped = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: stopped.set())
+
+    def wait() -> str:
+        try:
+            while not stopped.wait(0.2):
+                pass
+        except KeyboardInterrupt:
+            return "Ctrl-C"
+        return "SIGTERM"
+
     try:
-        while not stopped.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        return "Ctrl-C"
+        yield wait
     finally:
         signal.signal(signal.SIGTERM, previous)
-    return "SIGTERM"
 
 
 def _run_submit(args: argparse.Namespace) -> int:
