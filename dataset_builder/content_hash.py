@@ -5,7 +5,8 @@ on every machine, whichever Pillow, zlib or pyarrow wrote it (PNG and Parquet by
 pixels and rows differ between encoder builds and versions):
 
 - a ``.png`` file: its decoded mode, size, palette, transparency, ICC profile and pixels (PNG
-  decoding is exact); text chunks, compression level, filters and chunk layout do not count;
+  decoding is exact); text and gamma chunks, compression level, filters and chunk layout do not
+  count;
 - a ``.parquet`` file: its column names, its ``huggingface`` metadata (the features, as parsed
   JSON) and its rows in order; an image cell (PNG bytes, or a ``data:image/png;base64,`` string
   as the ``inspect`` config stores it) counts by its decoded pixels as above;

@@ -174,8 +174,10 @@ def _apply_perspective(layer: Image.Image, key: str) -> Image.Image:
 
 def _ramp(n: int) -> np.ndarray:
     """``np.linspace(0, 1, n)`` written out: the same values, whatever numpy's implementation."""
-    values = np.arange(n) * (1.0 / (n - 1)) if n > 1 else np.zeros(n)
-    values[-1:] = 1.0
+    if n < 2:
+        return np.zeros(n)  # linspace's one value is the start
+    values = np.arange(n) * (1.0 / (n - 1))
+    values[-1] = 1.0
     return values
 
 
