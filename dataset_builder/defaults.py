@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "3"
 """Bumped whenever the synthetic generator's output changes."""
 DEFAULT_N = 90
 """Items in the default release: about ten per spurious type."""

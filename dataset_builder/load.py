@@ -7,8 +7,6 @@ result file records to pin the data: the id or path, and a Hub revision or a con
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,9 +26,9 @@ if TYPE_CHECKING:
     import datasets
 
 DatasetKind = Literal["hub", "built", "raw"]
-BUILD_FORMAT_VERSION = "2"
-"""Bumped when the build output changes for the same input, so cached builds are redone."""
-_CHUNK = 1 << 20
+BUILD_FORMAT_VERSION = "3"
+"""Bumped when the build output or the content hash changes for the same input, so cached builds
+are redone (3: PNG and Parquet files hashed by their decoded content, no encoded sizes in the card)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,21 +60,12 @@ def classify(dataset: str | Path) -> DatasetRef:
 
 
 def content_hash(folder: Path) -> str:
-    """SHA-256 over every file of ``folder`` (relative path and bytes, in sorted order)."""
-    digest = hashlib.sha256(f"mmspubench-build-{BUILD_FORMAT_VERSION}\n".encode())
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = path.relative_to(folder)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        digest.update(rel.as_posix().encode() + b"\0")
-        with open_regular(path, MAX_DATASET_FILE_BYTES, "a dataset file") as fh:
-            # Never past the size the file reports: a symlink to /proc/self/pagemap reads forever.
-            left = os.fstat(fh.fileno()).st_size
-            while left > 0 and (chunk := fh.read(min(_CHUNK, left))):
-                digest.update(chunk)
-                left -= len(chunk)
-        digest.update(b"\0")
-    return digest.hexdigest()
+    """SHA-256 over every file of ``folder`` (relative path and content, in sorted order): PNG and
+    Parquet files by what they decode to, so the hash does not depend on the encoder that wrote them
+    (:mod:`~mmspubench.dataset_builder.content_hash`)."""
+    from mmspubench.dataset_builder import content_hash as hashing
+
+    return hashing.content_hash(folder, f"mmspubench-build-{BUILD_FORMAT_VERSION}")
 
 
 def built_folder_for(

@@ -6,9 +6,11 @@ and the image size, so the generator and the tests can re-render any item.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from mmspubench.dataset_builder.synth_exact import quantised, resize_bicubic, solve_exact
 from mmspubench.dataset_builder.synth_shapes import (
     SKY_CO_OBJECTS,
     draw_background,
@@ -96,7 +98,8 @@ def _pattern_mask(key: str, width: int, height: int) -> np.ndarray:
     if key == "hatch":
         return ((x + y) % period) < period * 0.35
     dx, dy = x % period - period / 2, y % period - period / 2
-    return (dx * dx + dy * dy) < (period * 0.28) ** 2
+    radius = period * 0.28
+    return (dx * dx + dy * dy) < radius * radius
 
 
 def _apply_pattern(layer: Image.Image, key: str) -> Image.Image:
@@ -118,30 +121,33 @@ def _remap(layer: Image.Image, src_x: np.ndarray, src_y: np.ndarray) -> Image.Im
 def _apply_shape(layer: Image.Image, key: str) -> Image.Image:
     w, h = layer.size
     if key == "tall":
-        return layer.resize((max(2, round(w * 0.5)), round(h * 1.35)), Image.Resampling.BICUBIC)
+        return resize_bicubic(layer, (max(2, round(w * 0.5)), round(h * 1.35)))
     if key == "wide":
-        return layer.resize((round(w * 1.45), max(2, round(h * 0.5))), Image.Resampling.BICUBIC)
+        return resize_bicubic(layer, (round(w * 1.45), max(2, round(h * 0.5))))
     # Warps move pixels sideways: give them a transparent margin to move into.
     margin = round(0.2 * w)
     padded = Image.new("RGBA", (w + 2 * margin, h), (0, 0, 0, 0))
     padded.paste(layer, (margin, 0))
     layer, w = padded, w + 2 * margin
     y, x = np.mgrid[0:h, 0:w].astype(float)
+    # Sines and powers come from quantised per-element math calls (synth_exact.quantised), not
+    # numpy's SIMD loops, whose last bits differ by CPU and release and would move a floored pixel.
     if key == "wavy":
         return _remap(
             layer,
-            x + 0.07 * w * np.sin(2 * np.pi * y / (0.3 * h)),
-            y + 0.05 * h * np.sin(2 * np.pi * x / (0.35 * w)),
+            x + 0.07 * w * quantised(math.sin, 2 * np.pi * y / (0.3 * h)),
+            y + 0.05 * h * quantised(math.sin, 2 * np.pi * x / (0.35 * w)),
         )
     cx, cy, radius = w / 2, h / 2, max(w, h) / 2
     if key == "bent":
         # Rows shift sideways along a half sine: the upright axis of the object bows into a curve.
-        return _remap(layer, x - 0.2 * w * np.sin(np.pi * y / h), y)
+        return _remap(layer, x - 0.2 * w * quantised(math.sin, np.pi * y / h), y)
     # Radial remap: output radius r samples source radius r**1.9, magnifying the centre.
     power = 1.9
     dx, dy = (x - cx) / radius, (y - cy) / radius
-    r = np.hypot(dx, dy)
-    factor = np.where((r > 0) & (r < 1), np.power(np.clip(r, 1e-6, 1), power - 1), 1.0)
+    r = np.sqrt(dx * dx + dy * dy)  # sqrt is correctly rounded everywhere; hypot is not
+    grown = quantised(lambda v: v ** (power - 1), np.clip(r, 1e-6, 1))
+    factor = np.where((r > 0) & (r < 1), grown, 1.0)
     return _remap(layer, cx + dx * factor * radius, cy + dy * factor * radius)
 
 
@@ -153,7 +159,8 @@ def _perspective_coefficients(dst: list[tuple[float, float]], src: list[tuple[fl
         rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
         rows.append([0, 0, 0, x, y, 1, -v * x, -v * y])
         rhs.extend([u, v])
-    return [float(c) for c in np.linalg.solve(np.array(rows, float), np.array(rhs, float))]
+    # Exact rational elimination: numpy's solve rounds differently between releases and BLAS builds.
+    return solve_exact(rows, rhs)
 
 
 def _apply_perspective(layer: Image.Image, key: str) -> Image.Image:
@@ -165,10 +172,19 @@ def _apply_perspective(layer: Image.Image, key: str) -> Image.Image:
     )
 
 
+def _ramp(n: int) -> np.ndarray:
+    """``np.linspace(0, 1, n)`` written out: the same values, whatever numpy's implementation."""
+    if n < 2:
+        return np.zeros(n)  # linspace's one value is the start
+    values = np.arange(n) * (1.0 / (n - 1))
+    values[-1] = 1.0
+    return values
+
+
 def _apply_side_light(layer: Image.Image, key: str) -> Image.Image:
     arr = np.asarray(layer).astype(float)
     h, w = arr.shape[:2]
-    ramp_x, ramp_y = np.linspace(0, 1, w)[None, :], np.linspace(0, 1, h)[:, None]
+    ramp_x, ramp_y = _ramp(w)[None, :], _ramp(h)[:, None]
     ramp = {"from_left": ramp_x, "from_right": 1 - ramp_x, "from_above": ramp_y}[key]
     arr[..., :3] *= (1.15 - 1.0 * np.broadcast_to(ramp, (h, w)))[..., None]
     return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8), "RGBA")
@@ -233,12 +249,13 @@ def _global_light(arr: np.ndarray, key: str, centre: tuple[int, int]) -> np.ndar
     h, w = arr.shape[:2]
     if key in ("from_left", "from_right", "from_above"):
         # The whole scene darkens away from the light too, more gently than the object itself.
-        ramp_x, ramp_y = np.linspace(0, 1, w)[None, :], np.linspace(0, 1, h)[:, None]
+        ramp_x, ramp_y = _ramp(w)[None, :], _ramp(h)[:, None]
         ramp = {"from_left": ramp_x, "from_right": 1 - ramp_x, "from_above": ramp_y}[key]
         return arr * (1.0 - 0.5 * np.broadcast_to(ramp, (h, w)))[..., None]
     y, x = np.mgrid[0:h, 0:w]
-    d = np.hypot(x - centre[0], y - centre[1]) / (0.3 * w)
-    return arr * (0.12 + 1.0 * np.exp(-(d**2)))[..., None]
+    dx, dy = x - centre[0], y - centre[1]
+    d = np.sqrt((dx * dx + dy * dy).astype(float)) / (0.3 * w)
+    return arr * (0.12 + 1.0 * quantised(math.exp, -(d * d)))[..., None]
 
 
 def _global_texture(image: Image.Image, key: str, rng: np.random.Generator) -> Image.Image:
@@ -266,7 +283,8 @@ def _global_texture(image: Image.Image, key: str, rng: np.random.Generator) -> I
 
 
 def _colorize(arr: np.ndarray, key: str) -> np.ndarray:
-    lum = (arr @ np.array([0.299, 0.587, 0.114]))[..., None]
+    # Written out rather than a matmul, which BLAS may sum in another order (or fused) per CPU.
+    lum = (arr[..., 0] * 0.299 + arr[..., 1] * 0.587 + arr[..., 2] * 0.114)[..., None]
     tinted = np.clip(lum / 255 * np.array(TINTS[key], float) * 1.15, 0, 255)
     return tinted if key == "gray" else tinted * 0.85 + arr * 0.15
 
