@@ -12,6 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 ConditionKind = Literal["core", "spurious"]
+ANSWER_KEYS = ("prediction", "correct", "raw_output", "option_scores")
+"""The fields of a view's answer (the blind one, or one rotation's) in samples.jsonl."""
+ROTATION_KEYS = ("rotation", "order", "answer", *ANSWER_KEYS)
+"""The fields of one rotation in samples.jsonl."""
+NUM_ROTATIONS = 4
+"""Rotations per item in a circular run: one per option position (``schema.NUM_OPTIONS``, not
+imported here so that reading records needs no ``datasets``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,17 +84,18 @@ class Answer:
         }
 
     @staticmethod
-    def from_json(obj: Mapping[str, Any]) -> Answer:
-        """Inverse of ``to_json``."""
-        scores = obj["option_scores"]
-        correct = _opt_bool(obj["correct"], "correct")
+    def from_json(obj: Mapping[str, Any], name: str = "blind") -> Answer:
+        """Inverse of ``to_json``; ``name`` is the record's field (``blind``, ``rotations[2]``),
+        named by every error (a view's answer is taken only with exactly its own fields)."""
+        _check_keys(obj, name, ANSWER_KEYS)
+        correct = _opt_bool(obj["correct"], f"{name}.correct")
         if correct is None:
-            raise TypeError("field 'correct' must be true or false")
+            raise TypeError(f"field {name + '.correct'!r} must be true or false")
         return Answer(
-            prediction=_opt_str(obj["prediction"]),
+            prediction=_strict_str(obj["prediction"], f"{name}.prediction"),
             correct=correct,
-            raw_output=_opt_str(obj["raw_output"]),
-            option_scores=None if scores is None else tuple(float(s) for s in scores),
+            raw_output=_strict_str(obj["raw_output"], f"{name}.raw_output"),
+            option_scores=_numbers(obj["option_scores"], f"{name}.option_scores"),
         )
 
 
@@ -114,13 +122,22 @@ class Rotation:
         }
 
     @staticmethod
-    def from_json(obj: Mapping[str, Any]) -> Rotation:
-        """Inverse of ``to_json``."""
+    def from_json(obj: Mapping[str, Any], name: str = "rotation") -> Rotation:
+        """Inverse of ``to_json``; ``name`` is the record's field, named by every error."""
+        _check_keys(obj, name, ROTATION_KEYS)
+        order = obj["order"]
+        if not isinstance(order, list) or not all(_is_int(j) for j in order):
+            raise TypeError(f"field {name + '.order'!r} must be a list of integers, got {_shown(order)}")
+        if not _is_int(obj["rotation"]):
+            raise TypeError(f"field {name + '.rotation'!r} must be an integer, got {_shown(obj['rotation'])}")
+        answer = _strict_str(obj["answer"], f"{name}.answer")
+        if answer is None:
+            raise TypeError(f"field {name + '.answer'!r} must be a letter, got null")
         return Rotation(
-            rotation=int(obj["rotation"]),
-            order=tuple(int(j) for j in obj["order"]),
-            answer=str(obj["answer"]),
-            reply=Answer.from_json(obj),
+            rotation=obj["rotation"],
+            order=tuple(order),
+            answer=answer,
+            reply=Answer.from_json({k: obj[k] for k in ANSWER_KEYS}, name),
         )
 
 
@@ -191,18 +208,14 @@ class SampleResult:
             prediction=_opt_str(obj["prediction"]),
             correct=_opt_bool(obj["correct"], "correct"),
             raw_output=_opt_str(obj["raw_output"]),
-            option_scores=None if scores is None else tuple(float(s) for s in scores),
+            option_scores=_numbers(scores, "option_scores"),
             class_name=str(obj["class_name"]),
             conditions=tuple(Condition.from_json(c) for c in obj["conditions"]),
             cgla_min=None if cgla_min is None else _finite(cgla_min, "cgla_min"),
             cgla_acc=_opt_bool(obj["cgla_acc"], "cgla_acc"),
-            rotations=None
-            if obj.get("rotations") is None
-            else tuple(Rotation.from_json(r) for r in obj["rotations"]),
-            blind=None if obj.get("blind") is None else Answer.from_json(obj["blind"]),
-            option_probs=None
-            if obj.get("option_probs") is None
-            else tuple(float(p) for p in obj["option_probs"]),
+            rotations=_rotations(obj.get("rotations")),
+            blind=None if obj.get("blind") is None else Answer.from_json(obj["blind"], "blind"),
+            option_probs=_numbers(obj.get("option_probs"), "option_probs"),
         )
 
 
@@ -217,6 +230,68 @@ def _finite(value: Any, name: str) -> float:
         text = repr(value)
         raise ValueError(f"field {name!r} must be a finite number, got {text[:40]}{'...' * (len(text) > 40)}")
     return number
+
+
+def _shown(value: Any) -> str:
+    """``value`` for an error line: its repr cut to 40 characters (a line may hold anything)."""
+    text = repr(value) if isinstance(value, (int, float, str, type(None))) else type(value).__name__
+    return f"{text[:40]}{'...' * (len(text) > 40)}"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _numbers(value: Any, name: str) -> tuple[float, ...] | None:
+    """``null`` or a list of JSON numbers as floats. A boolean or a string is refused, not read
+    as 1.0 or parsed; an integer beyond the float range reads as infinity, which the checks of
+    the scores refuse by name (``float()`` alone would raise a bare ``OverflowError``)."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise TypeError(f"field {name!r} must be a list of numbers or null, got {_shown(value)}")
+    out = []
+    for item in value:
+        if not isinstance(item, (int, float)) or isinstance(item, bool):
+            raise TypeError(f"field {name!r} must hold numbers only, got {_shown(item)}")
+        try:
+            out.append(float(item))
+        except OverflowError:
+            out.append(math.inf if item > 0 else -math.inf)
+    return tuple(out)
+
+
+def _check_keys(obj: Any, name: str, keys: tuple[str, ...]) -> None:
+    """``obj`` is an object with exactly ``keys``: a field a view's record does not have is refused
+    (nothing in a record is skipped unread)."""
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"field {name!r} must be an object, got {_shown(obj)}")
+    missing = [k for k in keys if k not in obj]
+    if missing:
+        raise ValueError(f"field {name!r}: missing key {missing[0]!r}")
+    unknown = sorted(str(k) for k in obj if k not in keys)
+    if unknown:
+        raise ValueError(f"field {name!r}: unknown key {unknown[0][:40]!r} (expected {', '.join(keys)})")
+
+
+def _rotations(value: Any) -> tuple[Rotation, ...] | None:
+    """``rotations``: ``null``, or a list of the four rotation objects (checked as a record
+    before anything reads them; their order and answers are checked by ``results_confounds``)."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise TypeError(f"field 'rotations' must be a list of {NUM_ROTATIONS} objects, got {_shown(value)}")
+    if len(value) != NUM_ROTATIONS:
+        raise ValueError(
+            f"field 'rotations' holds {len(value)} entries; expected {NUM_ROTATIONS} (rotations 0-3)"
+        )
+    return tuple(Rotation.from_json(r, f"rotations[{i}]") for i, r in enumerate(value))
+
+
+def _strict_str(value: Any, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"field {name!r} must be a string or null, got {_shown(value)}")
 
 
 def _optional(sample: SampleResult) -> dict[str, Any]:

@@ -10,14 +10,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics_calibration, metrics_confounds
 from mmspubench.eval.config import CONFOUND_METRICS, RunConfig
-from mmspubench.eval.records import SampleResult
+from mmspubench.eval.records import Answer, SampleResult
 
 
 def _bad(sample: SampleResult, field: str, why: str) -> MMSpuBenchError:
     return MMSpuBenchError(f"samples: record {sample.id!r}: field {field!r}: {why}")
+
+
+def letter_fault(answer: Answer) -> str | None:
+    """Why a view's ``prediction`` is not an option letter as the evaluator writes one (A-D in
+    upper case, or ``null`` for unparsed), or ``None``: a letter the summaries cannot place (``b``,
+    ``E``) is refused, never counted as some option."""
+    if answer.prediction is None or answer.prediction in ANSWER_LETTERS:
+        return None
+    return f"{answer.prediction[:40]!r} is not A, B, C, D or null"
 
 
 def _rotations(sample: SampleResult) -> list[metrics_confounds.RotationAnswer]:
@@ -27,6 +37,9 @@ def _rotations(sample: SampleResult) -> list[metrics_confounds.RotationAnswer]:
         raise _bad(sample, "rotations", f"expected rotations {list(metrics_confounds.ROTATIONS)} in order")
     out = []
     for r in sample.rotations:
+        fault = letter_fault(r.reply)
+        if fault:
+            raise _bad(sample, "rotations.prediction", f"rotation {r.rotation}: {fault}")
         if r.order != metrics_confounds.rotation_order(r.rotation):
             raise _bad(sample, "rotations.order", f"{list(r.order)} is not rotation {r.rotation}")
         if r.answer != metrics_confounds.rotated_answer(sample.answer, r.rotation):
@@ -52,6 +65,9 @@ def blind(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
     for s in ordered:
         if s.blind is None:
             raise _bad(s, "blind", "missing in a blind run")
+        fault = letter_fault(s.blind)
+        if fault:
+            raise _bad(s, "blind.prediction", fault)
         if s.blind.correct != (s.blind.prediction == s.answer):
             raise _bad(s, "blind.correct", "does not follow from prediction and answer")
     return metrics_confounds.blind_summary(

@@ -181,7 +181,8 @@ def check_ranges(results: Mapping[str, Any], where: str) -> None:
 
 
 def check_samples(samples: tuple[SampleResult, ...], where: str) -> None:
-    """Each id once; CGLs and option scores finite log-probabilities (<= 0)."""
+    """Each id once; CGLs and option scores (the published order's, each rotation's and the blind
+    answer's) finite log-probabilities (<= 0)."""
     seen: set[str] = set()
     for sample in samples:
         if sample.id in seen:
@@ -190,6 +191,11 @@ def check_samples(samples: tuple[SampleResult, ...], where: str) -> None:
         scores = [("cgl", c.cgl) for c in sample.conditions] + [
             ("option_scores", s) for s in sample.option_scores or ()
         ]
+        # The confound views' letter scores are log-probabilities too, checked alike.
+        for i, r in enumerate(sample.rotations or ()):
+            scores += [(f"rotations[{i}].option_scores", s) for s in r.reply.option_scores or ()]
+        if sample.blind is not None:
+            scores += [("blind.option_scores", s) for s in sample.blind.option_scores or ()]
         if sample.cgla_min is not None:
             scores.append(("cgla_min", sample.cgla_min))
         for field, value in scores:

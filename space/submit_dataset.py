@@ -8,7 +8,8 @@ conditions' attributes and kinds in the order the evaluator writes them (core th
 dataset order), and each condition's prompt and continuation as the recorded templates render
 them (the part of a prompt the chat template adds cannot be re-rendered without the model: the
 rendered user text must appear in it and it must end with the assistant prefix). In ``generate``
-mode the prediction must be what the answer parser reads from ``raw_output``.
+mode the prediction must be what the answer parser reads from ``raw_output``, and so must each
+rotation's (against the item's options rotated by its shift) and the blind answer's.
 
 The published split is read from ``$MMSPUBENCH_PUBLISHED_DATASET`` (a local copy of the published
 revision: a built folder or raw release; set on the Space or offline), else from the Hub at the
@@ -182,22 +183,46 @@ def _check_conditions(sample: SampleResult, item: PublishedItem, config: RunConf
             raise record_error(where, sample.id, f"{field}.prompt", fault)
 
 
+def _readings(
+    sample: SampleResult, item: PublishedItem
+) -> list[tuple[str, str, str | None, str | None, tuple[str, ...]]]:
+    """``(field, label, raw_output, prediction, options as shown)`` of every answer of ``sample``:
+    the published order's, each rotation's (the item's options rotated by its shift) and the
+    blind one's (the published order)."""
+    from mmspubench.eval.metrics_confounds import rotated_options
+
+    out = [("", "", sample.raw_output, sample.prediction, item.options)]
+    for r in sample.rotations or ():
+        shown = rotated_options(item.options, r.rotation)
+        out.append(("rotations.", f"rotation {r.rotation}: ", r.reply.raw_output, r.reply.prediction, shown))
+    if sample.blind is not None:
+        out.append(("blind.", "", sample.blind.raw_output, sample.blind.prediction, item.options))
+    return out
+
+
 def _check_prediction(sample: SampleResult, item: PublishedItem, config: RunConfig, where: str) -> None:
+    """In generate mode every answer (published, rotated, blind) is what the run's parser reads
+    from its raw output against this item's options as shown: the prediction re-derived exactly
+    as ``eval`` derived it."""
     from mmspubench.eval.parse import answer_parser
 
     if "accuracy" not in config.metrics or config.answer_mode != "generate":
         return
-    if sample.raw_output is None:
-        raise record_error(where, sample.id, "raw_output", "missing in a generate-mode run")
     parse = answer_parser(prompts.variant(config.prompt_variant).final_answer)
-    parsed = parse(sample.raw_output, item.options)
-    if sample.prediction != parsed:
-        raise record_error(
-            where,
-            sample.id,
-            "prediction",
-            f"{sample.prediction!r} but its raw_output reads as {parsed!r} against the published options",
-        )
+    for prefix, label, raw_output, prediction, options in _readings(sample, item):
+        if raw_output is None:
+            raise record_error(
+                where, sample.id, f"{prefix}raw_output", f"{label}missing in a generate-mode run"
+            )
+        parsed = parse(raw_output, options)
+        if prediction != parsed:
+            shown = "published options" if options == item.options else "options as rotated"
+            raise record_error(
+                where,
+                sample.id,
+                f"{prefix}prediction",
+                f"{label}{prediction!r} but its raw_output reads as {parsed!r} against the {shown}",
+            )
 
 
 def _check_item(sample: SampleResult, item: PublishedItem, config: RunConfig, where: str) -> None:

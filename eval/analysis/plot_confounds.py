@@ -10,7 +10,8 @@ The data (:class:`ConfoundSeries`, :func:`confound_series`) is plain, read from 
 - reliability: the non-empty ``calibration.bins`` as (mean confidence, accuracy, n), with
   ``calibration.ece`` in the legend.
 
-A section that is missing or malformed gives no panel data (``None``), never a made-up value.
+A section that is missing or malformed gives no panel data (``None``), never a made-up value; a
+bin counting more items than ``calibration.n`` is an edited file, refused in one line.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, NUM_OPTIONS
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis.plot_data import OVERALL, REPORT_GROUPS, Interval
 
 SHARE_KEYS: tuple[str, ...] = (*ANSWER_LETTERS, "unparsed")
@@ -88,29 +90,40 @@ def _gain(results: Mapping[str, Any]) -> tuple[tuple[float | None, ...] | None, 
     return tuple(out), _interval(blind.get("gain_ci95"))
 
 
-def _reliability(results: Mapping[str, Any]) -> tuple[tuple[float, float, int], ...] | None:
-    bins = _map(results, "calibration").get("bins")
-    if not isinstance(bins, list):
+def _count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _reliability(results: Mapping[str, Any], where: str) -> tuple[tuple[float, float, int], ...] | None:
+    section = _map(results, "calibration")
+    bins, total = section.get("bins"), section.get("n")
+    if not isinstance(bins, list) or not _count(total):
         return None
     points = []
-    for b in bins:
+    for i, b in enumerate(bins):
         if not isinstance(b, Mapping):
             return None
         conf, acc, n = _opt(b.get("confidence")), _opt(b.get("accuracy")), b.get("n")
-        if conf is not None and acc is not None and isinstance(n, int) and not isinstance(n, bool) and n > 0:
+        if _count(n) and n > total:  # more items in one bin than the run calibrated: an edited file
+            text = str(n) if len(str(n)) <= 20 else f"{str(n)[:20]}... ({len(str(n))} digits)"
+            raise MMSpuBenchError(
+                f"{where}: field 'calibration.bins[{i}].n': {text} items in one bin; expected 0 to "
+                f"{total} (calibration.n)"
+            )
+        if conf is not None and acc is not None and _count(n) and n > 0:
             points.append((conf, acc, n))
     return tuple(points)
 
 
-def confound_series(results: Mapping[str, Any], label: str) -> ConfoundSeries:
-    """The confound panels' data of one run's results.json."""
+def confound_series(results: Mapping[str, Any], label: str, where: str = "results.json") -> ConfoundSeries:
+    """The confound panels' data of one run's results.json (``where``: its path, for errors)."""
     gain, gain_ci = _gain(results)
     return ConfoundSeries(
         label=label,
         letter_share=_letter_share(results),
         gain=gain,
         gain_ci95=gain_ci,
-        reliability=_reliability(results),
+        reliability=_reliability(results, where),
         ece=_opt(_map(results, "calibration").get("ece")),
     )
 
@@ -178,7 +191,10 @@ def draw_reliability(ax: Any, series: Sequence[ConfoundSeries]) -> None:
         conf, acc, n = zip(*run.reliability, strict=True)
         ece = "" if run.ece is None else f" (ECE {run.ece:.3f})"
         ax.plot(conf, acc, marker="o", color=f"C{k % 10}", linewidth=1.0, label=run.label + ece)
-        ax.scatter(conf, acc, s=[12 + 4 * v for v in n], color=f"C{k % 10}", alpha=0.4)
+        # Area by the bin's share of the run's largest bin: exact for counts of any size (a
+        # count read from a file may be huge; Python divides integers without overflow).
+        biggest = max(n)
+        ax.scatter(conf, acc, s=[12 + 240 * v / biggest for v in n], color=f"C{k % 10}", alpha=0.4)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("confidence (max option probability)")

@@ -272,5 +272,8 @@ def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     ]
     labels = run_labels(runs, [f.parent for f in files])
     series = [report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True)]
-    confounds = [plot_confounds.confound_series(r, label) for r, label in zip(runs, labels, strict=True)]
+    confounds = [
+        plot_confounds.confound_series(r, label, str(f))
+        for r, label, f in zip(runs, labels, files, strict=True)
+    ]
     write_bytes_atomic(Path(plot), [report_figure(series, fmt, confounds)])

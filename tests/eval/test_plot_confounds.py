@@ -68,3 +68,35 @@ def test_the_figure_object_without_views_keeps_two_panels(run: Path) -> None:
     series = [report_series(results, None, "m")]
     assert len(report_figure_object(series).axes) == 2
     assert len(report_figure_object(series, [confound_series(results, "m")]).axes) == 5
+
+
+def _edit_calibration(run: Path, n: int | None, count: int) -> None:
+    path = run / "results.json"
+    results = json.loads(path.read_text())
+    if n is not None:
+        results["calibration"]["n"] = n
+    results["calibration"]["bins"][-1]["n"] = count  # the bin of confidence 1.0 (3 of the 4 items)
+    path.write_text(json.dumps(results))
+
+
+@pytest.mark.parametrize("count", [5, 10**30, 10**400], ids=["n+1", "1e30", "1e400"])
+def test_a_bin_counting_more_items_than_the_run_is_one_line(
+    count: int, run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    _edit_calibration(run, None, count)
+    out = tmp_path / "r.png"
+    assert main(["report", str(run), "--plot", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err, captured.err
+    assert (
+        "results.json: field 'calibration.bins[14].n'" in captured.err and "expected 0 to 4" in captured.err
+    )
+    assert not out.exists() and captured.out == ""  # no table, no figure
+
+
+def test_huge_but_consistent_bin_counts_draw(run: Path, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    _edit_calibration(run, 10**400, 10**400)  # marker areas are shares of the largest bin
+    assert main(["report", str(run), "--plot", str(tmp_path / "r.png")]) == 0
+    assert (tmp_path / "r.png").stat().st_size > 0

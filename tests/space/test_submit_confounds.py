@@ -24,10 +24,8 @@ __all__ = ["published_split"]  # the autouse fixture of test_submit: the publish
 
 def _blind_run(root: Path) -> Path:
     """The 20 items of test_submit's runs, each also answered blind: right on every third item."""
-    samples = [
-        replace(_sample(i), blind=Answer("A" if i % 3 == 0 else "C", i % 3 == 0, "x", None))
-        for i in range(20)
-    ]
+    blind = ["A" if i % 3 == 0 else "C" for i in range(20)]  # the raw output the parser reads
+    samples = [replace(_sample(i), blind=Answer(b, b == "A", b, None)) for i, b in enumerate(blind)]
     config = RunConfig(
         model="org/model", dataset=DATASET, prompts=prompt_spec(), metrics=("accuracy", "cgla", "blind")
     )
