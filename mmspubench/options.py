@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import field
 from typing import Any
@@ -204,7 +205,7 @@ class SuggestingParser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        self._given = list(args) if args is not None else []
+        self._given = list(args) if args is not None else sys.argv[1:]  # what argparse reads too
         parsed, extras = super().parse_known_args(args, namespace)
         if extras and not hasattr(parsed, _OWNER):  # the innermost parser finishes first
             setattr(parsed, _OWNER, self)

@@ -8,7 +8,7 @@ import pytest
 from mmspubench.cli import build_parser, main
 
 
-def _refusal(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+def _refusal(argv: list[str] | None, capsys: pytest.CaptureFixture[str]) -> str:
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
@@ -136,3 +136,15 @@ def test_a_type_typo_of_synth_names_the_closest_type(
     assert main(["synth", "--text-prior-types", "backgrund", "--out", str(tmp_path / "raw")]) == 2
     assert not (tmp_path / "raw").exists()
     assert capsys.readouterr().err.rstrip().endswith("got 'backgrund' (did you mean background?)")
+
+
+def test_the_console_script_s_own_arguments_get_the_suggestion_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The console script calls ``main()`` with no list: argparse reads ``sys.argv``, and so must the hint."""
+    monkeypatch.setattr("sys.argv", ["mmspubench", "--versoin"])
+    err = _refusal(None, capsys)
+    assert (
+        err.splitlines()[-1]
+        == "mmspubench: error: unrecognized arguments: --versoin (did you mean --version?)"
+    )
