@@ -181,8 +181,9 @@ def closest(name: str, names: Sequence[str]) -> str | None:
     """The name in ``names`` closest to a mistyped ``name`` (``difflib``), or ``None`` if none is close."""
     import difflib
 
-    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
-    return close[0] if close else None
+    by_lower = {n.lower(): n for n in reversed(list(names))}  # ACCURACY is a typo of accuracy too
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[close[0]] if close else None
 
 
 def did_you_mean(name: str, names: Sequence[str]) -> str:

@@ -81,6 +81,7 @@ def test_a_typo_of_a_required_option_is_named_not_the_missing_option(
         (["evl"], "mmspubench: error: unknown command 'evl' (did you mean eval?)"),
         (["space", "biuld"], "mmspubench space: error: unknown command 'biuld' (did you mean build?)"),
         (["zzzz"], "mmspubench: error: unknown command 'zzzz'"),
+        (["EVAL"], "mmspubench: error: unknown command 'EVAL' (did you mean eval?)"),
     ],
 )
 def test_a_subcommand_typo_is_one_line_with_the_closest_command(
