@@ -149,3 +149,23 @@ def test_the_console_script_s_own_arguments_get_the_suggestion_too(
         err.splitlines()[-1]
         == "mmspubench: error: unrecognized arguments: --versoin (did you mean --version?)"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["sweep", "x.yaml", "--gpus", "0,", "1"],
+            "mmspubench sweep: error: unrecognized arguments: 1 (the list of --gpus has a space: write --gpus 0,1)",
+        ),
+        (
+            ["synth", "--text-prior-types", "BG,", "Col.", "--out", "x"],
+            "mmspubench synth: error: unrecognized arguments: Col. "
+            "(the list of --text-prior-types has a space: write --text-prior-types BG,Col.)",
+        ),
+    ],
+)
+def test_every_comma_list_names_the_space(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _refusal(argv, capsys).splitlines()[-1] == line
