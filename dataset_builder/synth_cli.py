@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.dataset_builder.defaults import CUES, DEFAULT_IMAGE_SIZE, DEFAULT_N, DEFAULT_SEED, MODES
-from mmspubench.options import add_fields, option
+from mmspubench.options import add_fields, did_you_mean, option
 
 EPILOG = """examples:
   mmspubench synth --out raw                                   # 90-item benchmark-style release
@@ -37,8 +37,10 @@ def _types(text: str) -> tuple[str, ...]:
     names = [part.strip() for part in text.split(",") if part.strip()]
     bad = [name for name in names if name.lower() not in by_key]
     if bad or not names:
+        hint = did_you_mean(bad[0], [*TYPE_NAMES, *ABBREV_TYPE]) if bad else ""
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated spurious types (names or abbreviations: {', '.join(TYPE_NAMES)}), got {text!r}"
+            f"expected comma-separated spurious types (names or abbreviations: {', '.join(TYPE_NAMES)}), "
+            f"got {text!r}{hint}"
         )
     chosen = {by_key[name.lower()] for name in names}
     return tuple(name for name in TYPE_NAMES if name in chosen)

@@ -88,6 +88,27 @@ def run_report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _asked(results: dict[str, Any]) -> set[str]:
+    """The metrics the run measured: its config's, or (an older file) the sections it holds."""
+    metrics = (results.get("config") or {}).get("metrics")
+    return set(metrics) if metrics is not None else {m for m in config.METRICS if results.get(m)}
+
+
+def _views(results: dict[str, Any]) -> list[str]:
+    """The closing line's parts for the confound views the run measured (none unless asked)."""
+    parts = []
+    circular = results.get("circular")
+    if circular:
+        parts.append(f"circular {circular['accuracy']:.2f}%")
+    blind = results.get("blind")
+    if blind:
+        parts.append(f"blind {blind['accuracy']:.2f}% (gain {blind['gain']:+.2f} pp)")
+    calibration = results.get("calibration")
+    if calibration:
+        parts.append(f"Brier {calibration['brier']:.3f}, ECE {calibration['ece']:.3f}")
+    return parts
+
+
 def _summary(results: dict[str, Any], out: Path) -> str:
     from mmspubench.eval.variants import variant_label
 
@@ -107,13 +128,17 @@ def _summary(results: dict[str, Any], out: Path) -> str:
             f"CGLA_acc {cgla['acc']:.2f}% (95% CI {low:.2f}-{high:.2f}; n={cgla['n']}; "
             f"mean CGLA_min {cgla['mean_cgla_min']:.3f}; core reduction {cgla['core_reduction']})"
         )
+    parts.extend(_views(results))
+    asked = _asked(results)
+    # The scorer scores continuations: CGLA's class names and logprob mode's letters, nothing else.
+    scored = "cgla" in asked or (results.get("config") or {}).get("answer_mode") == "logprob"
     model = results.get("model") or {}
-    if model.get("scorer_used"):
+    if model.get("scorer_used") and scored:
         reason = model.get("scorer_fallback_reason")
         parts.append(f"scorer {model['scorer_used']}" + (f" (fast not used: {reason})" if reason else ""))
-    parts.append(
-        f"CGLA scoring {results['timing']['cgla_seconds']:.1f}s, total {results['timing']['total_seconds']:.1f}s"
-    )
+    timing = results["timing"]
+    cgla_time = f"CGLA scoring {timing['cgla_seconds']:.1f}s, " if "cgla" in asked else ""
+    parts.append(f"{cgla_time}total {timing['total_seconds']:.1f}s")
     return "; ".join(parts) + f"\nresults: {out / 'results.json'}\nsamples: {out / 'samples.jsonl'}"
 
 

@@ -21,7 +21,15 @@ from mmspubench.eval.backends import registry
 from mmspubench.eval.backends.plugin import Backend
 from mmspubench.eval.config_checks import check_field, check_fields
 from mmspubench.eval.prompts import CGLA_VARIANTS, STANDARD, VARIANTS
-from mmspubench.options import add_fields, choices_of, flag, help_with_default, option, values_of
+from mmspubench.options import (
+    add_fields,
+    choices_of,
+    did_you_mean,
+    flag,
+    help_with_default,
+    option,
+    values_of,
+)
 
 __all__ = [
     "RunConfig",
@@ -63,11 +71,16 @@ MAX_NEW_TOKENS = 4096
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
-    """``accuracy,cgla`` -> the metrics in canonical order; unknown names are an error."""
+    """``accuracy,cgla`` -> the metrics in canonical order (a name given twice counts once); an
+    unknown name is an error naming the closest metric."""
     names = {part.strip() for part in text.split(",") if part.strip()}
+    expected = f"expected a comma-separated subset of {','.join(METRICS)}"
     unknown = sorted(names - set(METRICS))
-    if unknown or not names:
-        raise MMSpuBenchError(f"--metrics {text!r}: expected a comma-separated subset of {','.join(METRICS)}")
+    if unknown:
+        hint = did_you_mean(unknown[0], METRICS)
+        raise MMSpuBenchError(f"--metrics {text!r}: unknown metric {unknown[0]!r}{hint}; {expected}")
+    if not names:
+        raise MMSpuBenchError(f"--metrics {text!r}: {expected}")
     return tuple(m for m in METRICS if m in names)
 
 

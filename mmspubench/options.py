@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import field
 from typing import Any
@@ -176,6 +177,21 @@ def values_of(cls: type, args: argparse.Namespace) -> dict[str, Any]:
     return values
 
 
+def closest(name: str, names: Sequence[str]) -> str | None:
+    """The name in ``names`` closest to a mistyped ``name`` (``difflib``), or ``None`` if none is close."""
+    import difflib
+
+    by_lower = {n.lower(): n for n in reversed(list(names))}  # ACCURACY is a typo of accuracy too
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[close[0]] if close else None
+
+
+def did_you_mean(name: str, names: Sequence[str]) -> str:
+    """`` (did you mean X?)`` for the name closest to ``name``, or ``""``."""
+    close = closest(name, names)
+    return f" (did you mean {close}?)" if close else ""
+
+
 _OWNER = "_unrecognized_by"
 """Namespace attribute: the innermost (sub)parser that was left with unrecognized arguments."""
 
@@ -190,7 +206,7 @@ class SuggestingParser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        self._given = list(args) if args is not None else []
+        self._given = list(args) if args is not None else sys.argv[1:]  # what argparse reads too
         parsed, extras = super().parse_known_args(args, namespace)
         if extras and not hasattr(parsed, _OWNER):  # the innermost parser finishes first
             setattr(parsed, _OWNER, self)
@@ -208,18 +224,64 @@ class SuggestingParser(argparse.ArgumentParser):
         return parsed
 
     def unrecognized(self, extras: Sequence[str]) -> str:
-        """``unrecognized arguments: ...``, with the closest option to the first unknown one."""
+        """``unrecognized arguments: ...``, with the closest option to the first unknown one, or
+        the space that split a comma-separated list (``--metrics accuracy, circular``)."""
         text = f"unrecognized arguments: {' '.join(extras)}"
+        split = self._split_list(extras)
+        if split:
+            return f"{text} ({split})"
         unknown = next((a for a in extras if a.startswith("-") and a != "-" and not self._known(a)), None)
         return text + self._suggestion(unknown) if unknown else text
 
     def error(self, message: str) -> Any:
         """An invalid sub-command or a missing required option that comes with an unknown option
         is that option's error (``space --prot 7861``, ``build --sorce x``)."""
-        odd = "invalid choice" in message or message.startswith("the following arguments are required")
+        odd = (
+            "invalid choice" in message
+            or message.startswith("unknown command")
+            or message.startswith("the following arguments are required")
+        )
         if odd and (unknown := self._first_unknown_option()):
             message = f"unrecognized arguments: {unknown}{self._suggestion(unknown)}"
+        elif getattr(self, "_command_typo", False):  # one line: the usage would only list the commands
+            self.exit(2, f"{self.prog}: error: {message}\n")
         return super().error(message)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """An unknown subcommand or choice also names the closest one (``evl``: did you mean eval?)."""
+        if action.choices is None or value in action.choices:
+            return
+        names = [str(c) for c in action.choices]
+        if isinstance(action, argparse._SubParsersAction):
+            self._command_typo = True
+            raise argparse.ArgumentError(None, f"unknown command {value!r}{did_you_mean(str(value), names)}")
+        close = closest(str(value), names)
+        hint = f"did you mean {close!r}? " if close else ""
+        choices = ", ".join(map(repr, action.choices))
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r} ({hint}choose from {choices})")
+
+    def _split_list(self, extras: Sequence[str]) -> str | None:
+        """Why ``extras`` are left over when they are the tail of a comma-separated list the shell
+        split at a space (``--metrics accuracy, circular``), or ``None``."""
+        given = getattr(self, "_given", [])
+        if not extras or extras[0] not in given or extras[0].startswith("-"):
+            return None
+        at = given.index(extras[0])
+        if at >= 1 and given[at - 1].startswith("--") and "=" in given[at - 1]:  # --metrics=accuracy,
+            flag_given, before = given[at - 1].split("=", 1)
+        elif at >= 2:
+            flag_given, before = given[at - 2], given[at - 1]
+        else:
+            return None
+        tail = []
+        for arg in given[at:]:
+            if arg.startswith("-") or not (before.endswith(",") or arg.startswith(",")):
+                break
+            tail.append(arg)
+            before += arg
+        if not tail or not flag_given.startswith("--"):
+            return None
+        return f"the list of {flag_given} has a space: write {flag_given} {before}"
 
     def _first_unknown_option(self) -> str | None:
         for arg in getattr(self, "_given", []):
@@ -243,7 +305,4 @@ class SuggestingParser(argparse.ArgumentParser):
         return len(prefixed) == 1
 
     def _suggestion(self, unknown: str) -> str:
-        import difflib
-
-        close = difflib.get_close_matches(unknown.split("=", 1)[0], self._long_options(), n=1, cutoff=0.6)
-        return f" (did you mean {close[0]}?)" if close else ""
+        return did_you_mean(unknown.split("=", 1)[0], self._long_options())

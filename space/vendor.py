@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,7 +164,48 @@ def build_wheel(source: Path, work: Path) -> tuple[Path, str]:
             f"{source}: could not build the package's wheel with setuptools ({last[0].strip()}); "
             "space build vendors what the wheel ships: pip install setuptools"
         )
-    return work / "wheel" / done.stdout.strip().splitlines()[-1], log
+    wheel = work / "wheel" / done.stdout.strip().splitlines()[-1]
+    check_wheel(source, work, wheel)
+    return wheel, log
+
+
+SECRET_NAMES: frozenset[str] = frozenset({"hf_token", "token", ".env"})
+"""File names a wheel may not ship (with ``*.env``): where a Hub token or keys are kept."""
+SECRET_CONTENT = re.compile(rb"(?<![A-Za-z0-9_])(?:hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,})")
+"""A Hugging Face token (``hf_`` and 34 letters or digits) or an API key (``sk-...``) in a file."""
+
+
+def check_wheel(source: Path, work: Path, wheel: Path) -> None:
+    """Refuse a wheel that would ship a secret or a file from outside the checkout ``source``.
+
+    Setuptools copies what a symbolic link points at, so a link among the declared files (listed
+    in the ``SOURCES.txt`` it wrote under ``work``) that leaves the checkout is refused by name,
+    as is every wheel file named like a token file or holding a token-shaped text.
+    """
+    root = source.resolve()
+    for listed in work.glob("*.egg-info/SOURCES.txt"):
+        for rel in listed.read_text(encoding="utf-8").splitlines():
+            declared = Path(rel)
+            for part in [*reversed(declared.parents[:-1]), declared]:  # a linked folder or file
+                at = source / part
+                if at.is_symlink() and not at.resolve().is_relative_to(root):
+                    raise MMSpuBenchError(
+                        f"{at}: a symbolic link to {at.resolve()}, outside the checkout; "
+                        "the wheel ships only the package's own files: remove the link"
+                    )
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            base = name.rsplit("/", 1)[-1]
+            if base.lower() in SECRET_NAMES or base.lower().endswith(".env"):
+                raise MMSpuBenchError(
+                    f"{source}: the wheel would ship {name}, a file named like a token file; "
+                    "keep secrets out of the package folders"
+                )
+            if SECRET_CONTENT.search(archive.read(name)):
+                raise MMSpuBenchError(
+                    f"{source}: the wheel would ship {name}, which holds a token-shaped text "
+                    "(hf_... or sk-...); keep secrets out of the package folders"
+                )
 
 
 def _from_wheel(source: Path, out: Path) -> list[Path]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from mmspubench.cli import build_parser, main
 
 
-def _refusal(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+def _refusal(argv: list[str] | None, capsys: pytest.CaptureFixture[str]) -> str:
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
@@ -71,3 +73,99 @@ def test_a_typo_of_a_required_option_is_named_not_the_missing_option(
     assert err.splitlines()[-1] == (
         "mmspubench space build: error: unrecognized arguments: --outt (did you mean --out?)"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["evl"], "mmspubench: error: unknown command 'evl' (did you mean eval?)"),
+        (["space", "biuld"], "mmspubench space: error: unknown command 'biuld' (did you mean build?)"),
+        (["zzzz"], "mmspubench: error: unknown command 'zzzz'"),
+        (["EVAL"], "mmspubench: error: unknown command 'EVAL' (did you mean eval?)"),
+    ],
+)
+def test_a_subcommand_typo_is_one_line_with_the_closest_command(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _refusal(argv, capsys) == line + "\n"
+
+
+def test_a_choice_typo_names_the_closest_choice(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refusal(["eval", "--backend", "vlm"], capsys)
+    assert err.splitlines()[-1].startswith(
+        "mmspubench eval: error: argument --backend: invalid choice: 'vlm' (did you mean 'vllm'? choose from "
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "tail"),
+    [
+        (["--metrics", "accuracy,", "circular"], "circular"),
+        (["--metrics=accuracy,", "circular"], "circular"),
+        (["--metrics", "accuracy", ",circular"], ",circular"),
+    ],
+)
+def test_a_space_in_a_comma_list_is_named(
+    argv: list[str], tail: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _refusal(["eval", *argv], capsys)
+    assert err.splitlines()[-1] == (
+        f"mmspubench eval: error: unrecognized arguments: {tail} "
+        "(the list of --metrics has a space: write --metrics accuracy,circular)"
+    )
+
+
+def test_a_stray_word_after_an_option_is_not_called_a_split_list(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refusal(["eval", "--limit", "3", "circular"], capsys)
+    assert err.splitlines()[-1] == "mmspubench eval: error: unrecognized arguments: circular"
+
+
+def test_a_metric_typo_names_the_closest_metric(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--metrics", "accuracy,circuler", "--out", str(tmp_path / "run")]) == 2
+    assert not (tmp_path / "run").exists()
+    err = capsys.readouterr().err
+    assert err == (
+        "mmspubench eval: error: --metrics 'accuracy,circuler': unknown metric 'circuler' "
+        "(did you mean circular?); expected a comma-separated subset of "
+        "accuracy,cgla,circular,blind,calibration\n"
+    )
+
+
+def test_a_type_typo_of_synth_names_the_closest_type(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["synth", "--text-prior-types", "backgrund", "--out", str(tmp_path / "raw")]) == 2
+    assert not (tmp_path / "raw").exists()
+    assert capsys.readouterr().err.rstrip().endswith("got 'backgrund' (did you mean background?)")
+
+
+def test_the_console_script_s_own_arguments_get_the_suggestion_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The console script calls ``main()`` with no list: argparse reads ``sys.argv``, and so must the hint."""
+    monkeypatch.setattr("sys.argv", ["mmspubench", "--versoin"])
+    err = _refusal(None, capsys)
+    assert (
+        err.splitlines()[-1]
+        == "mmspubench: error: unrecognized arguments: --versoin (did you mean --version?)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["sweep", "x.yaml", "--gpus", "0,", "1"],
+            "mmspubench sweep: error: unrecognized arguments: 1 (the list of --gpus has a space: write --gpus 0,1)",
+        ),
+        (
+            ["synth", "--text-prior-types", "BG,", "Col.", "--out", "x"],
+            "mmspubench synth: error: unrecognized arguments: Col. "
+            "(the list of --text-prior-types has a space: write --text-prior-types BG,Col.)",
+        ),
+    ],
+)
+def test_every_comma_list_names_the_space(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _refusal(argv, capsys).splitlines()[-1] == line

@@ -164,3 +164,21 @@ def test_the_shown_output_is_the_closing_line_and_the_files() -> None:
     lines = _shown_output()
     assert lines[0].startswith("accuracy 28.89% (95% CI 20.00-37.78; n=90, unparsed 10); CGLA_acc 97.78%")
     assert lines[1:] == ["results: runs/default/results.json", "samples: runs/default/samples.jsonl"]
+
+
+def _section(text: str, heading: str) -> str:
+    found = re.search(rf"^#+ {re.escape(heading)}\n(.*?)(?=^#+ |\Z)", text, flags=re.S | re.M)
+    assert found is not None, f"lost the section {heading!r}"
+    return found.group(1)
+
+
+def test_the_confound_command_is_the_metrics_page_s() -> None:
+    """The README's confound run measures what the metrics page's does (CGLA too), word for word."""
+    heading = "Confounds: circular, blind, worst type, calibration"
+    readme = _commands(_section(README.read_text(encoding="utf-8"), heading))
+    page = _commands((ROOT / "docs" / "metrics" / "confounds.md").read_text(encoding="utf-8"))
+    views = [c for c in readme if c.startswith("mmspubench eval ") and "--out runs/views" in c]
+    assert views == [
+        "mmspubench eval --answer-mode logprob --metrics accuracy,cgla,circular,blind,calibration --out runs/views"
+    ]
+    assert views[0] in page

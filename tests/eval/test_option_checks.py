@@ -59,6 +59,8 @@ def test_the_api_refuses_a_bad_option_before_anything_loads(
         (["--request-timeout", "nan"], "--request-timeout nan"),
         (["--max-new-tokens", "99999999"], "--max-new-tokens must be positive"),
         (["--out", ""], "--out: empty"),
+        (["--out", "runs/a\x1b[31mred\nb"], "--out 'runs/a\\x1b[31mred\\nb': a control character"),
+        (["--model", "org/m\rodel"], "--model 'org/m\\rodel': a control character"),
     ],
 )
 def test_the_command_refuses_a_bad_option_in_one_line_and_writes_nothing(
