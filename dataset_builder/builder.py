@@ -130,9 +130,10 @@ def build_repo(
         raise MMSpuBenchError(f"{out}: cannot create the output folder ({_reason(err)})") from None
     try:
         repo = work / "repo"
-        _, split_info = _write_shards(records, work, repo, options)
+        shards, split_info = _write_shards(records, work, repo, options)
+        download_size = sum(p.stat().st_size for p in shards)
         write_inspect_config(records, repo)
-        card = render_card(records, split_info, image_matching=MATCHING_NOTES[matching])
+        card = render_card(records, split_info, download_size, image_matching=MATCHING_NOTES[matching])
         (repo / "README.md").write_text(card, encoding="utf-8")
         (repo / "eval.yaml").write_text(render_eval_yaml(), encoding="utf-8")
         swap_into(repo, out, work)

@@ -87,27 +87,26 @@ def _build_note(stats: Statistics) -> str:
 def render_card(
     records: Sequence[Item],
     split_info: datasets.SplitInfo,
+    download_size: int,
     *,
     repo_id: str = DEFAULT_REPO_ID,
     template: Path = TEMPLATE_PATH,
     image_matching: str = "",
 ) -> str:
-    """The full ``README.md`` text of a built folder.
-
-    The ``dataset_info`` front matter lists the features and the number of examples, not the byte
-    sizes of the encoded files (``download_size``, ``dataset_size``, ``num_bytes``): those vary with
-    the PNG and Parquet encoder that wrote them, and the card is part of the folder's content hash.
-    """
+    """The full ``README.md`` text of a built folder."""
     if not template.is_file():
         raise MMSpuBenchError(f"{template}: dataset card template not found")
     card = DatasetCard(read_text_bounded(template, MAX_TEXT_BYTES, "the card template"))
     data = card.data
     stats = compute_statistics(records)
-    info = datasets.DatasetInfo(features=FEATURES, splits=datasets.SplitDict())
-    info.splits.add(datasets.SplitInfo(name=split_info.name, num_examples=split_info.num_examples))
+    info = datasets.DatasetInfo(
+        features=FEATURES,
+        splits=datasets.SplitDict(),
+        download_size=download_size,
+        dataset_size=split_info.num_bytes,
+    )
+    info.splits.add(split_info)
     DatasetInfosDict({"default": info}).to_dataset_card_data(data)
-    for split in data["dataset_info"]["splits"]:
-        split.pop("num_bytes", None)
     MetadataConfigs(
         {
             "default": {"data_files": [{"split": split_info.name, "path": f"data/{split_info.name}-*"}]},

@@ -10,6 +10,10 @@ pixels and rows differ between encoder builds and versions):
 - a ``.parquet`` file: its column names, its ``huggingface`` metadata (the features, as parsed
   JSON) and its rows in order; an image cell (PNG bytes, or a ``data:image/png;base64,`` string
   as the ``inspect`` config stores it) counts by its decoded pixels as above;
+- the top-level ``README.md`` (the card): its bytes less the lines of its ``dataset_info`` that
+  give the encoded files' byte sizes (``download_size``, ``dataset_size``, ``num_bytes``). The card
+  keeps them: ``datasets`` keys its cache of a local folder on the card's ``dataset_info``, so two
+  builds of the same shape told apart by nothing else would share one cache entry;
 - every other file, and a PNG or Parquet file that does not decode as one: its bytes.
 
 Each file enters with its relative path, in sorted order; dot files and dot folders (the cache
@@ -24,6 +28,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +41,11 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _PNG_URI = "data:image/png;base64,"
 _CHUNK = 1 << 20
 _BATCH_ROWS = 64
+_CARD = "README.md"
+_CARD_SIZE_LINE = re.compile(
+    rb"^[ \t-]*(?:download_size|dataset_size|num_bytes): *[0-9]+[ \t]*\r?$", re.MULTILINE
+)
+"""A card's byte-size line: the size of the encoded files, which varies with their encoder."""
 
 
 def content_hash(folder: Path, salt: str) -> str:
@@ -55,6 +65,8 @@ def content_hash(folder: Path, salt: str) -> str:
                 canonical = png_content(_read(fh, size))
             elif suffix == ".parquet" and size > 0:
                 canonical = _parquet_content(fh)
+            elif rel.as_posix() == _CARD:
+                canonical = card_content(_read(fh, size))
             if canonical is not None:
                 digest.update(canonical)
             else:
@@ -76,6 +88,11 @@ def _chunks(fh: IO[bytes], size: int) -> Iterator[bytes]:
     while left > 0 and (chunk := fh.read(min(_CHUNK, left))):
         yield chunk
         left -= len(chunk)
+
+
+def card_content(data: bytes) -> bytes:
+    """The card ``data`` less its byte-size lines (each removed line leaves a marker behind)."""
+    return b"card\0" + _CARD_SIZE_LINE.sub(b"<size>", data)
 
 
 def png_content(data: bytes) -> bytes | None:

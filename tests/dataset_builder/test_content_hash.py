@@ -98,3 +98,65 @@ def test_a_broken_parquet_file_counts_by_its_bytes(tmp_path: Path, payload: byte
     first = content_hash(tmp_path)
     (tmp_path / "x.parquet").write_bytes(payload + b"!")
     assert content_hash(tmp_path) != first
+
+
+CARD = """---
+dataset_info:
+  features:
+  - name: id
+    dtype: string
+  download_size: {download}
+  dataset_size: {size}
+  splits:
+  - name: test
+    num_bytes: {size}
+    num_examples: 5
+---
+# Card
+"""
+
+
+def test_the_card_counts_without_its_byte_sizes(tmp_path: Path) -> None:
+    """The card keeps the encoded files' byte sizes (``datasets`` keys its cache of a local folder on
+    ``dataset_info``), while the hash leaves them out: they vary with the encoder."""
+    hashes = []
+    for k, (download, size) in enumerate([(1000, 2000), (1234, 5678)]):
+        folder = tmp_path / f"f{k}"
+        folder.mkdir()
+        (folder / "README.md").write_text(CARD.format(download=download, size=size))
+        hashes.append(content_hash(folder))
+    assert hashes[0] == hashes[1]
+    (tmp_path / "f1" / "README.md").write_text(
+        CARD.format(download=1, size=2).replace("num_examples: 5", "num_examples: 6")
+    )
+    assert content_hash(tmp_path / "f1") != hashes[0]
+    # Only the card at the top counts that way: a README.md elsewhere counts by its bytes.
+    for k, size in enumerate((1, 2)):
+        (tmp_path / f"f{k}" / "notes").mkdir()
+        (tmp_path / f"f{k}" / "notes" / "README.md").write_text(f"dataset_size: {size}\n")
+    assert content_hash(tmp_path / "f0") != content_hash(tmp_path / "f1")
+
+
+def test_two_builds_of_one_shape_load_apart_with_datasets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two built folders of the same name and shape load as their own rows through ``datasets``."""
+    import datasets
+    from mmspubench.cli import main
+
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    ids = []
+    for seed in (1, 2):
+        release, repo = tmp_path / f"release{seed}", tmp_path / f"b{seed}" / "repo"
+        assert (
+            main(["synth", "--out", str(release), "--n", "3", "--seed", str(seed), "--image-size", "32"]) == 0
+        )
+        annotation = json.loads((release / "annotation.json").read_text())
+        for record in annotation:  # same shape, other ids: the rows tell the builds apart
+            record["id"] = f"{seed}{record['id']}"
+        (release / "annotation.json").write_text(json.dumps(annotation))
+        assert main(["build", "--source", str(release), "--out", str(repo)]) == 0
+        ids.append(sorted(datasets.load_dataset(str(repo), split="test")["id"]))
+    assert (
+        ids[0] != ids[1] and all(i.startswith("1") for i in ids[0]) and all(i.startswith("2") for i in ids[1])
+    )

