@@ -1,15 +1,20 @@
-"""After `make run` the user is told how to reach the environment's commands; `make report` runs one."""
+"""After `make run` the user is told how to reach the environment's commands; `make report` runs one;
+`make help` lists every target; the install steps take the lock's versions, resolve nothing and are
+quiet."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_readme import ROOT, _env_without_make_vars
+from tests.test_lock import PROJECT
+from tests.test_readme import _EDITABLE, ROOT, _commands, _env_without_make_vars
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
@@ -19,13 +24,15 @@ def installed(tmp_path: Path) -> Path:
     """A copy of the Makefile with an installed-looking .venv whose `mmspubench` echoes its arguments."""
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy2(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "requirements", tmp_path / "requirements")
     bin_dir = tmp_path / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     for name in ("bin/python", ".stamp-torch", ".stamp-eval"):
         (tmp_path / ".venv" / name).touch()
     (bin_dir / "mmspubench").write_text('#!/bin/sh\necho "ran mmspubench $*"\n')
     (bin_dir / "mmspubench").chmod(0o755)
-    os.utime(tmp_path / "pyproject.toml", (1, 1))  # older than the stamps: nothing to install
+    for name in ("pyproject.toml", "requirements/eval.lock"):
+        os.utime(tmp_path / name, (1, 1))  # older than the stamps: nothing to install
     return tmp_path
 
 
@@ -61,3 +68,89 @@ def test_make_report_shows_the_default_runs_table(installed: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "ran mmspubench report runs/default"
     assert "make report" in _make(installed, "help").stdout
+
+
+def _targets() -> list[str]:
+    """The Makefile's own targets: its rules by name and its .PHONY list (not the files it makes)."""
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    rules = re.findall(r"^([A-Za-z][\w-]*)\s*:(?!=)", text, flags=re.M)
+    phony = re.search(r"^\.PHONY:(.*)$", text, flags=re.M)
+    assert rules and phony is not None
+    return sorted(set(rules) | set(phony.group(1).split()))
+
+
+def test_make_help_lists_every_target(installed: Path) -> None:
+    shown = _make(installed, "help").stdout
+    assert [target for target in _targets() if not re.search(rf"^make {target} ", shown, flags=re.M)] == []
+    assert {"docs-figures", "lock", "test-latest", "main-job"} <= set(_targets())  # the parse finds them
+
+
+@pytest.mark.parametrize(("target", "extra"), [("run", "eval"), ("test", "dev")])
+def test_the_install_steps_take_the_locks_versions_and_resolve_nothing(
+    installed: Path, target: str, extra: str
+) -> None:
+    os.utime(installed / "pyproject.toml")  # newer than the stamps: the extra is installed again
+    (installed / ".venv" / ".stamp-eval").unlink()
+    lines = _make(installed, "-n", target).stdout.splitlines()
+    installs = [line for line in lines if " -m pip install " in line]
+    assert installs == [
+        f".venv/bin/python -m pip install -q --no-deps -r requirements/{extra}.lock",
+        _EDITABLE,
+    ]
+
+
+def test_test_latest_installs_the_newest_versions_in_a_venv_of_its_own(installed: Path) -> None:
+    lines = _make(installed, "-n", "test-latest").stdout.splitlines()
+    assert lines[0] == "rm -rf .venv-latest" and "python3 -m venv .venv-latest" in lines[1]
+    assert not any("requirements/" in line or ".venv/" in line for line in lines)
+    install = next(line for line in lines if '-e ".[dev]"' in line)
+    assert "--upgrade --upgrade-strategy eager -c .venv-latest/torch-pin.txt" in install
+    assert 'echo "torch==2.13.0" > .venv-latest/torch-pin.txt' in lines  # torch stays the tested build
+    assert lines[-1] == "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest"
+
+
+def test_make_lock_runs_the_lock_script_with_the_pinned_uv(installed: Path) -> None:
+    assert _make(installed, "-n", "lock").stdout.splitlines() == [
+        'PYTHON=python3 TORCH=torch==2.13.0 UV=uv==0.13.9 LOCK_ARGS="" requirements/lock.sh'
+    ]
+    assert os.access(ROOT / "requirements" / "lock.sh", os.X_OK)
+
+
+def test_ci_ends_with_the_suite_on_the_newest_versions() -> None:
+    """After everything else (it reinstalls from scratch), and a failure there fails CI."""
+    commands = _commands((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    slow = next(index for index, command in enumerate(commands) if "pytest -m slow" in command)
+    assert slow == len(commands) - 2 and commands[-1].startswith("make test-latest || {")
+    assert commands[-1].endswith("exit 1; }")
+
+
+@pytest.mark.slow
+def test_the_editable_install_step_prints_nothing(tmp_path: Path) -> None:
+    """The Makefile's own command, for real into a new venv: setuptools' note on editable installs
+    (pip 26 shows a build backend's warnings) is not printed on every `make`."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--upgrade", "pip"]
+    subprocess.run(pip, check=True, timeout=300, capture_output=True)
+    lines = _make(ROOT, "-n", "run", f"VENV={venv}").stdout.splitlines()
+    (command,) = [line for line in lines if line.endswith(" --no-deps -e .")]
+    done = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Editable installation" not in done.stdout + done.stderr
+    version = "import importlib.metadata as m; print(m.version('mm-spubench'))"  # installed (no deps)
+    shown = subprocess.run([str(venv / "bin" / "python"), "-c", version], capture_output=True, text=True)
+    assert shown.stdout.strip() == PROJECT["version"], shown.stderr
+
+
+def test_make_test_on_python_3_10_says_what_it_needs(installed: Path) -> None:
+    """dev.lock is for Python 3.11+: one line saying so, before pip meets a version it cannot install."""
+    python = installed / ".venv" / "bin" / "python"
+    python.write_text('#!/bin/sh\ncase "$*" in *version_info*) exit 1;; -V) echo Python 3.10.13;; esac\n')
+    python.chmod(0o755)
+    result = _make(installed, "test")
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == (
+        "make: the test environment (the dev extra) needs Python 3.11+, .venv has Python 3.10.13:"
+        " make test PYTHON=python3.11 VENV=<a new folder>"
+    )
+    assert not (installed / ".venv" / ".stamp-dev").exists()

@@ -34,6 +34,11 @@ CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
 
+# The extra's locked versions, then the package, neither resolving anything (requirements/*.lock).
+_LOCKED = ".venv/bin/python -m pip install -q --no-deps -r requirements/{extra}.lock"
+_EDITABLE = 'PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install -q --no-deps -e .'
+
+
 def _commands(block: str) -> list[str]:
     """The commands of a shell block: its lines without comments and blank lines."""
     return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
@@ -41,9 +46,10 @@ def _commands(block: str) -> list[str]:
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    """A copy of the Makefile and pyproject.toml, so that make touches nothing of the checkout."""
+    """A copy of the Makefile, pyproject.toml and the locks, so that make touches nothing of the checkout."""
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy2(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "requirements", tmp_path / "requirements")
     return tmp_path
 
 
@@ -80,24 +86,33 @@ def test_make_run_and_make_test_install_then_run_the_main_job_and_the_suite(work
     assert "python3 -m venv .venv" in run_lines[0] and "python3 -m venv .venv" in test_lines[0]
     torch = [line for line in run_lines if "torch==2.13.0" in line]
     assert len(torch) == 1 and "--index-url" not in torch[0]  # the default: plain PyPI
-    assert run_lines.index(torch[0]) < run_lines.index('.venv/bin/python -m pip install -q -e ".[eval]"')
+    assert run_lines.index(torch[0]) < run_lines.index(_LOCKED.format(extra="eval"))
     assert run_lines[-1] == f".venv/bin/{MAIN_JOB}"
-    assert test_lines.index(torch[0]) < test_lines.index('.venv/bin/python -m pip install -q -e ".[dev]"')
+    assert (
+        test_lines.index(torch[0])
+        < test_lines.index(_LOCKED.format(extra="dev"))
+        < test_lines.index(_EDITABLE)
+    )
     assert test_lines[-1].endswith(".venv/bin/python -m pytest")
     # The README's main job is the one `make run` runs.
     assert f"```bash\n{MAIN_JOB}\n```" in README.read_text(encoding="utf-8")
 
 
 @needs_make
-def test_make_is_quick_once_installed_and_reinstalls_after_pyproject_changes(workdir: Path) -> None:
+@pytest.mark.parametrize("changed", ["pyproject.toml", "requirements/eval.lock"])
+def test_make_is_quick_once_installed_and_reinstalls_after_pyproject_or_the_lock_changes(
+    workdir: Path, changed: str
+) -> None:
     (workdir / ".venv" / "bin").mkdir(parents=True)
     for name in ("bin/python", ".stamp-torch", ".stamp-eval"):
         (workdir / ".venv" / name).touch()
-    os.utime(workdir / "pyproject.toml", (1, 1))
+    for name in ("pyproject.toml", "requirements/eval.lock"):
+        os.utime(workdir / name, (1, 1))
     assert _make(workdir, "-n", "run").stdout.splitlines() == [f".venv/bin/{MAIN_JOB}"]
-    os.utime(workdir / "pyproject.toml")  # now newer than the stamps
+    os.utime(workdir / changed)  # now newer than the stamps
     assert _make(workdir, "-n", "run").stdout.splitlines() == [
-        '.venv/bin/python -m pip install -q -e ".[eval]"',
+        _LOCKED.format(extra="eval"),
+        _EDITABLE,
         "touch .venv/.stamp-eval",
         f".venv/bin/{MAIN_JOB}",
     ]
