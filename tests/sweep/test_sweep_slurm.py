@@ -78,7 +78,7 @@ def test_a_job_collected_later_is_recorded_and_a_bad_job_id_is_one_line(
     path = _sweep(tmp_path, local=True)
     root = tmp_path / "runs"
     fake_finished(root / "biased--standard", planned_configs(path)["biased--standard"])
-    submitted = {"state": "submitted", "attempts": [], "error": None}
+    submitted: dict[str, Any] = {"state": "submitted", "attempts": [], "error": None}
     runs = {
         "biased--standard": {**submitted, "job_id": "999999999"},
         "biased--core-focus": {**submitted, "job_id": "12; rm -rf ~"},
