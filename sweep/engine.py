@@ -179,10 +179,11 @@ def _launch(
     runs = context.sweep.runs
     if launcher.check is not None:
         launcher.check(context)
+    collected = {name for name, entry in status.runs.items() if entry.get("state") == "submitted"}
     _collect(context, launcher, status, runs)
     status.sync(runs)
     for run in runs:
-        if status.state(run) == "finished":
+        if status.state(run) == "finished" and run.name not in collected:  # a collected job said so
             print(clean(f"[{runs.index(run) + 1}/{len(runs)}] {run.name}: finished already, skipped"))
     for _ in range(1 + request.retries):
         todo = _pending(status, runs, gave_up)

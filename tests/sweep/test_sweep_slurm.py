@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from mmspubench.cli import main
-from mmspubench.sweep.launchers import registry
+from mmspubench.sweep.launchers import registry, slurm
+from mmspubench.sweep.spec import load_sweep
 from mmspubench.sweep.state import STATUS_NAME
 
 from tests.sweep.sweep_files import TWO_MODELS, fake_finished, planned_configs, write_fake_sweep
@@ -93,4 +94,20 @@ def test_a_job_collected_later_is_recorded_and_a_bad_job_id_is_one_line(
     assert bad["state"] == "failed" and "job id '12; rm -rf ~' is not a Slurm job id" in bad["error"]
     out = capsys.readouterr().out
     assert "[1/2] biased--standard: finished\n" in out and "[1/2] biased--standard: failed" not in out
+    assert "skipped" not in out  # collected now, not finished before
     assert "[2/2] biased--core-focus: failed: sweep.json: job id '12; rm -rf ~'" in out
+
+
+class _Lost:
+    """A job submitit reports lost by raising an exception without a message."""
+
+    job_id = "42"
+
+    def exception(self) -> BaseException:
+        return RuntimeError("")
+
+
+def test_a_job_lost_without_a_message_is_a_failed_run_naming_the_exception(tmp_path: Path) -> None:
+    run = load_sweep(_sweep(tmp_path), registry.sections()).runs[0]
+    outcome = slurm._outcome(run, _Lost(), "2026-01-01T00:00:00")
+    assert (outcome.state, outcome.error, outcome.job_id) == ("failed", "RuntimeError", "42")
