@@ -303,3 +303,17 @@ def test_a_fetched_folder_with_a_link_is_refused(tmp_path: Path) -> None:
     (staging / "run" / "results.json").symlink_to("/etc/hostname")
     with pytest.raises(MMSpuBenchError, match=r"run/results.json: a link or a path outside the run folder"):
         hf_jobs._check_tree(staging, staging / "run")
+
+
+def test_an_edited_job_id_in_sweep_json_fails_its_run_in_one_line(
+    tmp_path: Path, scripted: _Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "runs"
+    root.mkdir()
+    entry = {"state": "submitted", "attempts": [], "error": None, "job_id": "../../no-such-job"}
+    (root / "sweep.json").write_text(json.dumps({"runs": {"biased--standard": entry}}), encoding="utf-8")
+    scripted.final = SimpleNamespace(stage="ERROR", message="exit code 1")
+    run = _failed(tmp_path, capsys, "--retries", "0")
+    first = run["attempts"][0]["error"]  # the stand-in does not know the job: KeyError, as a 404 would be
+    assert first == "job ../../no-such-job: cannot read its status (KeyError: '../../no-such-job')"
+    assert run["error"].startswith("job job3 ended ERROR (exit code 1)")  # then started again
