@@ -310,7 +310,12 @@ def test_an_edited_job_id_in_sweep_json_fails_its_run_in_one_line(
 ) -> None:
     root = tmp_path / "runs"
     root.mkdir()
-    entry = {"state": "submitted", "attempts": [], "error": None, "job_id": "../../no-such-job"}
+    entry: dict[str, Any] = {
+        "state": "submitted",
+        "attempts": [],
+        "error": None,
+        "job_id": "../../no-such-job",
+    }
     (root / "sweep.json").write_text(json.dumps({"runs": {"biased--standard": entry}}), encoding="utf-8")
     scripted.final = SimpleNamespace(stage="ERROR", message="exit code 1")
     run = _failed(tmp_path, capsys, "--retries", "0")
