@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from mmspubench.cli import main
+from mmspubench.redact import forget_secrets
 from mmspubench.sweep.launchers import local
 from mmspubench.sweep.state import LOCK_NAME, STATUS_NAME
 
@@ -189,3 +190,23 @@ def test_run_folder_names_are_readable_unique_and_safe(
     assert names[:4] == ["org__name--standard", "x--standard", "y--standard", "etc--standard"]
     assert len(names[4]) <= 120 and names[4].startswith("org__nnnn") and len(set(names)) == 5
     assert all(Path(row.split(" | ")[0][2:]).parent == tmp_path / "runs" for row in rows)
+
+
+def test_the_plain_key_a_run_reads_is_masked_in_its_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_eval: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not shaped like a credential: masked because the plan names its variable (api_key_env).
+    key = "plainvalue-0042-xyz"
+    monkeypatch.setenv("MY_KEY", key)
+    monkeypatch.setenv("FAKE_EVAL_LEAK", f"server echoed the key {key}")
+    options = {"limit": 1, "backend": "openai", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "MY_KEY"}
+    path = write_fake_sweep(
+        tmp_path, models=[{"name": "m", "model": "served"}], variants=["standard"], options=options
+    )
+    try:
+        assert main(["sweep", str(path)]) == 0
+        log = (tmp_path / "runs" / "logs" / "m--standard.log").read_text(encoding="utf-8")
+        assert log == "server echoed the key ***\n"
+        assert key not in "".join(capsys.readouterr())
+    finally:
+        forget_secrets()
