@@ -11,6 +11,7 @@ import dataclasses
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.redact import clean
@@ -67,31 +68,67 @@ def plan_table(sweep: Sweep, status: Status) -> str:
     return clean("\n".join(lines))
 
 
-def _record(status: Status) -> Callable[[Outcome], None]:
+class _Progress:
+    """The sweep's terminal lines: ``[k/N] run: what happened`` (k: the run's place in the plan)."""
+
+    def __init__(self, sweep: Sweep) -> None:
+        self.place = {run.name: k for k, run in enumerate(sweep.runs, 1)}
+        self.total = len(sweep.runs)
+
+    def say(self, name: str, text: str) -> None:
+        print(clean(f"[{self.place.get(name, '?')}/{self.total}] {name}: {text}"), flush=True)
+
+    def started(self, run: PlannedRun, note: str) -> None:
+        self.say(run.name, note)
+
+
+def _record(status: Status, progress: _Progress, gave_up: set[str]) -> Callable[[Outcome], None]:
     def report(outcome: Outcome) -> None:
         attempt = {k: v for k, v in dataclasses.asdict(outcome).items() if k != "name"}
         update = {"state": outcome.state, "error": outcome.error, "job_id": outcome.job_id}
         status.record(outcome.name, update, attempt)
         if outcome.state == "failed":
-            print(clean(f"{outcome.name}: failed: {outcome.error}"), flush=True)
-        elif outcome.state == "finished":
-            print(clean(f"{outcome.name}: finished"), flush=True)
+            if outcome.permanent:  # bad input: another attempt would fail the same way
+                gave_up.add(outcome.name)
+            note = " (not retried: another attempt cannot change it)" if outcome.permanent else ""
+            progress.say(outcome.name, f"failed: {outcome.error}{note}")
+        elif outcome.state == "submitted":
+            progress.say(outcome.name, f"submitted as job {outcome.job_id}")
+        else:
+            progress.say(outcome.name, outcome.state)
 
     return report
 
 
 def _collect(context: Context, launcher: Launcher, status: Status, runs: Sequence[PlannedRun]) -> None:
+    """Each job an earlier ``--no-wait`` call recorded as submitted (its folder may be finished already)."""
     for run in runs:
         entry = status.runs.get(run.name, {})
-        if status.state(run) != "submitted" or launcher.collect is None:
+        if entry.get("state") != "submitted" or launcher.collect is None:
             continue
         outcome = launcher.collect(context, run, str(entry.get("job_id")))
+        if outcome is not None and outcome.state == "failed" and status.state(run) == "finished":
+            # the folder is the truth: the run finished though its job left no result to read
+            outcome = dataclasses.replace(outcome, state="finished", error=None, permanent=False)
         if outcome is not None:
             context.report(outcome)
 
 
-def _pending(status: Status, runs: Sequence[PlannedRun]) -> list[PlannedRun]:
-    return [r for r in runs if status.state(r) in ("new", "partial", "failed")]
+def _pending(status: Status, runs: Sequence[PlannedRun], gave_up: set[str]) -> list[PlannedRun]:
+    return [r for r in runs if status.state(r) in ("new", "partial", "failed") and r.name not in gave_up]
+
+
+def _check_root(sweep: Sweep) -> None:
+    """The root (lock, sweep.json, logs, report) is never written into a model or dataset folder."""
+    from mmspubench.outputs import refuse_overlap
+
+    inputs = dict.fromkeys(
+        value
+        for run in sweep.runs
+        for value in (run.config.model, run.config.dataset)
+        if value and Path(value).exists()
+    )
+    refuse_overlap(f"{sweep.path}: root", sweep.root, inputs)
 
 
 def _check_flags(request: SweepRequest) -> None:
@@ -111,6 +148,7 @@ def run_sweep(request: SweepRequest) -> int:
     """The sweep command: 0 when every run finished (or was submitted), 2 when some failed."""
     _check_flags(request)
     sweep, launcher, settings = load(request)
+    _check_root(sweep)
     if request.dry_run:
         print(plan_table(sweep, Status(sweep.root, launcher.name)))
         note = launcher.dry_note(settings) if launcher.dry_note is not None else None
@@ -123,18 +161,37 @@ def run_sweep(request: SweepRequest) -> int:
         require_matplotlib()
     with locked(sweep.root):
         status = Status(sweep.root, launcher.name)
-        context = Context(sweep, request.options, settings, _record(status))
-        if launcher.check is not None:
-            launcher.check(context)
-        _collect(context, launcher, status, sweep.runs)
-        for _ in range(1 + request.retries):
-            todo = _pending(status, sweep.runs)
-            if not todo:
-                break
-            launcher.launch(context, todo)
-            if request.options.no_wait:
-                break
+        progress, gave_up = _Progress(sweep), set[str]()
+        context = Context(
+            sweep, request.options, settings, _record(status, progress, gave_up), progress.started
+        )
+        try:
+            _launch(context, launcher, status, request, gave_up)
+        finally:
+            status.sync(sweep.runs)  # a run that finished as Ctrl-C arrived is recorded as finished
         return _finish(sweep, status, request)
+
+
+def _launch(
+    context: Context, launcher: Launcher, status: Status, request: SweepRequest, gave_up: set[str]
+) -> None:
+    """Collect the jobs of an earlier call, say what is skipped, then launch and retry the rest."""
+    runs = context.sweep.runs
+    if launcher.check is not None:
+        launcher.check(context)
+    collected = {name for name, entry in status.runs.items() if entry.get("state") == "submitted"}
+    _collect(context, launcher, status, runs)
+    status.sync(runs)
+    for run in runs:
+        if status.state(run) == "finished" and run.name not in collected:  # a collected job said so
+            print(clean(f"[{runs.index(run) + 1}/{len(runs)}] {run.name}: finished already, skipped"))
+    for _ in range(1 + request.retries):
+        todo = _pending(status, runs, gave_up)
+        if not todo:
+            break
+        launcher.launch(context, todo)
+        if request.options.no_wait:
+            break
 
 
 def _finish(sweep: Sweep, status: Status, request: SweepRequest) -> int:

@@ -6,11 +6,17 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from mmspubench.redact import clean
 
+BAD_INPUT = 2
+"""eval's exit status for an input it refused (guard.EXIT_BAD_INPUT): another attempt fails the same way."""
+LINE_BYTES = 1 << 16
+"""The longest piece of a log line copied at once (a progress bar without a newline stays bounded)."""
 STOP_SECONDS = 30.0
 """How long a stopped run may take to unwind (eval removes its partial output) before it is killed."""
 
@@ -21,22 +27,43 @@ def eval_command(argv: Sequence[str]) -> list[str]:
 
 
 def error_line(text: str, code: int | None) -> str:
-    """The last non-empty line a failed run printed (masked), or its exit status."""
+    """The last non-empty line a failed run printed (masked), or its exit status; a run killed by a
+    signal (``kill -9``, out of memory) says so."""
     lines = [line.strip() for line in clean(text).splitlines() if line.strip()]
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        last = f"; last log line: {lines[-1][:300]}" if lines else ""
+        return f"eval was killed by {name}{last}"
     return lines[-1][:500] if lines else f"eval exited with status {code}"
 
 
-def start(argv: Sequence[str], log: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """Start the run, its output appended to ``log``."""
-    log.parent.mkdir(parents=True, exist_ok=True)
+def _copy(stream: IO[bytes], log: Path) -> None:
+    """The child's output into ``log`` line by line through the redaction (a key it prints never
+    reaches the file)."""
     with log.open("ab") as handle:
-        return subprocess.Popen(
-            eval_command(argv),
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})},
-        )
+        for raw in iter(lambda: stream.readline(LINE_BYTES), b""):
+            text = raw.decode("utf-8", "replace").replace("\r", "\n")
+            handle.write(clean(text).encode("utf-8"))
+            handle.flush()
+    stream.close()
+
+
+def start(
+    argv: Sequence[str], log: Path, env: Mapping[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], threading.Thread]:
+    """Start the run, its output appended to ``log`` (masked) by the returned thread."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        eval_command(argv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    )
+    assert proc.stdout is not None
+    copier = threading.Thread(target=_copy, args=(proc.stdout, log), daemon=True)
+    copier.start()
+    return proc, copier
 
 
 def stop(processes: Sequence[subprocess.Popen[bytes]]) -> None:

@@ -7,6 +7,7 @@ exactly the ``mmspubench eval`` command it prints. Nothing runs before the whole
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -104,12 +105,30 @@ def _texts(value: Any, where: str, default: Sequence[str] | None) -> list[str]:
     return list(value)
 
 
+MAX_NAME = 100
+"""Longest model name in a run folder's name (a longer one is cut and given a digest: still unique)."""
+
+
+def _is_path(model: str) -> bool:
+    """A folder (existing or not: ``./x``, ``/a/b``, ``a/b/c``), not a Hub id ``org/name``."""
+    if model.startswith(("/", "./", "../", "~")) or model.count("/") > 1:
+        return True
+    try:
+        return Path(model).exists()
+    except OSError:  # a name too long for the file system is no folder
+        return False
+
+
 def model_name(entry: Mapping[str, Any]) -> str:
-    """An entry's name: ``name:`` or the model's folder name / Hub id with ``/`` as ``__``."""
+    """An entry's name: ``name:`` or the model's folder name / Hub id with ``/`` as ``__``; only
+    letters, digits, ``_.-`` (a safe folder name), at most :data:`MAX_NAME` characters."""
     given = entry.get("name")
     model = str(entry.get("model"))
-    text = str(given) if given is not None else (Path(model).name if Path(model).exists() else model)
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text.replace("/", "__")).strip(".-") or "model"
+    text = str(given) if given is not None else (Path(model).name if _is_path(model) else model)
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", text.replace("/", "__")).strip(".-") or "model"
+    if len(name) > MAX_NAME:
+        name = f"{name[: MAX_NAME - 9]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return name
 
 
 def _local(path: Path, value: str) -> str:

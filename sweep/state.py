@@ -9,7 +9,7 @@ folder eval started), else what ``sweep.json`` says of the last attempt (``faile
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -75,6 +75,30 @@ def started(folder: Path) -> bool:
     return (folder / MANIFEST_NAME).is_file() or (folder / SAMPLES_NAME).is_file()
 
 
+_FIX = "fix or remove the file (the run folders hold the results; a removed file is rebuilt from them)"
+
+
+def _checked_entry(path: Path, name: str, entry: Any) -> dict[str, Any]:
+    """One run's record as written by :meth:`Status.save` (an edited file: one line, not a traceback)."""
+    where = f"{path}: run {name!r}"
+    if not isinstance(entry, dict):
+        raise MMSpuBenchError(f"{where}: expected an object, got {entry!r:.60}; {_FIX}")
+    state = entry.get("state", "new")
+    if state not in STATES:
+        raise MMSpuBenchError(
+            f"{where}: field 'state': {state!r:.60} is not one of {', '.join(STATES)}; {_FIX}"
+        )
+    attempts = entry.get("attempts", [])
+    if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
+        raise MMSpuBenchError(f"{where}: field 'attempts': expected a list of objects; {_FIX}")
+    for key in ("error", "job_id"):
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            raise MMSpuBenchError(
+                f"{where}: field {key!r}: expected a string or null, got {entry[key]!r:.60}; {_FIX}"
+            )
+    return {**entry, "state": state, "attempts": attempts}
+
+
 class Status:
     """``sweep.json``: per run its state, attempts (start, end, error) and job id; saved on each change."""
 
@@ -85,8 +109,8 @@ class Status:
             obj = load_file(self.path)
             runs = obj.get("runs") if isinstance(obj, dict) else None
             if not isinstance(runs, dict):
-                raise MMSpuBenchError(f"{self.path}: field 'runs': expected an object; remove the file")
-            self.runs = {str(k): dict(v) for k, v in runs.items() if isinstance(v, dict)}
+                raise MMSpuBenchError(f"{self.path}: field 'runs': expected an object; {_FIX}")
+            self.runs = {str(k): _checked_entry(self.path, str(k), v) for k, v in runs.items()}
         self.launcher = launcher
 
     def entry(self, name: str) -> dict[str, Any]:
@@ -114,6 +138,20 @@ class Status:
         if attempt is not None:
             entry["attempts"] = [*entry.get("attempts", []), dict(attempt)]
         self.save()
+
+    def sync(self, runs: Sequence[PlannedRun]) -> list[PlannedRun]:
+        """Record the runs whose folder is finished (or holds another run) but whose record says
+        otherwise: a run that finished as the sweep was stopped, a job collected late. Returns them."""
+        changed = []
+        for run in runs:
+            state = self.state(run)
+            entry = self.runs.get(run.name)
+            if state in ("finished", "other") and (entry is None or entry.get("state") != state):
+                self.entry(run.name).update({"state": state, "error": None})
+                changed.append(run)
+        if changed:
+            self.save()
+        return changed
 
     def save(self) -> None:
         """Write ``sweep.json`` atomically (a temporary file, fsync, rename)."""

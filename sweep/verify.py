@@ -4,11 +4,13 @@ Every figure of results.json (accuracy, CGLA, the confound views) is recomputed 
 and every sample's run stamp checked, by ``submit``'s own checks (``check_run_samples``,
 ``check_run_figures``: each sample consistent with itself and the schema, values finite and in
 range, ids once each); the run must also be the one planned: the same recorded
-identity options and model, and as many samples as results.json says.
+identity options and model (a plan without ``limit`` is the whole split), as many items as the plan
+asks and as many samples as results.json says.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,15 +31,49 @@ from mmspubench.sweep.spec import PlannedRun
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 
 
+_RESOLVED = ("max_new_tokens", "prompts")
+"""Options a plan may leave to the run (``None``, ``{}``): eval records what it chose (the model's
+default answer length, the variant's templates: those follow from the variants checked here)."""
+
+
+def _bundled(recorded: object) -> bool:
+    """Whether the recorded dataset path is the bundled release (a plan without ``dataset``)."""
+    from mmspubench.dataset_builder.defaults import default_release_name
+
+    path = Path(str(recorded or ""))
+    return path.name == "repo" and path.parent.name == default_release_name()
+
+
 def _check_identity(run: PlannedRun, config: RunConfig, where: str) -> None:
-    """The recorded identity options are the plan's (those the plan leaves to the run aside)."""
-    planned = run.config.identity()
-    recorded = config.identity()
-    for key, value in planned.items():
-        if key != "prompts" and value is not None and recorded.get(key) != value:
-            raise MMSpuBenchError(
-                f"{where}: field 'config.{key}': {recorded.get(key)!r} is not the planned {value!r}"
-            )
+    """Every recorded identity option is the plan's: a ``None`` of the plan (no ``limit``: the whole
+    split) is compared too, but for the options eval resolves (``_RESOLVED``, the bundled dataset)."""
+    for f in dataclasses.fields(RunConfig):
+        if not f.metadata.get("identity"):
+            continue
+        planned, recorded = getattr(run.config, f.name), getattr(config, f.name)
+        if f.name in _RESOLVED and not planned:
+            continue
+        if f.name == "dataset" and planned is None and _bundled(recorded):
+            continue
+        if recorded != planned:
+            shown = list(recorded) if isinstance(recorded, tuple) else recorded
+            want = list(planned) if isinstance(planned, tuple) else planned
+            raise MMSpuBenchError(f"{where}: field 'config.{f.name}': {shown!r} is not the planned {want!r}")
+
+
+def _check_size(run: PlannedRun, results: Mapping[str, Any], where: str) -> None:
+    """As many items as the plan asks: the whole split, or ``limit`` of it."""
+    dataset = results.get("dataset") or {}
+    n, split_n = dataset.get("n"), dataset.get("split_n")
+    if not isinstance(split_n, int) or isinstance(split_n, bool):
+        raise MMSpuBenchError(f"{where}: field 'dataset.split_n': expected the split's size, got {split_n!r}")
+    limit = run.config.limit
+    expected = split_n if limit is None else min(limit, split_n)
+    if n != expected:
+        asked = "the whole split" if limit is None else f"--limit {limit}"
+        raise MMSpuBenchError(
+            f"{where}: field 'dataset.n': {n!r} items, the plan asks {expected} ({asked} of {split_n})"
+        )
 
 
 def _check_revision(run: PlannedRun, results: Mapping[str, Any], where: str) -> None:
@@ -51,13 +87,14 @@ def _check_revision(run: PlannedRun, results: Mapping[str, Any], where: str) -> 
 
 
 def other_run(folder: Path, run: PlannedRun) -> str | None:
-    """Why the finished run in ``folder`` is not the planned one (other options, dataset commit), or ``None``."""
+    """Why the finished run in ``folder`` is not the planned one (other options, size, dataset), or ``None``."""
     where = str(folder / RESULTS_NAME)
     try:
         results = read_results(folder / RESULTS_NAME)
         config = RunConfig.from_json(results["config"])
         _check_identity(run, config, where)
         _check_revision(run, results, where)
+        _check_size(run, results, where)
     except (MMSpuBenchError, KeyError, ValueError, TypeError) as err:
         return first_line(err, 300)
     return None
@@ -76,5 +113,6 @@ def verify_run(folder: Path, run: PlannedRun) -> None:
         raise MMSpuBenchError(f"{where}: field 'config' is malformed ({err})") from None
     _check_identity(run, config, where)
     _check_revision(run, results, where)
+    _check_size(run, results, where)
     check_run_samples(results, samples, config, folder / RESULTS_NAME)
     check_run_figures(results, samples, config, folder / RESULTS_NAME)

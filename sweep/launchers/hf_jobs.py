@@ -18,6 +18,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError, first_line
@@ -29,6 +30,8 @@ from mmspubench.sweep.spec import PlannedRun
 from mmspubench.sweep.state import now
 
 SCRIPT = Path(__file__).resolve().parents[1] / "hf_job_script.py"
+EVAL_REFUSED = "mmspubench eval: error:"
+"""How eval's line for an input it refused (exit status 2) begins: a job ending on it is not retried."""
 TERMINAL = ("COMPLETED", "CANCELED", "ERROR", "DELETED")
 _TIMEOUT = re.compile(r"[0-9]+(\.[0-9]+)?[smhd]?")
 
@@ -121,9 +124,19 @@ def _submit(context: Context, api: Any, run: PlannedRun, built: Path, token: str
 
 
 def _stage(info: Any) -> tuple[str, str]:
+    """The job's stage and message, read defensively (a status without a stage reads ``UNKNOWN``)."""
     status = getattr(info, "status", None)
+    if isinstance(status, dict):  # a client that hands the raw JSON on
+        status = SimpleNamespace(**{k: v for k, v in status.items() if isinstance(k, str)})
     stage = getattr(status, "stage", None)
-    return str(getattr(stage, "value", stage)), str(getattr(status, "message", None) or "")
+    stage = getattr(stage, "value", stage)
+    return (str(stage) if stage else "UNKNOWN"), str(getattr(status, "message", None) or "")
+
+
+def _status_error(run: PlannedRun, job_id: str, err: BaseException, started_at: str) -> Outcome:
+    """A job whose status cannot be read (the client choked on a malformed answer): a failed run."""
+    error = clean(f"job {job_id}: cannot read its status ({type(err).__name__}: {first_line(err, 200)})")
+    return Outcome(run.name, "failed", started_at, now(), error, job_id, job_id)
 
 
 def _logs(context: Context, api: Any, run: PlannedRun, job_id: str) -> str:
@@ -143,6 +156,17 @@ def _logs(context: Context, api: Any, run: PlannedRun, job_id: str) -> str:
     return shown[-1][:300] if shown else "(no log)"
 
 
+def _check_tree(staging: Path, fetched: Path) -> None:
+    """Only plain files and folders inside the staging folder: no link (copied, it would bring in a
+    file of this machine) and nothing outside it."""
+    top = staging.resolve()
+    for item in [fetched, *fetched.rglob("*")] if fetched.is_dir() else []:
+        if item.is_symlink() or not item.resolve().is_relative_to(top):
+            raise MMSpuBenchError(f"{item.relative_to(staging)}: a link or a path outside the run folder")
+        if not (item.is_file() or item.is_dir()):
+            raise MMSpuBenchError(f"{item.relative_to(staging)}: not a plain file")
+
+
 def _fetch(context: Context, api: Any, run: PlannedRun) -> None:
     from mmspubench.dataset_builder.folders import replace_folder
     from mmspubench.sweep.verify import verify_run
@@ -150,27 +174,32 @@ def _fetch(context: Context, api: Any, run: PlannedRun) -> None:
     staging = context.work_dir("hf-jobs") / "fetch" / run.name
     shutil.rmtree(staging, ignore_errors=True)
     path = _repo_path(context, run)
-    api.snapshot_download(
-        context.settings.results_repo,
-        repo_type="dataset",
-        allow_patterns=[f"{path}/*"],
-        local_dir=str(staging),
-    )
+    try:
+        api.snapshot_download(
+            context.settings.results_repo,
+            repo_type="dataset",
+            allow_patterns=[f"{path}/*"],
+            local_dir=str(staging),
+        )
+    except Exception as err:  # the client refuses a file named with '..' (ValueError), HTTP errors
+        raise MMSpuBenchError(f"cannot download {path}: {first_line(err, 200)}") from None
     fetched = staging / path
+    _check_tree(staging, fetched)
     verify_run(fetched, run)
     replace_folder(run.folder, lambda new: shutil.copytree(fetched, new))
     shutil.rmtree(staging, ignore_errors=True)
 
 
 def _outcome(context: Context, api: Any, run: PlannedRun, info: Any, started_at: str) -> Outcome:
-    job_id = str(info.id)
+    job_id = str(getattr(info, "id", None))
     stage, message = _stage(info)
     if stage != "COMPLETED":
         last = _logs(context, api, run, job_id)
         error = clean(
             f"job {job_id} ended {stage}" + (f" ({message})" if message else "") + f"; last log line: {last}"
         )
-        return Outcome(run.name, "failed", started_at, now(), error, job_id, job_id)
+        bad_input = last.startswith(EVAL_REFUSED)  # eval refused its input (exit 2): the same next time
+        return Outcome(run.name, "failed", started_at, now(), error, job_id, job_id, permanent=bad_input)
     _logs(context, api, run, job_id)
     try:
         _fetch(context, api, run)
@@ -210,10 +239,17 @@ def launch(context: Context, runs: Sequence[PlannedRun]) -> None:
                 Outcome(run.name, "submitted", started_at, job_id=str(info.id), where=str(info.id))
             )
         return
+    for run, info in waiting:
+        context.started(run, f"running as job {info.id}")
     try:
         while waiting:
             run, info = waiting[0]
-            final = api.wait_for_job(str(info.id), namespace=context.settings.namespace)
+            try:
+                final = api.wait_for_job(str(info.id), namespace=context.settings.namespace)
+            except Exception as err:  # wait_for_job never raises for a job's end; this is the client
+                waiting.pop(0)
+                context.report(_status_error(run, str(info.id), err, started_at))
+                continue
             waiting.pop(0)
             context.report(_outcome(context, api, run, final, started_at))
     finally:
@@ -224,8 +260,11 @@ def launch(context: Context, runs: Sequence[PlannedRun]) -> None:
 def collect(context: Context, run: PlannedRun, job_id: str) -> Outcome | None:
     """A job of an earlier ``--no-wait`` sweep: ``None`` while it runs, else its outcome."""
     api = make_api()
-    info = api.inspect_job(job_id=job_id, namespace=context.settings.namespace)
-    if _stage(info)[0] not in TERMINAL:
+    try:
+        info = api.inspect_job(job_id=job_id, namespace=context.settings.namespace)
+    except Exception as err:  # a malformed answer, an unknown job id (an edited sweep.json)
+        return _status_error(run, job_id, err, now())
+    if _stage(info)[0] not in (*TERMINAL, "UNKNOWN"):
         return None
     return _outcome(context, api, run, info, now())
 

@@ -9,6 +9,7 @@ those of the same command run alone.
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ class _Started:
     run: PlannedRun
     slot: int
     proc: subprocess.Popen[bytes]
+    copier: threading.Thread
     log: Path
     offset: int
     started_at: str
@@ -43,15 +45,19 @@ def _start(context: Context, run: PlannedRun, slot: int, gpu: str | None) -> _St
     log = context.sweep.root / "logs" / f"{run.name}.log"
     offset = log.stat().st_size if log.is_file() else 0
     env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
-    return _Started(run, slot, process.start(run.argv, log, env), log, offset, now())
+    proc, copier = process.start(run.argv, log, env)
+    context.started(run, "running" + (f" on GPU {gpu}" if gpu is not None else ""))
+    return _Started(run, slot, proc, copier, log, offset, now())
 
 
 def _ended(item: _Started, gpu: str | None) -> Outcome:
+    item.copier.join(timeout=10)  # the log is complete before its last line is read
     code = item.proc.returncode
     error = None if code == 0 else process.error_line(process.tail(item.log, item.offset), code)
     where = "this machine" if gpu is None else f"GPU {gpu}"
     state = "finished" if code == 0 else "failed"
-    return Outcome(item.run.name, state, item.started_at, now(), error, where=where)
+    permanent = code == process.BAD_INPUT
+    return Outcome(item.run.name, state, item.started_at, now(), error, where=where, permanent=permanent)
 
 
 def launch(context: Context, runs: Sequence[PlannedRun]) -> None:

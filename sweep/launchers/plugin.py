@@ -40,6 +40,9 @@ class Outcome:
     """The scheduler's job id (Slurm, HF Jobs)."""
     where: str | None = None
     """Where it ran: the GPU of a local run, the job id."""
+    permanent: bool = False
+    """A failure another attempt cannot change (eval refused its input: exit status 2); not retried
+    within this sweep call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,8 @@ class Context:
     """The launcher's settings dataclass (``None`` for a launcher without one)."""
     report: Callable[[Outcome], None]
     """Records an outcome in ``sweep.json``."""
+    started: Callable[[PlannedRun, str], None] = lambda run, note: None
+    """Says a run started, e.g. ``running on GPU 1`` (a progress line on the terminal)."""
 
     def work_dir(self, name: str) -> Path:
         """A folder of the launcher's own under the root (``.<name>``)."""

@@ -34,7 +34,7 @@ def fake_finished(folder: Path, config: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "run.json").write_text("{}", encoding="utf-8")
     (folder / "samples.jsonl").write_bytes(b"")
-    results = {"benchmark": "MM-SpuBench", "dataset": {"n": 0}, "config": config}
+    results = {"benchmark": "MM-SpuBench", "dataset": {"n": 0, "split_n": 0}, "config": config}
     (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
 
 
@@ -44,3 +44,10 @@ def planned_configs(path: Path) -> dict[str, dict[str, Any]]:
     from mmspubench.sweep.spec import load_sweep
 
     return {run.name: run.config.to_json() for run in load_sweep(path, sections()).runs}
+
+
+def write_fake_sweep(folder: Path, **overrides: Any) -> Path:
+    """The sweep file, and beside it the planned configs the fake eval records (``FAKE_EVAL_CONFIGS``)."""
+    path = write_sweep(folder, **overrides)
+    (folder / "configs.json").write_text(json.dumps(planned_configs(path)), encoding="utf-8")
+    return path

@@ -31,10 +31,11 @@ def _planned(root: Path, variant: str, **options: Any) -> PlannedRun:
     return PlannedRun(f"m--{variant}", "m", variant, root / f"m--{variant}", {}, config, ())
 
 
-def _write(run: PlannedRun, items: list[Item] = ITEMS) -> Path:
+def _write(run: PlannedRun, items: list[Item] = ITEMS, split_n: int | None = None) -> Path:
     samples = [sample(i) for i in items]
     timing = {"load_seconds": 0.0, "accuracy_seconds": 0.0, "cgla_seconds": 0.0, "total_seconds": 0.0}
-    obj = results.build_results(run.config, {"id": "m"}, DATASET, samples, [i.id for i in items], timing)
+    dataset = {**DATASET, "split_n": len(items) if split_n is None else split_n}
+    obj = results.build_results(run.config, {"id": "m"}, dataset, samples, [i.id for i in items], timing)
     run.folder.mkdir(parents=True)
     (run.folder / results.MANIFEST_NAME).write_text("{}", encoding="utf-8")
     results.write_samples_atomic(run.folder / results.SAMPLES_NAME, samples, expected_stamp(obj, run.config))
@@ -112,3 +113,22 @@ def test_a_run_of_other_options_is_not_the_planned_one(tmp_path: Path) -> None:
         verify_run(folder, reseeded)
     pinned = _planned(tmp_path, "standard", dataset_revision="abc1234")
     assert "field 'dataset.revision': '' is not the planned 'abc1234'" in str(other_run(folder, pinned))
+
+
+def test_a_fetched_run_of_fewer_items_than_planned_is_refused(tmp_path: Path) -> None:
+    # The plan is the whole split (3 items); the job's folder holds a `--limit 2` run of it, consistent
+    # in itself (its figures follow from its 2 samples), or a run cut short that records no limit.
+    run = _planned(tmp_path, "standard")
+    limited = _planned(tmp_path / "limited", "standard", limit=2)
+    folder = _write(limited, ITEMS[:2], split_n=3)
+    verify_run(folder, limited)  # what it is: a 2-item run, accepted as that
+    with pytest.raises(MMSpuBenchError, match=r"field 'config.limit': 2 is not the planned None"):
+        verify_run(folder, run)
+    assert "config.limit" in str(other_run(folder, run))
+    doc = json.loads((folder / results.RESULTS_NAME).read_text(encoding="utf-8"))
+    doc["config"]["limit"] = None
+    results.write_json_atomic(folder / results.RESULTS_NAME, doc)
+    with pytest.raises(
+        MMSpuBenchError, match=r"field 'dataset.n': 2 items, the plan asks 3 \(the whole split of 3\)"
+    ):
+        verify_run(folder, run)

@@ -6,9 +6,11 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from mmspubench.cli import main
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.results import package_version
 from mmspubench.redact import forget_secrets
 from mmspubench.sweep.launchers import hf_jobs
@@ -146,7 +148,7 @@ def test_a_failing_job_a_timed_out_job_and_a_result_that_does_not_verify(
     assert good["state"] == "finished" and [a["state"] for a in good["attempts"]] == ["failed", "finished"]
     assert "the fetched run does not verify" in good["attempts"][0]["error"]
     assert "field 'accuracy.overall': submitted value 99.0 disagrees" in good["attempts"][0]["error"]
-    assert broken["state"] == "failed" and len(broken["attempts"]) == 2
+    assert broken["state"] == "failed" and len(broken["attempts"]) == 1  # eval refused it: not retried
     assert (
         broken["error"].startswith("job job00")
         and "ended ERROR (exit code 2); last log line: mmspubench eval: error:" in broken["error"]
@@ -195,3 +197,128 @@ def test_a_refused_job_fails_its_run_and_ctrl_c_cancels_the_jobs_sent(
     assert status["biased--standard"]["error"] == "job not created: 403 Forbidden: no Jobs for this namespace"
     assert api.calls[-1] == ("cancel_job", {"job_id": "job3"})
     forget_secrets()
+
+
+class _Scripted(StandInJobs):
+    """Jobs that never start a process: each ends as ``final`` says, with ``log`` as its log."""
+
+    final: Any = None
+    log: tuple[str, ...] = ()
+
+    def run_uv_job(self, script: str, *, script_args: list[str] | None = None, **kwargs: Any) -> Any:
+        self.calls.append(("run_uv_job", {"script": script}))
+        return SimpleNamespace(id=f"job{len(self.calls)}", status=SimpleNamespace(stage="RUNNING"))
+
+    def wait_for_job(self, job_id: str, **kwargs: Any) -> Any:
+        if isinstance(self.final, BaseException):
+            raise self.final  # the client choked on the Hub's answer (huggingface_hub's JobInfo)
+        return SimpleNamespace(id=job_id, status=self.final)
+
+    def fetch_job_logs(self, *, job_id: str, **kwargs: Any) -> Iterator[str]:
+        return iter(self.log)
+
+
+@pytest.fixture
+def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[_Scripted]:
+    api = _Scripted(tmp_path / "standin")
+    monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    (tmp_path / "fake.whl").write_bytes(b"")
+    monkeypatch.setattr(hf_jobs.wheel, "build", lambda out: tmp_path / "fake.whl")
+    yield api
+    forget_secrets()
+
+
+def _failed(tmp_path: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> dict[str, Any]:
+    assert main(["sweep", str(_sweep(tmp_path)), "--launcher", "hf-jobs", *flags]) == 2
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err and "internal error" not in err
+    assert TOKEN not in out + err and TOKEN not in _everything_written(tmp_path / "runs")
+    run: dict[str, Any] = json.loads((tmp_path / "runs" / "sweep.json").read_text(encoding="utf-8"))["runs"][
+        "biased--standard"
+    ]
+    assert run["state"] == "failed" and f"biased--standard: failed: {run['error']}" in out
+    return run
+
+
+@pytest.mark.parametrize(
+    ("final", "expected"),
+    [
+        (KeyError("stage"), "job job2: cannot read its status (KeyError: 'stage')"),
+        (SimpleNamespace(message="?"), "job job2 ended UNKNOWN (?)"),
+        ({"message": None}, "job job2 ended UNKNOWN; last log line: (no log)"),
+    ],
+)
+def test_a_malformed_job_status_fails_its_run_in_one_line(
+    tmp_path: Path, scripted: _Scripted, capsys: pytest.CaptureFixture[str], final: Any, expected: str
+) -> None:
+    scripted.final = final
+    assert _failed(tmp_path, capsys, "--retries", "0")["error"].startswith(expected)
+
+
+def test_a_failed_jobs_log_with_the_token_is_masked_and_bad_input_is_not_retried(
+    tmp_path: Path, scripted: _Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.final = SimpleNamespace(stage="ERROR", message="exit code 2")
+    scripted.log = (f"job env: HF_TOKEN={TOKEN}", f"mmspubench eval: error: no such model (token {TOKEN})")
+    run = _failed(tmp_path, capsys, "--retries", "2")
+    assert (
+        run["error"]
+        == "job job2 ended ERROR (exit code 2); last log line: mmspubench eval: error: no such model (token ***)"
+    )
+    assert len(run["attempts"]) == 1 and run["attempts"][0]["permanent"]  # eval refused its input
+    log = (tmp_path / "runs" / "logs" / "biased--standard.log").read_text(encoding="utf-8")
+    assert "job env: HF_TOKEN=***" in log
+
+
+class _Traversal(_Scripted):
+    """A results repo holding a file named with ``..``: the client refuses it as huggingface_hub does."""
+
+    def snapshot_download(self, repo_id: str, **kwargs: Any) -> str:
+        name = "sweeps/runs/biased--standard/../../../../outside.txt"
+        raise ValueError(f"Invalid filename '{name}': cannot contain a '..' path segment.")
+
+
+def test_a_fetched_file_named_with_dotdot_fails_the_run_and_writes_nothing_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api = _Traversal(tmp_path / "standin")
+    api.final = SimpleNamespace(stage="COMPLETED", message=None)
+    monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    (tmp_path / "fake.whl").write_bytes(b"")
+    monkeypatch.setattr(hf_jobs.wheel, "build", lambda out: tmp_path / "fake.whl")
+    run = _failed(tmp_path, capsys, "--retries", "0")
+    assert (
+        "the fetched run does not verify: cannot download sweeps/runs/biased--standard: Invalid filename"
+        in run["error"]
+    )
+    assert not (tmp_path / "runs" / "biased--standard").exists()
+    forget_secrets()
+
+
+def test_a_fetched_folder_with_a_link_is_refused(tmp_path: Path) -> None:
+    staging = tmp_path / "staging"
+    (staging / "run").mkdir(parents=True)
+    (staging / "run" / "results.json").symlink_to("/etc/hostname")
+    with pytest.raises(MMSpuBenchError, match=r"run/results.json: a link or a path outside the run folder"):
+        hf_jobs._check_tree(staging, staging / "run")
+
+
+def test_an_edited_job_id_in_sweep_json_fails_its_run_in_one_line(
+    tmp_path: Path, scripted: _Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "runs"
+    root.mkdir()
+    entry: dict[str, Any] = {
+        "state": "submitted",
+        "attempts": [],
+        "error": None,
+        "job_id": "../../no-such-job",
+    }
+    (root / "sweep.json").write_text(json.dumps({"runs": {"biased--standard": entry}}), encoding="utf-8")
+    scripted.final = SimpleNamespace(stage="ERROR", message="exit code 1")
+    run = _failed(tmp_path, capsys, "--retries", "0")
+    first = run["attempts"][0]["error"]  # the stand-in does not know the job: KeyError, as a 404 would be
+    assert first == "job ../../no-such-job: cannot read its status (KeyError: '../../no-such-job')"
+    assert run["error"].startswith("job job3 ended ERROR (exit code 1)")  # then started again

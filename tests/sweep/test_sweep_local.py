@@ -5,40 +5,15 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mmspubench.cli import main
-from mmspubench.sweep import engine, process
 from mmspubench.sweep.state import LOCK_NAME, STATUS_NAME, locked
 
 from tests.sweep.sweep_files import fake_finished, planned_configs
-from tests.sweep.sweep_files import write_sweep as write_sweep_file
-
-ROOT_OF_REPO = Path(__file__).resolve().parents[2]
-
-
-def write_sweep(folder: Path, **overrides: object) -> Path:
-    """The sweep file, and beside it the planned configs the fake eval records."""
-    path = write_sweep_file(folder, **overrides)
-    (folder / "configs.json").write_text(json.dumps(planned_configs(path)), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def fake_eval(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("FAKE_EVAL_CONFIGS", str(tmp_path / "configs.json"))
-
-    def command(argv: Sequence[str]) -> list[str]:
-        return [sys.executable, "-m", "tests.sweep.fake_eval", *argv]
-
-    monkeypatch.setattr(process, "eval_command", command)
-    monkeypatch.setenv("PYTHONPATH", str(ROOT_OF_REPO))
-    monkeypatch.setattr(engine.finish, "write_report", lambda *a: None)  # fake folders hold no figures
-    monkeypatch.setattr(engine.finish, "write_compares", lambda *a: [])
+from tests.sweep.sweep_files import write_fake_sweep as write_sweep
 
 
 def _records(root: Path) -> list[dict[str, Any]]:
@@ -114,6 +89,7 @@ def test_a_failing_model_fails_its_own_runs_only_and_is_retried(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_eval: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_EVAL_FAIL", "balanced")
+    monkeypatch.setenv("FAKE_EVAL_FAIL_CODE", "1")  # a crash (exit 1), which another attempt may not meet
     path = write_sweep(tmp_path)
     assert main(["sweep", str(path), "--retries", "2", "--max-parallel", "2"]) == 2
     status = json.loads((tmp_path / "runs" / STATUS_NAME).read_text(encoding="utf-8"))["runs"]
