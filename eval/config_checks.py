@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import typing
 from collections.abc import Mapping
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
+
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""Control characters (newline and ESC among them): a run folder, model id or URL holding one would
+break the one closing line and drive the terminal when it is printed."""
+MULTILINE_TEXT: frozenset[str] = frozenset({"engine_args"})
+"""Text options that may span lines (a JSON object)."""
 
 
 def _flag(name: str) -> str:
@@ -78,6 +86,8 @@ def check_field(f: dataclasses.Field[Any], hint: Any, value: Any) -> None:
         raise MMSpuBenchError(f"{_flag(f.name)} {value!r}: expected a finite number")
     if isinstance(value, str) and not value.strip():
         raise MMSpuBenchError(f"{_flag(f.name)}: empty; expected a non-empty text")
+    if isinstance(value, str) and f.name not in MULTILINE_TEXT and CONTROL.search(value):
+        raise MMSpuBenchError(f"{_flag(f.name)} {value!r}: a control character; expected printable text")
     low, high = f.metadata.get("minimum"), f.metadata.get("maximum")
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if number and ((low is not None and value < low) or (high is not None and value > high)):
