@@ -60,6 +60,19 @@ def forget_secrets() -> None:
     _SECRETS.clear()
 
 
+_TOKEN = re.compile(
+    r"\bhf_[A-Za-z0-9]{30,}|\b(?:ghp|gho|ghs)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{60,}"
+    r"|\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}|\bAKIA[0-9A-Z]{16}\b"
+)
+"""Tokens as their issuers make them (Hugging Face, GitHub, OpenAI, AWS), without a ``key=`` around
+them: what may not sit in a shipped file."""
+
+
+def holds_token(text: str) -> bool:
+    """Whether ``text`` holds a string shaped like an issued token (a file that may not be shipped)."""
+    return _TOKEN.search(text) is not None
+
+
 def looks_like_secret(text: str) -> bool:
     """Whether ``text`` holds a registered secret or something shaped like a credential."""
     return any(s in text for s in _SECRETS) or _CREDENTIAL.search(text) is not None

@@ -163,7 +163,42 @@ def build_wheel(source: Path, work: Path) -> tuple[Path, str]:
             f"{source}: could not build the package's wheel with setuptools ({last[0].strip()}); "
             "space build vendors what the wheel ships: pip install setuptools"
         )
-    return work / "wheel" / done.stdout.strip().splitlines()[-1], log
+    wheel = work / "wheel" / done.stdout.strip().splitlines()[-1]
+    check_shipped(source, work, wheel)
+    return wheel, log
+
+
+def _sources(work: Path) -> list[str]:
+    """The checkout's files setuptools put in the wheel (its ``SOURCES.txt``), relative paths."""
+    listed = next(work.glob("*.egg-info/SOURCES.txt"), None)
+    if listed is None:
+        raise MMSpuBenchError(f"{work}: setuptools wrote no SOURCES.txt; cannot tell what the wheel ships")
+    return [line for line in listed.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def check_shipped(source: Path, work: Path, wheel: Path) -> None:
+    """Refuse a wheel that ships a file reached through a symbolic link leading out of the checkout,
+    or a file holding a token-shaped string (``hf_...``, ``ghp_...``): a token left in a data folder
+    (``eval/assets/<model>/hf_token``) would travel with every Space and every HF Job."""
+    from mmspubench.redact import holds_token
+
+    top = source.resolve()
+    for rel in _sources(work):
+        path = source / rel
+        if path.is_relative_to(work):  # setuptools' own metadata, written in the work folder
+            continue
+        if not path.resolve().is_relative_to(top):
+            raise MMSpuBenchError(
+                f"{path}: a symbolic link to {path.resolve()}, outside the checkout; the package's wheel "
+                "ships only the checkout's own files: remove the link"
+            )
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            if holds_token(archive.read(name).decode("latin-1")):
+                raise MMSpuBenchError(
+                    f"{source}: {name} (shipped in the wheel) holds a token-shaped string; a token is never "
+                    "shipped: remove it from the file (or the file)"
+                )
 
 
 def _from_wheel(source: Path, out: Path) -> list[Path]:
