@@ -40,7 +40,9 @@ class SweepOptions:
     """The sweep file."""
     launcher: str = option("local", "where the runs run: local, slurm, hf-jobs", choices=_launchers)
     """The launcher (``sweep/launchers/registry.py``)."""
-    dry_run: bool = option(False, "print the plan (run folder, model, options, state) and run nothing")
+    dry_run: bool = option(
+        False, "print the plan (run folder, model, options, state) and each run's eval command; run nothing"
+    )
     """Plan only."""
     max_parallel: int | None = option(
         None,
