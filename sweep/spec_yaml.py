@@ -11,6 +11,7 @@ what it is for.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,26 @@ def _expanded_size(node: yaml.Node, memo: dict[int, int], depth: int = 0) -> int
     return memo[id(node)]
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _check_texts(path: Path, obj: Any, where: str) -> None:
+    """No text of the file holds a control character (a NUL in a path cannot reach the system)."""
+    found = _CONTROL.search(obj) if isinstance(obj, str) else None
+    if found is not None:
+        raise MMSpuBenchError(
+            f"{path}: {where or 'the document'}: a text holds the control character {found[0]!r}; "
+            "expected printable text"
+        )
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            _check_texts(path, key, where)
+            _check_texts(path, value, f"{where}.{key}" if where else str(key))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            _check_texts(path, value, f"{where}[{i}]")
+
+
 def _mark(err: yaml.MarkedYAMLError) -> str:
     mark = err.problem_mark or err.context_mark
     return "" if mark is None else f"line {mark.line + 1}, column {mark.column + 1}: "
@@ -90,9 +111,11 @@ def load_yaml(path: Path, text: str) -> Any:
                     f"{path}: its aliases expand to more than {MAX_NODES} YAML nodes; "
                     "expected a sweep file, not an alias bomb"
                 )
-            return None if node is None else loader.construct_document(node)
+            obj = None if node is None else loader.construct_document(node)
         finally:
             loader.dispose()
+        _check_texts(path, obj, "")
+        return obj
     except _Repeated as err:
         raise MMSpuBenchError(
             f"{path}: line {err.again}: key {err.key!r} is given twice (first at line {err.first}); "

@@ -211,6 +211,31 @@ def test_files_of_the_wrong_shape_are_refused(
     assert "sweep.yaml" in err and expected in err, err
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'root: "a\\0b"\nmodels: [{model: m}]\n',
+            "sweep.yaml: root: a text holds the control character '\\x00'",
+        ),
+        (
+            'root: r\nmodels: [{model: "m\\0"}]\n',
+            "sweep.yaml: models[0].model: a text holds the control character",
+        ),
+        (
+            'root: r\nmodels: [{model: m, name: "a\\x1b[2Jb"}]\n',
+            "models[0].name: a text holds the control character '\\x1b'",
+        ),
+    ],
+)
+def test_a_control_character_in_any_text_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str
+) -> None:
+    """A NUL in the root was an internal error; in a model id it reached the eval process."""
+    err = _one_line(capsys, ["sweep", str(_file(tmp_path, text)), "--dry-run"])
+    assert expected in err, err
+
+
 def test_a_folder_given_as_the_sweep_file_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
