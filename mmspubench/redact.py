@@ -7,7 +7,7 @@ last line of every command and to the traceback logs, and the backends apply it 
 a message from a server's text.
 
 Masked: every value registered with :func:`register_secret` (the keys in use, registered when a
-client is made), and anything shaped like a credential (``Bearer ...``, ``sk-...``, ``hf_...``,
+client is made), and anything shaped like a credential (``Bearer ...``, ``sk-...``, ``hf_`` and 30 or more letters and digits,
 ``api_key=...``, the password of a URL). Stripped: ESC sequences (CSI, OSC, DCS and two-byte
 ones), C0 and C1 control characters but newline and tab, DEL, and Unicode's bidirectional
 overrides (they reorder what the terminal shows).
@@ -30,7 +30,8 @@ _CREDENTIAL = re.compile(
     r"(?:bearer\s+)?)"
     r"[^\s\"',;&}]{4,}"
     r"|(?-i:\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{16,})"  # providers' key prefixes are lower-case:
-    r"|(?-i:\b(?:hf|ghp|gho|ghs|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_-]{8,})"  # HF_API_TOKEN is a name
+    r"|(?-i:\bhf_[A-Za-z0-9]{30,})"  # a Hugging Face token: hf_ and 34 letters or digits; hf_runs/ is a folder
+    r"|(?-i:\b(?:ghp|gho|ghs|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_-]{8,})"  # HF_API_TOKEN is a name
     r"|(?-i:\bAKIA[0-9A-Z]{16}\b)"
     r"|(?P<keep3>://[^/\s:@]*:)[^/\s@]+(?=@)",
     re.IGNORECASE,
@@ -57,6 +58,19 @@ def register_secret(value: str | None) -> None:
 def forget_secrets() -> None:
     """Drop every registered secret (tests)."""
     _SECRETS.clear()
+
+
+_TOKEN = re.compile(
+    r"\bhf_[A-Za-z0-9]{30,}|\b(?:ghp|gho|ghs)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{60,}"
+    r"|\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}|\bAKIA[0-9A-Z]{16}\b"
+)
+"""Tokens as their issuers make them (Hugging Face, GitHub, OpenAI, AWS), without a ``key=`` around
+them: what may not sit in a shipped file."""
+
+
+def holds_token(text: str) -> bool:
+    """Whether ``text`` holds a string shaped like an issued token (a file that may not be shipped)."""
+    return _TOKEN.search(text) is not None
 
 
 def looks_like_secret(text: str) -> bool:

@@ -17,7 +17,6 @@ import importlib
 import importlib.util
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -171,40 +170,51 @@ def build_wheel(source: Path, work: Path) -> tuple[Path, str]:
 
 SECRET_NAMES: frozenset[str] = frozenset({"hf_token", "token", ".env"})
 """File names a wheel may not ship (with ``*.env``): where a Hub token or keys are kept."""
-SECRET_CONTENT = re.compile(rb"(?<![A-Za-z0-9_])(?:hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,})")
-"""A Hugging Face token (``hf_`` and 34 letters or digits) or an API key (``sk-...``) in a file."""
+
+
+def _sources(work: Path) -> list[str]:
+    """The checkout's files setuptools put in the wheel (its ``SOURCES.txt``), relative paths."""
+    listed = next(work.glob("*.egg-info/SOURCES.txt"), None)
+    if listed is None:
+        raise MMSpuBenchError(f"{work}: setuptools wrote no SOURCES.txt; cannot tell what the wheel ships")
+    return [line for line in listed.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def check_wheel(source: Path, work: Path, wheel: Path) -> None:
-    """Refuse a wheel that would ship a secret or a file from outside the checkout ``source``.
+    """Refuse a wheel that would ship a file from outside the checkout ``source`` or a secret.
 
-    Setuptools copies what a symbolic link points at, so a link among the declared files (listed
-    in the ``SOURCES.txt`` it wrote under ``work``) that leaves the checkout is refused by name,
-    as is every wheel file named like a token file or holding a token-shaped text.
+    Setuptools copies what a symbolic link points at, so a declared file (listed in the
+    ``SOURCES.txt`` it wrote under ``work``) reached through a link that leaves the checkout is
+    refused by name, as is every wheel file named like a token file or holding a token-shaped
+    text (``mmspubench.redact.holds_token``): a token left in a data folder
+    (``eval/assets/<model>/hf_token``) would travel with every Space and every HF Job.
     """
-    root = source.resolve()
-    for listed in work.glob("*.egg-info/SOURCES.txt"):
-        for rel in listed.read_text(encoding="utf-8").splitlines():
-            declared = Path(rel)
-            for part in [*reversed(declared.parents[:-1]), declared]:  # a linked folder or file
-                at = source / part
-                if at.is_symlink() and not at.resolve().is_relative_to(root):
-                    raise MMSpuBenchError(
-                        f"{at}: a symbolic link to {at.resolve()}, outside the checkout; "
-                        "the wheel ships only the package's own files: remove the link"
-                    )
+    from mmspubench.redact import holds_token
+
+    top = source.resolve()
+    for rel in _sources(work):
+        declared = source / rel
+        if declared.is_relative_to(work):  # setuptools' own metadata, written in the work folder
+            continue
+        for at in [*reversed(Path(rel).parents[:-1]), Path(rel)]:  # a linked folder, or the file
+            link = source / at
+            if link.is_symlink() and not link.resolve().is_relative_to(top):
+                raise MMSpuBenchError(
+                    f"{link}: a symbolic link to {link.resolve()}, outside the checkout; the package's "
+                    "wheel ships only the checkout's own files: remove the link"
+                )
     with zipfile.ZipFile(wheel) as archive:
         for name in archive.namelist():
-            base = name.rsplit("/", 1)[-1]
-            if base.lower() in SECRET_NAMES or base.lower().endswith(".env"):
+            base = name.rsplit("/", 1)[-1].lower()
+            if base in SECRET_NAMES or base.endswith(".env"):
                 raise MMSpuBenchError(
                     f"{source}: the wheel would ship {name}, a file named like a token file; "
                     "keep secrets out of the package folders"
                 )
-            if SECRET_CONTENT.search(archive.read(name)):
+            if holds_token(archive.read(name).decode("latin-1")):
                 raise MMSpuBenchError(
                     f"{source}: the wheel would ship {name}, which holds a token-shaped text "
-                    "(hf_... or sk-...); keep secrets out of the package folders"
+                    "(hf_..., sk-..., ghp_...); keep secrets out of the package folders"
                 )
 
 

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import typing
 from dataclasses import dataclass
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.options import add_fields, option, values_of
+
+MAX_PARALLEL = 1024
+"""Local runs at once: each is a process with a model loaded; more is a typo, not a plan."""
+MAX_RETRIES = 100
+"""Retries of a failed run within one call."""
 
 
 def _gpus(text: str) -> tuple[str, ...]:
@@ -33,14 +40,26 @@ class SweepOptions:
     """The sweep file."""
     launcher: str = option("local", "where the runs run: local, slurm, hf-jobs", choices=_launchers)
     """The launcher (``sweep/launchers/registry.py``)."""
-    dry_run: bool = option(False, "print the plan (run folder, model, options, state) and run nothing")
+    dry_run: bool = option(
+        False, "print the plan (run folder, model, options, state) and each run's eval command; run nothing"
+    )
     """Plan only."""
     max_parallel: int | None = option(
-        None, "local runs at once (default: 1; with --gpus one per GPU)", arg_type=int, minimum=1
+        None,
+        "local runs at once (default: 1; with --gpus one per GPU)",
+        arg_type=int,
+        minimum=1,
+        maximum=MAX_PARALLEL,
+        expect=f"an integer from 1 to {MAX_PARALLEL}",
     )
     """Local runs at once."""
     retries: int = option(
-        1, "attempts after the first for a failed run (default: 1)", arg_type=int, minimum=0
+        1,
+        "attempts after the first for a failed run (default: 1)",
+        arg_type=int,
+        minimum=0,
+        maximum=MAX_RETRIES,
+        expect=f"an integer from 0 to {MAX_RETRIES}",
     )
     """Retries of a failed run within one sweep call."""
     gpus: tuple[str, ...] = option(
@@ -77,12 +96,23 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.set_defaults(func=run_sweep_command)
 
 
+def _check_ranges(values: SweepOptions) -> None:
+    """``--retries -1``, ``--max-parallel 0``: refused (argparse reads any integer)."""
+    from mmspubench.eval.config_checks import check_field
+
+    hints = typing.get_type_hints(SweepOptions)
+    for f in dataclasses.fields(SweepOptions):
+        if f.metadata.get("minimum") is not None or f.metadata.get("maximum") is not None:
+            check_field(f, hints[f.name], getattr(values, f.name))
+
+
 def run_sweep_command(args: argparse.Namespace) -> int:
     """``mmspubench sweep``."""
     from mmspubench.sweep.engine import SweepRequest, run_sweep
     from mmspubench.sweep.launchers.plugin import LaunchOptions
 
     values = SweepOptions(**values_of(SweepOptions, args))
+    _check_ranges(values)
     launch = LaunchOptions(values.max_parallel, values.gpus, values.no_wait)
     request = SweepRequest(values.sweep, values.launcher, values.dry_run, values.retries, values.plot, launch)
     return run_sweep(request)

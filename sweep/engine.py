@@ -8,14 +8,13 @@ them) and resumes the partial ones through eval's resume.
 from __future__ import annotations
 
 import dataclasses
-import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.redact import clean
-from mmspubench.sweep import finish
+from mmspubench.sweep import dry_run, finish
 from mmspubench.sweep.launchers import registry
 from mmspubench.sweep.launchers.plugin import Context, Launcher, LaunchOptions, Outcome, settings_of
 from mmspubench.sweep.spec import PlannedRun, Sweep, load_sweep
@@ -55,17 +54,6 @@ def load(request: SweepRequest) -> tuple[Sweep, Launcher, object]:
             f"{sweep.path}: --launcher {launcher.name} needs a {launcher.section!r} section"
         )
     return sweep, launcher, settings
-
-
-def plan_table(sweep: Sweep, status: Status) -> str:
-    """The plan as a Markdown table: run folder, model, options, state."""
-    lines = ["| run folder | model | options | state |", "|---|---|---|---|"]
-    for run in sweep.runs:
-        model = run.argv.index("--model")
-        shown = " ".join(shlex.quote(a) for a in run.argv[:model] + run.argv[model + 2 : -2])
-        cells = [str(run.folder), run.model_name, shown, status.state(run)]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return clean("\n".join(lines))
 
 
 class _Progress:
@@ -150,11 +138,7 @@ def run_sweep(request: SweepRequest) -> int:
     sweep, launcher, settings = load(request)
     _check_root(sweep)
     if request.dry_run:
-        print(plan_table(sweep, Status(sweep.root, launcher.name)))
-        note = launcher.dry_note(settings) if launcher.dry_note is not None else None
-        if note:
-            print(note)
-        return 0
+        return dry_run.show(sweep, launcher, settings)
     if request.plot:
         from mmspubench.eval.analysis.plots import require_matplotlib
 

@@ -8,16 +8,17 @@ exactly the ``mmspubench eval`` command it prints. Nothing runs before the whole
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig, with_options
 from mmspubench.sweep.argv import eval_argv, parsed_config
+from mmspubench.sweep.spec_yaml import load_yaml
 
 TOP_KEYS = ("root", "dataset", "dataset_revision", "split", "metrics", "variants", "options", "models")
 """Keys of SWEEP.yaml besides the launchers' own sections (``slurm:``, ``hf_jobs:``)."""
@@ -68,11 +69,13 @@ def _where(path: Path, entry: str) -> str:
 def _load(path: Path) -> dict[str, Any]:
     from mmspubench.dataset_builder.files import open_regular
 
+    with open_regular(path, MAX_BYTES, "a SWEEP.yaml file") as handle:
+        data = handle.read()
     try:
-        with open_regular(path, MAX_BYTES, "a SWEEP.yaml file") as handle:
-            obj = yaml.safe_load(handle.read().decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise MMSpuBenchError(f"{path}: not valid YAML ({type(err).__name__})") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise MMSpuBenchError(f"{path}: byte {err.start}: not UTF-8 text; expected a YAML file") from None
+    obj = load_yaml(path, text)
     if not isinstance(obj, dict):
         raise MMSpuBenchError(f"{path}: expected a mapping with keys {', '.join(TOP_KEYS)}")
     return obj
@@ -164,8 +167,14 @@ def _entry_runs(
     if not isinstance(entry, dict):
         raise MMSpuBenchError(_where(path, f"{label}: expected a mapping with keys {', '.join(MODEL_KEYS)}"))
     _check_keys(entry, MODEL_KEYS, _where(path, label))
-    if not isinstance(entry.get("model"), str) or not entry["model"]:
+    if not isinstance(entry.get("model"), str) or not entry["model"].strip():
         raise MMSpuBenchError(_where(path, f"{label}: field 'model': expected a Hub id or a folder"))
+    if "name" in entry and (not isinstance(entry["name"], str) or not entry["name"].strip()):
+        raise MMSpuBenchError(
+            _where(
+                path, f"{label}: field 'name': expected a text naming the run folders, got {entry['name']!r}"
+            )
+        )
     model = _local(path, entry["model"])
     name = model_name({**entry, "model": model})
     label = f"{label} ({name})"
@@ -204,6 +213,21 @@ def _check_unique(path: Path, runs: Sequence[PlannedRun]) -> None:
         seen[key] = run
 
 
+def _check_outputs(path: Path, root: Path, runs: Sequence[PlannedRun]) -> None:
+    """The root is not inside what the runs read (a model or dataset folder, the file itself), and
+    no run folder (replaced whole by a fetched job) is or holds one."""
+    from mmspubench.outputs import refuse_overlap
+
+    inputs = {path}
+    for run in runs:
+        for value in (run.options.get("model"), run.options.get("dataset")):
+            if isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
+                inputs.add(Path(value))
+    refuse_overlap(f"{path}: root", root, sorted(inputs))
+    for run in runs:
+        refuse_overlap(f"{path}: run folder", run.folder, sorted(inputs), folder=True)
+
+
 def load_sweep(path: str | Path, section_keys: Sequence[str]) -> Sweep:
     """Read and validate SWEEP.yaml in full (one line naming the entry on the first problem)."""
     file = Path(path)
@@ -211,7 +235,7 @@ def load_sweep(path: str | Path, section_keys: Sequence[str]) -> Sweep:
     _check_keys(obj, (*TOP_KEYS, *section_keys), str(file))
     if not isinstance(obj.get("root"), str) or not obj["root"]:
         raise MMSpuBenchError(_where(file, "field 'root': expected the output folder of the sweep"))
-    root = (Path(obj["root"]) if Path(obj["root"]).is_absolute() else file.parent / obj["root"]).absolute()
+    root = Path(os.path.normpath((file.parent / obj["root"]).absolute()))  # `a/..` is not a folder name
     variants = _texts(obj.get("variants"), _where(file, "variants"), ("standard",))
     metrics = None if obj.get("metrics") is None else _texts(obj["metrics"], _where(file, "metrics"), None)
     common = _common(obj, file)
@@ -220,5 +244,6 @@ def load_sweep(path: str | Path, section_keys: Sequence[str]) -> Sweep:
         raise MMSpuBenchError(_where(file, "models: expected a non-empty list of {model, name, options}"))
     runs = [r for i, m in enumerate(models) for r in _entry_runs(file, root, i, m, common, variants, metrics)]
     _check_unique(file, runs)
+    _check_outputs(file, root, runs)
     sections = {k: _mapping(obj[k], _where(file, k)) for k in section_keys if k in obj}
     return Sweep(file, root, tuple(runs), sections)

@@ -21,6 +21,11 @@ def checkout() -> Path:
     return root
 
 
+def wheel_name() -> str:
+    """The file name of the wheel a job installs: this package's version."""
+    return f"mm_spubench-{package_version()}-py3-none-any.whl"
+
+
 @functools.cache
 def build(out: Path) -> Path:
     """Build the checkout's wheel into ``out`` (once per process: the source as it is now); its
@@ -29,8 +34,7 @@ def build(out: Path) -> Path:
     into the checkout."""
     from mmspubench.space.vendor import build_wheel
 
-    version = package_version()
-    name = f"mm_spubench-{version}-py3-none-any.whl"
+    name = wheel_name()
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.whl"):
         old.unlink()

@@ -24,7 +24,7 @@ CASES = [
     ('{"api_key": "abcd1234efgh"}', '{"api_key": "***"}'),
     ("GET /v1?api-key=abcd1234&x=1", "GET /v1?api-key=***&x=1"),
     ("http://user:pw1234@host:8000/v1", "http://user:***@host:8000/v1"),
-    ("token hf_abcdefghijklmnop used", "token *** used"),
+    ("token hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567 used", "token *** used"),  # hf_ and 34, as the Hub makes them
     ("ghp_abcdefghijklmnopqrst", "***"),
     ("AKIAABCDEFGHIJKLMNOP", "***"),
     ("\x1b]0;owned\x07title", "title"),  # OSC window title to BEL
@@ -40,6 +40,11 @@ CASES = [
     ("no log-probability for prompt token 12345", "no log-probability for prompt token 12345"),
     ("task-0123456789abcdefghij and disk-sk", "task-0123456789abcdefghij and disk-sk"),
     ("basic checks; a secret plan", "basic checks; a secret plan"),
+    # folder names that merely start with hf (not tokens): kept, so an error line still says where
+    ("cannot write hf_runs/biased--standard", "cannot write hf_runs/biased--standard"),
+    ("/tmp/hfjobs-out/x and hf-jobs-output/y", "/tmp/hfjobs-out/x and hf-jobs-output/y"),
+    ("/data/hf_home_2024_sweeps/hub", "/data/hf_home_2024_sweeps/hub"),
+    ("hf_experimentsForTheSweep/run", "hf_experimentsForTheSweep/run"),
     (
         "revision 0123456789abcdef0123456789abcdef01234567",
         "revision 0123456789abcdef0123456789abcdef01234567",
@@ -79,7 +84,7 @@ def test_variable_names_are_accepted(name: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["sk-proj-abcdefghijklmnop0123", "hf_abcdefghijkl", "Ab3dEf6hIj9kLm2nOp5q", "a b", "1ABC", "x" * 200],
+    ["sk-proj-abcdefghijklmnop0123", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "Ab3dEf6hIj9kLm2nOp5q", "a b", "1ABC", "x" * 200],
 )
 def test_key_shaped_names_are_refused_unshown(value: str) -> None:
     with pytest.raises(MMSpuBenchError) as info:

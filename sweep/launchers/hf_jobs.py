@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
+import shlex
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,18 +22,19 @@ from types import SimpleNamespace
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError, first_line
+from mmspubench.eval.results import package_version
 from mmspubench.options import option
 from mmspubench.redact import clean, register_secret
 from mmspubench.sweep import wheel
+from mmspubench.sweep.launchers import hf_jobs_checks as checks
 from mmspubench.sweep.launchers.plugin import Context, Launcher, Outcome
-from mmspubench.sweep.spec import PlannedRun
+from mmspubench.sweep.spec import PlannedRun, Sweep
 from mmspubench.sweep.state import now
 
 SCRIPT = Path(__file__).resolve().parents[1] / "hf_job_script.py"
 EVAL_REFUSED = "mmspubench eval: error:"
 """How eval's line for an input it refused (exit status 2) begins: a job ending on it is not retried."""
 TERMINAL = ("COMPLETED", "CANCELED", "ERROR", "DELETED")
-_TIMEOUT = re.compile(r"[0-9]+(\.[0-9]+)?[smhd]?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +47,8 @@ class HfJobsSettings:
     """The results dataset repo."""
     flavor: str = option("cpu-basic", "hardware flavor, one of list_jobs_hardware's names")
     """``run_uv_job(flavor=)``."""
-    timeout: str = option("2h", "time limit of each job: seconds, or with s, m, h, d (e.g. 90m)")
-    """``run_uv_job(timeout=)``."""
+    timeout: int | str = option("2h", "time limit of each job: seconds, or with s, m, h, d (e.g. 90m, 1.5h)")
+    """``run_uv_job(timeout=)``: whole seconds once read (``3600``, ``"90m"``, ``"1.5h"`` as the Hub reads them)."""
     results_path: str = option("sweeps", "folder of the repo holding <root name>/<run> folders")
     """Path in the repo; a run goes to ``<results_path>/<root name>/<run name>``."""
     extras: str = option("eval", "extras installed with the wheel in the job (e.g. eval,models)")
@@ -61,32 +62,43 @@ class HfJobsSettings:
     python: str | None = option(None, "Python version of the job (default: the Jobs default)")
     """``run_uv_job(python=)``."""
 
+    def __post_init__(self) -> None:
+        """Every value checked when SWEEP.yaml is read (before ``--dry-run``, before any job)."""
+        checks.check_repo_id(self.results_repo)
+        object.__setattr__(self, "timeout", checks.timeout_seconds(self.timeout))
+        object.__setattr__(self, "results_path", checks.repo_folder(self.results_path))
+        checks.check_variable(self.token_env)
+        checks.check_extras(self.extras)
+        checks.check_namespace(self.namespace)
+        checks.check_python(self.python)
 
-def make_api() -> Any:
-    """The Hub client (a test replaces this with a stand-in that runs jobs as local processes)."""
+
+def make_api(token: str) -> Any:
+    """The Hub client, every call of it made with ``token`` (a test replaces this with a stand-in
+    that runs jobs as local processes)."""
     from huggingface_hub import HfApi
 
-    return HfApi()
+    return HfApi(token=token)
 
 
 def _token(settings: HfJobsSettings) -> str:
-    token = os.environ.get(settings.token_env, "")
-    if not token:
-        raise MMSpuBenchError(f"--launcher hf-jobs: ${settings.token_env} is not set; the jobs need a token")
+    """The token in ``$token_env`` (registered for masking); one line naming the variable if unset."""
+    token = os.environ.get(settings.token_env)
+    if token is None or not token.strip():
+        state = "is not set" if token is None else "is empty"
+        raise MMSpuBenchError(
+            f"--launcher hf-jobs: ${settings.token_env} {state}; the jobs and the Hub calls need a token"
+        )
     register_secret(token)  # from here on no printed line or log can show it
     return token
 
 
 def check(context: Context) -> None:
-    """Token set, timeout readable, flavor listed by ``list_jobs_hardware``: before anything is sent."""
+    """Token set, flavor listed by ``list_jobs_hardware``: before anything is sent."""
     settings: HfJobsSettings = context.settings
-    _token(settings)
-    if not _TIMEOUT.fullmatch(settings.timeout):
-        raise MMSpuBenchError(
-            f"{context.sweep.path}: hf_jobs: timeout {settings.timeout!r}: expected e.g. 3600, 90m, 2h"
-        )
+    token = _token(settings)
     try:
-        names = [h.name for h in make_api().list_jobs_hardware()]
+        names = [h.name for h in make_api(token).list_jobs_hardware()]
     except Exception as err:  # the Hub client raises its HTTP and network errors
         raise MMSpuBenchError(f"cannot list the Jobs hardware ({first_line(err, 200)})") from None
     if settings.flavor not in names:
@@ -95,24 +107,50 @@ def check(context: Context) -> None:
         )
 
 
-def dry_note(settings: HfJobsSettings | None) -> str:
-    """What ``--dry-run`` says about the flavor."""
-    flavor = settings.flavor if settings is not None else "?"
-    return (
-        f"hf-jobs: flavor {flavor!r} was not checked (--dry-run stays offline; a real sweep checks it first)"
+def _job_args(settings: HfJobsSettings, root: Path, run: PlannedRun, wheel_file: str) -> list[str]:
+    """The job script's arguments (the job writes its own ``--out``)."""
+    path = f"{settings.results_path}/{root.name}/{run.name}"
+    return [
+        wheel_file,
+        settings.extras,
+        settings.results_repo,
+        path,
+        settings.token_env,
+        "--",
+        *run.argv[:-2],
+    ]
+
+
+def dry_note(sweep: Sweep, settings: HfJobsSettings | None) -> str:
+    """What ``--dry-run`` shows: each job as it would be sent (no Hub call, no wheel built), the
+    secret by its name only, and that the flavor was not checked."""
+    if settings is None:
+        return "hf-jobs: no hf_jobs section"
+    name = wheel.wheel_name()
+    lines = [
+        f"hf-jobs: {len(sweep.runs)} jobs, flavor {settings.flavor}, timeout {settings.timeout} s, "
+        f"secret {settings.token_env} (sent by name; its value is never shown), wheel {name} "
+        f"(version {package_version()}, built from this checkout when the sweep runs) with extras "
+        f"{settings.extras}, results to the dataset repo {settings.results_repo}"
+    ]
+    for run in sweep.runs:
+        args = " ".join(shlex.quote(a) for a in _job_args(settings, sweep.root, run, name))
+        lines.append(f"job {run.name}: uv run {SCRIPT.name} {args}")
+    lines.append(
+        f"hf-jobs: flavor {settings.flavor!r} was not checked (--dry-run stays offline; a real sweep checks it first)"
     )
+    return clean("\n".join(lines))
 
 
 def _repo_path(context: Context, run: PlannedRun) -> str:
-    return f"{context.settings.results_path.strip('/')}/{context.sweep.root.name}/{run.name}"
+    return _job_args(context.settings, context.sweep.root, run, "")[3]
 
 
 def _submit(context: Context, api: Any, run: PlannedRun, built: Path, token: str) -> Any:
     settings: HfJobsSettings = context.settings
-    args = [str(built), settings.extras, settings.results_repo, _repo_path(context, run), settings.token_env]
     return api.run_uv_job(
         str(SCRIPT),
-        script_args=[*args, "--", *run.argv[:-2]],  # the job writes its own --out
+        script_args=_job_args(settings, context.sweep.root, run, str(built)),
         python=settings.python,
         secrets={settings.token_env: token},
         flavor=settings.flavor,
@@ -229,7 +267,8 @@ def _submitted(
 
 def launch(context: Context, runs: Sequence[PlannedRun]) -> None:
     """Build the wheel, submit one job per run, then (unless ``--no-wait``) wait, fetch and verify."""
-    api, token = make_api(), _token(context.settings)
+    token = _token(context.settings)
+    api = make_api(token)
     built = wheel.build(context.work_dir("hf-jobs") / "wheel")
     started_at = now()
     waiting = _submitted(context, api, runs, built, token)
@@ -259,7 +298,7 @@ def launch(context: Context, runs: Sequence[PlannedRun]) -> None:
 
 def collect(context: Context, run: PlannedRun, job_id: str) -> Outcome | None:
     """A job of an earlier ``--no-wait`` sweep: ``None`` while it runs, else its outcome."""
-    api = make_api()
+    api = make_api(_token(context.settings))
     try:
         info = api.inspect_job(job_id=job_id, namespace=context.settings.namespace)
     except Exception as err:  # a malformed answer, an unknown job id (an edited sweep.json)

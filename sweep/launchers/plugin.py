@@ -91,8 +91,9 @@ class Launcher:
     """Frozen dataclass of ``option()`` fields: the section's keys."""
     check: Callable[[Context], None] | None = None
     """What must hold before anything is sent (packages, hardware); skipped by ``--dry-run``."""
-    dry_note: Callable[[Any], str | None] | None = None
-    """A line ``--dry-run`` prints (e.g. that the flavor was not checked)."""
+    dry_note: Callable[[Sweep, Any], str | None] | None = None
+    """What ``--dry-run`` prints after the plan, from the sweep and the settings (e.g. the jobs it
+    would send, and that the flavor was not checked); offline."""
     collect: Callable[[Context, PlannedRun, str], Outcome | None] | None = None
     """The outcome of a submitted job (``None``: still running)."""
 
@@ -116,4 +117,7 @@ def settings_of(launcher: Launcher, section: Mapping[str, Any], where: str) -> A
     missing = [n for n, f in fields.items() if f.default is dataclasses.MISSING and n not in section]
     if missing:
         raise MMSpuBenchError(f"{where}: key {missing[0]!r} is required")
-    return launcher.settings(**section)
+    try:
+        return launcher.settings(**section)  # its __post_init__ checks what one field cannot tell
+    except MMSpuBenchError as err:
+        raise MMSpuBenchError(f"{where}: {err}") from None

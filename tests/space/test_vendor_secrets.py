@@ -75,7 +75,7 @@ def test_a_token_file_the_package_data_would_match_is_refused_by_name(tree: Path
     ("rel", "secret"),
     [
         (MODEL / "README.md", "\nHF_TOKEN=hf_" + "Ab1" * 12 + "\n"),
-        (Path("eval/leftover.py"), "\nKEY = 'sk-" + "x9" * 12 + "'\n"),
+        (Path("eval/leftover.py"), "\nKEY = 'sk-" + "x9" * 18 + "'\n"),
     ],
 )
 def test_a_token_shaped_text_in_a_shipped_file_is_refused_naming_it(

@@ -42,6 +42,27 @@ class _Job:
     message: str | None = None
 
 
+@dataclass(frozen=True)
+class _Client:
+    """A client of the stand-in made with one token (``HfApi(token=...)``)."""
+
+    jobs: StandInJobs
+    token: Any
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(self.jobs, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            before = len(self.jobs.calls)
+            try:
+                return method(*args, **kwargs)
+            finally:
+                used = kwargs.get("token", self.token)
+                self.jobs.tokens.extend((called, used) for called, _ in self.jobs.calls[before:])
+
+        return call
+
+
 @dataclass
 class StandInJobs:
     """The Jobs API as local processes; ``tamper`` edits a run folder once its job completed."""
@@ -51,7 +72,13 @@ class StandInJobs:
     tamper: Callable[[str, Path], None] | None = None
     leak_secret: bool = False
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    tokens: list[tuple[str, Any]] = field(default_factory=list)
+    """Each call's name and the token it was made with (the client's, or a ``token=`` of the call)."""
     jobs: dict[str, _Job] = field(default_factory=dict)
+
+    def client(self, token: Any = None) -> _Client:
+        """What ``HfApi(token=token)`` is to the Hub: every call of it records ``token``."""
+        return _Client(self, token)
 
     @property
     def hub(self) -> Path:

@@ -26,7 +26,7 @@ HF = {"results_repo": "org/sweep-results", "flavor": "cpu-basic", "timeout": "10
 @pytest.fixture
 def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StandInJobs]:
     api = StandInJobs(tmp_path / "standin")
-    monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
+    monkeypatch.setattr(hf_jobs, "make_api", api.client)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     yield api
     forget_secrets()
@@ -117,7 +117,8 @@ def test_a_run_goes_to_a_job_and_comes_back_verified(
         "2",
         "--no-progress",
     ]
-    assert (sent["flavor"], sent["timeout"], sent["secrets"]) == ("cpu-basic", "10m", {"HF_TOKEN": TOKEN})
+    assert (sent["flavor"], sent["timeout"], sent["secrets"]) == ("cpu-basic", 600, {"HF_TOKEN": TOKEN})
+    assert standin.tokens == [(name, TOKEN) for name in names]  # every Hub call with the token
     without_secrets = json.dumps({k: v for k, v in sent.items() if k != "secrets"})
     assert TOKEN not in without_secrets
     uv = (standin.hub / "uv.log").read_text(encoding="utf-8")
@@ -186,7 +187,7 @@ def test_a_refused_job_fails_its_run_and_ctrl_c_cancels_the_jobs_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     api = _NoJobs(tmp_path / "standin")
-    monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
+    monkeypatch.setattr(hf_jobs, "make_api", lambda token: api)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     (tmp_path / "fake.whl").write_bytes(b"")
     monkeypatch.setattr(hf_jobs.wheel, "build", lambda out: tmp_path / "fake.whl")
@@ -221,7 +222,7 @@ class _Scripted(StandInJobs):
 @pytest.fixture
 def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[_Scripted]:
     api = _Scripted(tmp_path / "standin")
-    monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
+    monkeypatch.setattr(hf_jobs, "make_api", lambda token: api)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     (tmp_path / "fake.whl").write_bytes(b"")
     monkeypatch.setattr(hf_jobs.wheel, "build", lambda out: tmp_path / "fake.whl")
@@ -284,7 +285,7 @@ def test_a_fetched_file_named_with_dotdot_fails_the_run_and_writes_nothing_outsi
 ) -> None:
     api = _Traversal(tmp_path / "standin")
     api.final = SimpleNamespace(stage="COMPLETED", message=None)
-    monkeypatch.setattr(hf_jobs, "make_api", lambda: api)
+    monkeypatch.setattr(hf_jobs, "make_api", lambda token: api)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     (tmp_path / "fake.whl").write_bytes(b"")
     monkeypatch.setattr(hf_jobs.wheel, "build", lambda out: tmp_path / "fake.whl")
