@@ -8,9 +8,9 @@ equal), and a run failing a check is left out with its reason in the note.
 benchmark's leaderboard (``HfApi.get_dataset_leaderboard``, huggingface_hub >= 1.8): one
 ``mcq_accuracy`` figure per model, verified or community.
 
-The merge has one row per results run, one run per model id, prompt variant and answer mode (the
-latest when the dataset holds several; the model's revision is not part of the key, as Hub entries
-carry none), the Hub's figure of that model id beside it (a verified entry over a community one),
+The merge has one row per results run, one run per model id, prompt variant, answer mode and
+completeness (the latest when the dataset holds several; a partial run, ``eval --limit``, never
+replaces a full one; the model's revision is not part of the key, as Hub entries carry none), the Hub's figure of that model id beside it (a verified entry over a community one),
 and a row for each Hub model without a run; ``Source`` says where each figure of the row comes
 from and names only the row's own run. Every Hub entry is checked (:func:`parse_entry`); a bad one
 is left out and named in the note. Offline, without the method, on any failure of the call, or
@@ -219,17 +219,29 @@ def choose_hub(hub: Sequence[HubEntry]) -> tuple[dict[str, HubEntry], list[str]]
     return chosen, notes
 
 
+def run_key(entry: leaderboard.RunEntry) -> tuple[str, str, str, bool]:
+    """Model id, prompt variant, answer mode (with ``(accuracy only)``) and whether the run is
+    partial: two runs of one key are one row. The partial marker's own n is not part of it (a later
+    ``--limit 5`` run replaces a ``--limit 2`` one), and the model's revision is not either."""
+    marker = str(entry.row.get(leaderboard.PARTIAL) or "")
+    mode = str(entry.row.get("Mode", ""))
+    if marker:
+        mode = mode.removesuffix(marker).removesuffix(", ")
+    return entry.model_id, str(entry.row.get("Variant", "")), mode, bool(marker)
+
+
 def latest_runs(entries: Sequence[leaderboard.RunEntry]) -> tuple[list[leaderboard.RunEntry], list[str]]:
-    """One run per model id, prompt variant and answer mode (the model's revision is not part of it:
-    ``eval --model org/x`` records the snapshot's sha, the Hub's entries none): the latest by date,
-    then by run name; a note names each run a later one replaces."""
-    latest: dict[tuple[str, str, str], leaderboard.RunEntry] = {}
+    """One run per :func:`run_key` (the model's revision is not part of it: ``eval --model org/x``
+    records the snapshot's sha, the Hub's entries none): the latest by date, then by run name; a
+    note names each run a later one replaces. A partial run never replaces a full one."""
+    latest: dict[tuple[str, str, str, bool], leaderboard.RunEntry] = {}
     notes = []
     for entry in sorted(entries, key=lambda e: (str(e.row.get("Date", "")), str(e.row["Run"]))):
-        key = (entry.model_id, str(entry.row.get("Variant", "")), str(entry.row.get("Mode", "")))
+        key = run_key(entry)
         if key in latest:
+            kind = "partial run" if key[3] else "run"
             notes.append(
-                f"run {latest[key].row['Run']} not shown: run {entry.row['Run']} is a later run of the "
+                f"run {latest[key].row['Run']} not shown: run {entry.row['Run']} is a later {kind} of the "
                 "same model, prompt variant and answer mode"
             )
         latest[key] = entry
@@ -239,6 +251,7 @@ def latest_runs(entries: Sequence[leaderboard.RunEntry]) -> tuple[list[leaderboa
 def _hub_row(entry: HubEntry) -> dict[str, Any]:
     row: dict[str, Any] = {c: math.nan for c in leaderboard.SCORE_COLUMNS}
     row.update({c: "" for c in leaderboard.TEXT_COLUMNS})
+    row[leaderboard.PARTIAL] = ""
     row.update(
         Model=leaderboard.model_link(entry.model_id),
         Overall=entry.overall,
@@ -267,7 +280,7 @@ def merge(entries: Sequence[leaderboard.RunEntry], hub: Sequence[HubEntry]) -> p
         rows.append(row)
     with_runs = {e.model_id for e in entries}
     rows += [_hub_row(e) for model, e in chosen.items() if model not in with_runs]
-    frame = pd.DataFrame(rows, columns=list(leaderboard.ALL_COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(leaderboard.FRAME_COLUMNS))
     return leaderboard.sort_frame(frame, "Average", ascending=False)
 
 

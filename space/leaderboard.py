@@ -50,10 +50,17 @@ TEXT_COLUMNS: tuple[str, ...] = tuple(
     c for c in ("Worst", *INFO_COLUMNS, *HUB_COLUMNS) if c not in ("n", "Hub Overall")
 )
 """Columns shown as plain text (``Model`` is Markdown, escaped; the others are numbers)."""
-DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "Variant", "Hub Overall", "Source")
-"""``Variant`` is shown by default: an ``attribute-hint`` run reads ``attribute-hint (ceiling)``.
-The defaults fit the table's width (``n``, ``Scorer``, ``Date`` and ``Hub state`` are a click away;
-``Source`` names the Hub state)."""
+DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "Mode", "Variant", "Hub Overall", "Source")
+"""``Mode`` and ``Variant`` are shown by default: two runs of a model that differ only in answer
+mode (``generate``, ``logprob``) or only in being partial say so; an ``attribute-hint`` run reads
+``attribute-hint (ceiling)``. The defaults fit the table's width at 1400 pixels (``n``, ``Scorer``,
+``Date`` and ``Hub state`` are a click away; ``Source`` names the Hub state)."""
+PARTIAL = "_partial"
+"""Column of the full frame, never shown: a partial run's marker (:func:`partial_marker`), else
+empty. It keeps partial runs apart: ranked after every full run (:func:`sort_frame`) and never
+replacing one (``hub_leaderboard.latest_runs``)."""
+FRAME_COLUMNS: tuple[str, ...] = (*ALL_COLUMNS, PARTIAL)
+"""Columns of the full leaderboard frame (:data:`ALL_COLUMNS` and the hidden :data:`PARTIAL`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +70,7 @@ class RunEntry:
     model_id: str
     """Model id or path as recorded in results.json."""
     row: dict[str, Any]
-    """Values of ``ALL_COLUMNS`` (the ``Model`` cell is a Markdown link when the id is a Hub id)."""
+    """Values of ``FRAME_COLUMNS`` (the ``Model`` cell is a Markdown link when the id is a Hub id)."""
 
 
 def _number(value: Any) -> float:
@@ -110,6 +117,31 @@ def _accuracy_only(results: Mapping[str, Any]) -> bool:
     )
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def partial_marker(results: Mapping[str, Any]) -> str:
+    """``partial (n=2 of 90)`` for a run of part of its split (``eval --limit``, or fewer items than
+    the split it records in ``dataset.split_n``); empty for a full run."""
+    dataset, config = _section(results, "dataset"), _section(results, "config")
+    n, whole, limit = _count(dataset.get("n")), _count(dataset.get("split_n")), _count(config.get("limit"))
+    if whole is not None and n is not None and n < whole:
+        return f"partial (n={n} of {whole})"
+    if limit is not None and (whole is None or limit < whole):
+        return f"partial (--limit {limit}, n={n if n is not None else '?'})"
+    return ""
+
+
+def mode_cell(results: Mapping[str, Any]) -> str:
+    """The answer mode, ``(accuracy only)`` for a run without CGLA, and the partial marker:
+    ``logprob``, ``generate (accuracy only)``, ``generate, partial (n=2 of 90)``."""
+    config = _section(results, "config")
+    mode = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
+    marker = partial_marker(results)
+    return f"{mode}, {marker}" if marker and mode else marker or mode
+
+
 def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = obj.get(key)
     return value if isinstance(value, Mapping) else {}
@@ -152,7 +184,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["CGLA_acc"] = _number(cgla.get("acc"))
     row.update(confound_cells(results))
     row["n"] = int(dataset.get("n", 0) or 0)
-    row["Mode"] = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
+    row["Mode"] = mode_cell(results)
     row["Variant"] = variant_label(config)
     row["Scorer"] = scorer_cell(model)
     row["Date"] = str(results.get("created_at", ""))[:10]
@@ -160,6 +192,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Run"] = run_name
     row["Revision"] = str(model.get("revision") or "")
     row.update({"Hub Overall": math.nan, "Hub state": "", "Source": "results dataset"})
+    row[PARTIAL] = partial_marker(results)
     return RunEntry(model_id=model_id, row=row)
 
 
@@ -201,17 +234,22 @@ def resolve_results(source: str) -> Path:
 
 def leaderboard_frame(entries: Sequence[RunEntry]) -> pd.DataFrame:
     """All columns, one row per run, best Average first."""
-    frame = pd.DataFrame([e.row for e in entries], columns=list(ALL_COLUMNS))
+    frame = pd.DataFrame([e.row for e in entries], columns=list(FRAME_COLUMNS))
     return sort_frame(frame, "Average", ascending=False)
 
 
 def sort_frame(frame: pd.DataFrame, by: str, ascending: bool) -> pd.DataFrame:
-    """Rows sorted by column ``by``; runs missing the figure go last either way."""
-    if by not in frame.columns:
-        raise MMSpuBenchError(f"cannot sort by {by!r}; columns are {list(frame.columns)}")
-    return frame.sort_values(by, ascending=ascending, na_position="last", kind="stable").reset_index(
-        drop=True
+    """Rows sorted by column ``by``; runs missing the figure go last either way, and partial runs
+    (:data:`PARTIAL`) after every full run (a run of 2 items never outranks one of all 90)."""
+    if by not in frame.columns or by == PARTIAL:
+        shown = [c for c in frame.columns if c != PARTIAL]
+        raise MMSpuBenchError(f"cannot sort by {by!r}; columns are {shown}")
+    partial = frame[PARTIAL].fillna("").astype(bool) if PARTIAL in frame.columns else False
+    keyed = frame.assign(_apart=partial)
+    ordered = keyed.sort_values(
+        ["_apart", by], ascending=[True, ascending], na_position="last", kind="stable"
     )
+    return ordered.drop(columns="_apart").reset_index(drop=True)
 
 
 def view_frame(
@@ -297,7 +335,8 @@ def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series, ...]:
     """The comparison chart's data: what ``report --plot`` draws for these runs
-    (:func:`mmspubench.eval.analysis.plot_data.report_series`, intervals from results.json and samples.jsonl)."""
+    (:func:`mmspubench.eval.analysis.plot_data.report_series`, intervals from results.json and
+    samples.jsonl); a partial run's legend label ends in its marker (``[partial (n=2 of 90)]``)."""
     from mmspubench.eval.analysis.plot_data import report_series, run_labels
     from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
 
@@ -306,5 +345,9 @@ def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series,
     samples = [
         read_finished_samples(f / SAMPLES_NAME) if (f / SAMPLES_NAME).is_file() else None for f in folders
     ]
-    labels = run_labels(runs, folders)
+    # A partial run says so in the legend, as in the table's Mode column.
+    labels = [
+        f"{label} [{e.row[PARTIAL]}]" if e.row.get(PARTIAL) else label
+        for label, e in zip(run_labels(runs, folders), entries, strict=True)
+    ]
     return tuple(report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True))
