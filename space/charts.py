@@ -121,8 +121,32 @@ def _zero_bars(fig: Any, series: Sequence[Series]) -> None:
                 break
 
 
+def _fewer_columns(fig: Any) -> None:
+    """The run legend under the accuracy panel in fewer columns until it is no wider than the
+    figure (a wider figure is drawn smaller on the page); the figure grows by the rows it adds."""
+    if not fig.axes or fig.axes[0].get_legend() is None:
+        return
+    from mmspubench.eval.analysis.plots import LEGEND_COLUMNS, legend_below
+
+    ax = fig.axes[0]
+    legend = ax.get_legend()
+    handles, labels = ax.get_legend_handles_labels()
+    columns = min(LEGEND_COLUMNS, len(labels))
+    fig.canvas.draw()
+    while columns > 1 and legend.get_window_extent().width > fig.bbox.width - 20.0:
+        rows_before = math.ceil(len(labels) / columns)
+        columns -= 1
+        legend = legend_below(ax, columns, handles)
+        added = math.ceil(len(labels) / columns) - rows_before
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(width, height + 0.2 * added)
+        fig.tight_layout()
+        fig.canvas.draw()
+
+
 def _legends_fit(fig: Any) -> None:
     """Widen the figure until every legend lies inside it (Gradio saves the figure as it is)."""
+    _fewer_columns(fig)
     for _ in range(4):
         fig.canvas.draw()
         width = fig.bbox.width

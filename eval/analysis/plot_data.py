@@ -115,13 +115,25 @@ def _n(results: Mapping[str, Any]) -> tuple[int | None, ...]:
     return tuple(_count(counts.get(g)) for g in REPORT_GROUPS)
 
 
+TICK_COUNTS_PER_LINE = 2
+"""Runs' item counts per line of a tick label (``n=90/90/``, then ``90/5``): a longer line would run
+into the next group's label."""
+
+
 def group_ticks(series: Sequence[Series]) -> list[str]:
-    """The x tick labels: each group with its n (``BG\nn=12``; ``n=12/10`` where runs differ)."""
+    """The x tick labels: each group with its n, one n when every run has the same (``BG\nn=12``),
+    else one per run in the legend's order (``n=12/0/12``; ``?`` for a run recording none),
+    :data:`TICK_COUNTS_PER_LINE` per line."""
     ticks = []
     for k, group in enumerate(REPORT_GROUPS):
-        known = [s.n[k] for s in series if len(s.n) > k]
-        counts = sorted({n for n in known if n is not None}, reverse=True)
-        ticks.append(f"{group}\nn={'/'.join(map(str, counts))}" if counts else group)
+        counts = [s.n[k] if len(s.n) > k else None for s in series]
+        if all(n is None for n in counts):
+            ticks.append(group)
+            continue
+        shown = [str(counts[0])] if len(set(counts)) == 1 else ["?" if n is None else str(n) for n in counts]
+        per = TICK_COUNTS_PER_LINE
+        lines = ["/".join(shown[i : i + per]) for i in range(0, len(shown), per)]
+        ticks.append(f"{group}\nn=" + "/\n".join(lines))
     return ticks
 
 

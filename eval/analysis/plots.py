@@ -30,6 +30,8 @@ CHANCE = 100.0 / NUM_OPTIONS
 PLAIN_TEXT: dict[Any, Any] = {"text.parse_math": False, "text.usetex": False}
 """matplotlib settings under which a text is drawn as it is (no mathtext, no LaTeX)."""
 NO_CGLA_NOTE = "no CGLA_acc to show: none of these runs computed CGLA (eval --metrics accuracy,cgla)"
+LEGEND_COLUMNS = 4
+"""Columns of the run legend (fewer when there are fewer runs)."""
 SOME_CGLA_NOTE = "—: no figure (the run did not compute it, or has no item of the type)"
 
 
@@ -160,9 +162,31 @@ def report_figure_object(series: Sequence[Series], confounds: Sequence[ConfoundS
         _chance_line(top)
         _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
         _cgla_note(bottom, series)
-        top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(4, len(series)), fontsize=8)
+        legend_below(top, ncol=min(LEGEND_COLUMNS, len(series)))
         fig.tight_layout()
     return plain_figure(fig)
+
+
+def legend_below(ax: Any, ncol: int, handles: Sequence[Any] | None = None) -> Any:
+    """The run legend under the panel's tick labels, however many lines they have (one n per run)."""
+    from matplotlib.transforms import ScaledTranslation
+
+    lines = max((t.get_text().count("\n") + 1 for t in ax.get_xticklabels()), default=1)
+    # 14 points per tick line (10-point text) and a gap: the legend starts below the last line.
+    below = ScaledTranslation(0, -(14 * lines + 10) / 72, ax.figure.dpi_scale_trans)
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    else:
+        labels = [h.get_label() for h in handles]
+    return ax.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        bbox_transform=ax.transAxes + below,
+        ncol=ncol,
+        fontsize=8,
+    )
 
 
 def _chance_line(ax: Any) -> None:
@@ -173,12 +197,24 @@ def _chance_line(ax: Any) -> None:
 
 
 def _cgla_note(ax: Any, series: Sequence[Series]) -> None:
-    """Say why CGLA_acc bars are missing: no run computed CGLA, or some figures are absent."""
+    """Say why CGLA_acc bars are missing: no run computed CGLA (in the empty frame), or some figures
+    are absent (a line above the frame, under the title: never over a bar)."""
     values = [v for run in series for v in run.cgla_acc]
     if all(v is None for v in values):
         ax.text(0.5, 0.5, NO_CGLA_NOTE, transform=ax.transAxes, ha="center", va="center", fontsize=9)
     elif any(v is None for v in values):
-        ax.text(0.99, 0.97, SOME_CGLA_NOTE, transform=ax.transAxes, ha="right", va="top", fontsize=7)
+        # Between the title and the frame, where no bar reaches (bars reach 100 of the 105 drawn).
+        ax.set_title(ax.get_title(), pad=14)
+        ax.annotate(
+            SOME_CGLA_NOTE,
+            (0.5, 1.0),
+            xycoords="axes fraction",
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
 
 
 def _differences(ax: Any, doc: dict[str, Any], key: str, title: str, unit: str) -> None:
