@@ -13,7 +13,7 @@ import gradio as gr
 import pandas as pd
 from mmspubench.app_guard import guarded, named_like
 from mmspubench.markup import escape_cell
-from mmspubench.space import charts, handlers, leaderboard, live, preview, zerogpu
+from mmspubench.space import board_widths, charts, handlers, leaderboard, live, preview, zerogpu
 from mmspubench.space.handlers import SpaceConfig, SpaceState
 from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
@@ -34,6 +34,8 @@ LAUNCH_OPTIONS: dict[str, Any] = {
     "max_file_size": max(live.MAX_UPLOAD_BYTES, MAX_SAMPLES_BYTES, MAX_RESULTS_BYTES),
     "show_error": False,
     "max_threads": MAX_THREADS,
+    # The leaderboard's font size and cell padding, which its column widths assume.
+    "css": board_widths.BOARD_CSS,
 }
 """``launch`` options of every entry point: uploads over the limit are refused before any handler runs."""
 
@@ -244,7 +246,7 @@ def _leaderboard_tab(state: SpaceState) -> None:
     table = _dataframe(
         leaderboard.styled(initial),
         datatype=leaderboard.column_datatypes(list(initial.columns)),
-        column_widths=leaderboard.column_widths(list(initial.columns)),
+        column_widths=board_widths.column_widths(list(initial.columns), initial),
         interactive=False,
         wrap=True,
         label="Runs (accuracy in %)",
@@ -252,7 +254,9 @@ def _leaderboard_tab(state: SpaceState) -> None:
     )
     _markdown(
         "Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy. One row "
-        "per run (the latest of a model, prompt variant and answer mode); the chart below draws the same runs. "
+        "per run (the latest of a model, prompt variant and answer mode); a partial run (`eval --limit`) says "
+        "`partial (n=2 of 90)` in Mode, is ranked after every full run and never replaces one. The chart "
+        "below draws the same runs. "
         "Source: where each figure comes from (the row's results-dataset run, its samples re-checked; or the "
         "Hub's leaderboard of `mcq_accuracy` for the model id, a verified entry over a community one, in "
         "Hub Overall)."
@@ -275,7 +279,7 @@ def _leaderboard_tab(state: SpaceState) -> None:
         return _dataframe(
             leaderboard.styled(frame),
             datatype=leaderboard.column_datatypes(shown),
-            column_widths=leaderboard.column_widths(shown),
+            column_widths=board_widths.column_widths(shown, frame),
         )
 
     show = named_like(show, handlers.leaderboard_table, 1)

@@ -286,23 +286,6 @@ FIGURE_FORMAT = "{:.2f}"
 """Every figure of the table (per-type accuracy, Average, Overall, CGLA_acc, Hub Overall), two decimals."""
 
 
-COLUMN_WEIGHTS: dict[str, int] = {
-    "Model": 124, **dict.fromkeys(TYPE_COLUMNS, 60), "Average": 74, "Overall": 74, "CGLA_acc": 74, "n": 40,
-    "Circular": 70, "Blind": 66, "Gain": 66, "Worst": 90,
-    "Mode": 100, "Variant": 110, "Scorer": 80, "Date": 96, "Dataset revision": 110, "Run": 120, "Revision": 110,
-    "Hub Overall": 66, "Hub state": 76, "Source": 154,
-}  # fmt: skip
-"""Relative width of each column (pixels of a 1216-pixel table: the defaults fill it exactly, a
-figure such as ``100.00`` on one line); the shown ones share the table's width, texts wrap."""
-
-
-def column_widths(columns: Sequence[str]) -> list[str]:
-    """Widths (percent of the table) of the shown ``columns``: together exactly the table's width,
-    so the table is never cut on the right."""
-    total = sum(COLUMN_WEIGHTS[c] for c in columns)
-    return [f"{100 * COLUMN_WEIGHTS[c] / total:.2f}%" for c in columns]
-
-
 def styled(frame: pd.DataFrame) -> Any:
     """The table as the page shows it: every figure with two decimals (``50.00`` beside ``38.89``),
     a missing one as an empty cell; the values underneath stay numbers (sorting is by value)."""

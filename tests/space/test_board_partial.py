@@ -31,6 +31,8 @@ def write_run(
     samples = [_sample(i) for i in picks]
     if config_kw.get("answer_mode") == "logprob":  # every item answered: the argmax of its scores
         samples = [_scored(s) for s in samples]
+    if "cgla" not in config_kw.get("metrics", ("cgla",)):  # an accuracy-only run records no conditions
+        samples = [replace(s, conditions=(), cgla_min=None, cgla_acc=None) for s in samples]
     limit = None if len(picks) == len(WHOLE) else len(picks)
     config = RunConfig(model=model, dataset=DATASET, prompts=prompt_spec(), limit=limit, **config_kw)
     info = {"id": DATASET, "revision": REVISION, **split_identity(WHOLE)}
