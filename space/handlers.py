@@ -86,6 +86,8 @@ class SpaceState:
     """What the leaderboard left out and where its figures come from (Markdown, escaped)."""
     cgla_choices: tuple[tuple[str, str], ...] = ()
     """(label, run) of the CGLA source dropdown (:func:`cgla_choices`); empty: the run names."""
+    cgla_note: str = ""
+    """Why a table run is not offered in the CGLA source dropdown (:func:`cgla_note`, Markdown)."""
 
 
 def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> SpaceState:
@@ -128,6 +130,7 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
         models=models or live.ModelCache(config.hub_models),
         board_note=note,
         cgla_choices=cgla_choices(board, runs),
+        cgla_note=cgla_note(board, runs),
     )
 
 
@@ -173,12 +176,21 @@ def _variant_rank(variant: str) -> int:
     return 0 if variant == "standard" else 2 if "ceiling" in variant else 1
 
 
+def _without_cgla(row: pd.Series) -> bool:
+    """A table run that recorded no CGLA (``eval --metrics accuracy``, an API without log-probabilities)."""
+    value = row.get("CGLA_acc")
+    return (
+        "(accuracy only)" in str(row.get("Mode", "")) or not isinstance(value, (int, float)) or value != value
+    )
+
+
 def cgla_choices(board: pd.DataFrame, runs: dict[str, Path]) -> tuple[tuple[str, str], ...]:
-    """(label, run) of each table run with samples: labelled by model and prompt variant (the run
-    folder added where two share both), standard runs first and ceiling runs last."""
+    """(label, run) of each table run with samples and CGLA: labelled by model and prompt variant
+    (the run folder added where two share both), standard runs first and ceiling runs last."""
     rows = [
         (str(r["Run"]), leaderboard.plain_model(str(r["Model"])), str(r["Variant"]))
         for _, r in board.iterrows()
+        if not _without_cgla(r)
     ]
     rows = [row for row in rows if row[0] in runs]
     labels = [f"{model} · {variant}" for _, model, variant in rows]
@@ -187,6 +199,26 @@ def cgla_choices(board: pd.DataFrame, runs: dict[str, Path]) -> tuple[tuple[str,
         for label, (run, _, variant) in zip(labels, rows, strict=True)
     ]
     return tuple((label, run) for label, run, _ in sorted(choices, key=lambda c: (c[2], c[0])))
+
+
+def cgla_note(board: pd.DataFrame, runs: dict[str, Path]) -> str:
+    """Which table runs "CGL from" does not offer and why (no CGLA recorded, no samples.jsonl), as
+    the page says it under the dropdown; empty when it offers every run."""
+    left: list[tuple[str, str]] = []
+    for _, row in board.iterrows():
+        run = str(row["Run"])
+        if not run:
+            continue  # a Hub leaderboard row: no run to read
+        name = f"{leaderboard.plain_model(str(row['Model']))} · {row['Variant']} (run {run})"
+        if _without_cgla(row):
+            left.append((name, "no CGLA recorded (an accuracy-only run, `eval --metrics accuracy`)"))
+        elif run not in runs:
+            left.append((name, "no samples.jsonl beside its results.json"))
+    if not left:
+        return ""
+    # The run's names are a run's text (escaped); the reasons are the page's own.
+    lines = "\n".join(f"- {escape_cell(name)}: {reason}" for name, reason in left)
+    return f"Not offered in **CGL from** (the CGLA of an item comes from a run's samples):\n\n{lines}"
 
 
 def cgla_sources(state: SpaceState) -> list[tuple[str, str]]:

@@ -110,6 +110,8 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
             elem_id="cgla-source",
         )
         cgla_button = gr.Button("Show CGLA", scale=1, elem_id="show-cgla")
+    # Why a run of the table is not offered, on the page (a fading message would be missed).
+    _markdown(state.cgla_note, visible=bool(state.cgla_note), elem_id="cgla-source-note")
     # The opened item's CGLA from a results run holding it, shown without a click.
     first_frame, first_reading, first_record = preview.results_cgla(state, first_id, cgla_source.value)
     cgl_plot = _chart(charts.cgl_figure(first_frame), "CGL per condition", "explore-cgl-plot")
@@ -142,6 +144,13 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
     )
     item_id.submit(open_fn, item_id, shown, api_name="open_item_by_id").then(
         stored, cgla_in, cgla_out, api_name="results_cgla_by_id"
+    )
+    # A new choice replaces the reading of the previous one (or empties it, and says why).
+    cgla_source.change(
+        with_figures(guarded(preview.chosen_cgla, state), {0: charts.cgl_figure}),
+        cgla_in,
+        cgla_out,
+        api_name="chosen_cgla",
     )
     cgla_button.click(
         with_figures(guarded(zerogpu.live_cgla_on_gpu(handlers.show_cgla), state), {0: charts.cgl_figure}),
