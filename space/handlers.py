@@ -6,11 +6,12 @@ components and turns ``MMSpuBenchError`` into a message on the page.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,6 +20,7 @@ import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, confound_view, explore, leaderboard, live
+from mmspubench.space.cgla_sources import cgla_choices, cgla_note
 
 if TYPE_CHECKING:
     import datasets
@@ -172,55 +174,6 @@ def first_item(state: SpaceState) -> tuple[str, Image | None, str, pd.DataFrame 
     return (first, *open_item(state, first))
 
 
-def _variant_rank(variant: str) -> int:
-    return 0 if variant == "standard" else 2 if "ceiling" in variant else 1
-
-
-def _without_cgla(row: pd.Series) -> bool:
-    """A table run that recorded no CGLA (``eval --metrics accuracy``, an API without log-probabilities)."""
-    value = row.get("CGLA_acc")
-    return (
-        "(accuracy only)" in str(row.get("Mode", "")) or not isinstance(value, (int, float)) or value != value
-    )
-
-
-def cgla_choices(board: pd.DataFrame, runs: dict[str, Path]) -> tuple[tuple[str, str], ...]:
-    """(label, run) of each table run with samples and CGLA: labelled by model and prompt variant
-    (the run folder added where two share both), standard runs first and ceiling runs last."""
-    rows = [
-        (str(r["Run"]), leaderboard.plain_model(str(r["Model"])), str(r["Variant"]))
-        for _, r in board.iterrows()
-        if not _without_cgla(r)
-    ]
-    rows = [row for row in rows if row[0] in runs]
-    labels = [f"{model} · {variant}" for _, model, variant in rows]
-    choices = [
-        (f"{label} (run {run})" if labels.count(label) > 1 else label, run, _variant_rank(variant))
-        for label, (run, _, variant) in zip(labels, rows, strict=True)
-    ]
-    return tuple((label, run) for label, run, _ in sorted(choices, key=lambda c: (c[2], c[0])))
-
-
-def cgla_note(board: pd.DataFrame, runs: dict[str, Path]) -> str:
-    """Which table runs "CGL from" does not offer and why (no CGLA recorded, no samples.jsonl), as
-    the page says it under the dropdown; empty when it offers every run."""
-    left: list[tuple[str, str]] = []
-    for _, row in board.iterrows():
-        run = str(row["Run"])
-        if not run:
-            continue  # a Hub leaderboard row: no run to read
-        name = f"{leaderboard.plain_model(str(row['Model']))} · {row['Variant']} (run {run})"
-        if _without_cgla(row):
-            left.append((name, "no CGLA recorded (an accuracy-only run, `eval --metrics accuracy`)"))
-        elif run not in runs:
-            left.append((name, "no samples.jsonl beside its results.json"))
-    if not left:
-        return ""
-    # The run's names are a run's text (escaped); the reasons are the page's own.
-    lines = "\n".join(f"- {escape_cell(name)}: {reason}" for name, reason in left)
-    return f"Not offered in **CGL from** (the CGLA of an item comes from a run's samples):\n\n{lines}"
-
-
 def cgla_sources(state: SpaceState) -> list[tuple[str, str]]:
     """Choices (label, value) of the CGLA source dropdown: the runs with samples, a standard run
     first (the default), then live scoring."""
@@ -291,6 +244,32 @@ def show_prompts(record: dict[str, Any] | None) -> str:
 # Run ----------------------------------------------------------------------------------------
 
 
+class RefusedInput(MMSpuBenchError):
+    """A visitor's input the Run tab refuses (a bad upload, an empty field, no item): said on the
+    page by :func:`refusal_on_page`; a failure of the model run itself (busy) stays an error."""
+
+
+RunOutputs = tuple[str, pd.DataFrame, pd.DataFrame, str, "dict[str, Any] | None"]
+NOT_RUN = "**Not run.**"
+
+
+def refusal_on_page(run: Callable[..., RunOutputs]) -> Callable[..., RunOutputs]:
+    """``run`` (:func:`run_model`) whose refused input becomes ``**Not run.** REASON`` in the answer
+    area, where it stays (a fading message is missed), with the charts, the reading and the record
+    emptied: nothing of an earlier run stays beside it."""
+
+    @functools.wraps(run)
+    def call(*args: Any) -> RunOutputs:
+        try:
+            return run(*args)
+        except RefusedInput as err:
+            empty_probs = pd.DataFrame(columns=["option", "probability", "chosen"])
+            empty_cgl = pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS))
+            return f"{NOT_RUN} {escape_cell(str(err))}", empty_probs, empty_cgl, "", None
+
+    return call
+
+
 def run_model(
     state: SpaceState,
     model_choice: str | None,
@@ -306,22 +285,26 @@ def run_model(
     class_name: str | None,
     core: str | None,
     spurious: str | None,
-) -> tuple[str, pd.DataFrame, pd.DataFrame, str, dict[str, Any]]:
-    """Answer, option probabilities, CGL chart data, CGLA reading and record of one live run."""
-    if input_kind == UPLOADED_IMAGE:
-        item = live.custom_item(
-            live.load_upload(upload),
-            question,
-            [option_a, option_b, option_c, option_d],
-            answer,
-            class_name,
-            core,
-            spurious,
-        )
-    else:
-        if not item_id:
-            raise MMSpuBenchError("no item selected; open one in the Explore tab, or choose 'my image'")
-        item = _dataset_item(state, item_id)
+) -> RunOutputs:
+    """Answer, option probabilities, CGL chart data, CGLA reading and record of one live run; an
+    input it refuses (the upload, a field, no item) raises :class:`RefusedInput`."""
+    try:
+        if input_kind == UPLOADED_IMAGE:
+            item = live.custom_item(
+                live.load_upload(upload),
+                question,
+                [option_a, option_b, option_c, option_d],
+                answer,
+                class_name,
+                core,
+                spurious,
+            )
+        else:
+            if not item_id:
+                raise MMSpuBenchError("no item selected; open one in the Explore tab, or choose 'my image'")
+            item = _dataset_item(state, item_id)
+    except MMSpuBenchError as err:
+        raise RefusedInput(str(err)) from None
     result = state.models.run(model_choice or live.BUNDLED_CHOICE, item)
     record = result.sample.to_json()
     return (

@@ -221,7 +221,7 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
         prompts = _markdown()
     run_button.click(
         with_figures(
-            guarded(zerogpu.on_gpu(handlers.run_model), state),
+            guarded(handlers.refusal_on_page(zerogpu.on_gpu(handlers.run_model)), state),
             {1: charts.probability_figure, 2: charts.cgl_figure},
         ),
         [model_choice, input_kind, item_id, upload, question, *opts, answer, class_name, core, spurious],
