@@ -114,10 +114,14 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
         entries = leaderboard.load_entries(folder)
     board, note = hub_leaderboard.board(folder, entries, hub_leaderboard.benchmark_id(config.dataset))
     if folder is not None:
-        # The chart and the CGLA view show exactly the table's runs, in the table's order.
+        # The chart and the CGLA view show the table's runs, in the table's order (the chart its
+        # first CHART_RUNS, and the note says so).
         by_run = {str(e.row["Run"]): e for e in entries}
         shown = [by_run[run] for run in leaderboard.board_runs(board)]
-        series = leaderboard.plot_series(folder, shown)
+        series = leaderboard.plot_series(folder, shown[: leaderboard.CHART_RUNS])
+        if len(shown) > leaderboard.CHART_RUNS:
+            said = f"the chart draws the table's first {leaderboard.CHART_RUNS} of its {len(shown)} runs (best Average first)"
+            note = f"{note}\n- {escape_cell(said)}" if note else f"- {escape_cell(said)}"
         for entry in shown:
             samples = folder / str(entry.row["Run"]) / "samples.jsonl"
             if samples.is_file():

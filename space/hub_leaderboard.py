@@ -183,16 +183,24 @@ def check_run(run_dir: Path) -> None:
 def checked_entries(
     folder: Path, entries: Sequence[leaderboard.RunEntry]
 ) -> tuple[list[leaderboard.RunEntry], list[str]]:
-    """The runs whose samples pass the checks (runs without samples kept, marked), and the refusals."""
+    """The runs whose samples pass the checks (runs without samples kept, marked, once their
+    figures are finite percentages), and the refusals."""
+    from mmspubench.eval.results import read_results
+    from mmspubench.space.submit import check_ranges
+
     kept, refused = [], []
     for entry in entries:
         run = str(entry.row["Run"])
-        if (folder / run / "samples.jsonl").is_file():
-            try:
+        with_samples = (folder / run / "samples.jsonl").is_file()
+        try:
+            if with_samples:
                 check_run(folder / run)
-            except MMSpuBenchError as err:
-                refused.append(f"run {run} left out: {err}")
-                continue
+            else:  # no samples to recompute from: at least no -5% or 1e308% on the board
+                check_ranges(read_results(folder / run / "results.json"), str(folder / run / "results.json"))
+        except MMSpuBenchError as err:
+            refused.append(f"run {run} left out: {err}")
+            continue
+        if with_samples:
             source = f"{RESULTS_SOURCE} run {run} (samples re-checked)"
         else:
             source = f"{RESULTS_SOURCE} run {run} (no samples.jsonl: not re-checked)"
@@ -240,9 +248,13 @@ def latest_runs(entries: Sequence[leaderboard.RunEntry]) -> tuple[list[leaderboa
         key = run_key(entry)
         if key in latest:
             kind = "partial run" if key[3] else "run"
+            old, new = (str(e.row.get("Dataset revision", "")) for e in (latest[key], entry))
+            on = (
+                f" (on dataset revision {new or '?'}; the replaced run on {old or '?'})" if old != new else ""
+            )
             notes.append(
                 f"run {latest[key].row['Run']} not shown: run {entry.row['Run']} is a later {kind} of the "
-                "same model, prompt variant and answer mode"
+                f"same model, prompt variant and answer mode{on}"
             )
         latest[key] = entry
     return list(latest.values()), notes
@@ -293,7 +305,16 @@ def board(
     if hub_note:
         notes.insert(0, hub_note)
     notes += latest_runs(kept)[1] + choose_hub(hub)[1]
-    return merge(kept, hub), "\n".join(f"- {escape_cell(n)}" for n in notes)
+    if folder is not None and not entries:
+        notes.append(f"the results folder holds no results.json (looked for {folder.name}/**/results.json)")
+    frame = merge(kept, hub)
+    revisions = sorted({str(r) for r in frame["Dataset revision"] if r})
+    if len(revisions) > 1:
+        notes.append(
+            f"the runs shown are on {len(revisions)} dataset revisions ({', '.join(revisions)}): figures of "
+            "different revisions are not comparable (column Dataset revision)"
+        )
+    return frame, "\n".join(f"- {escape_cell(n)}" for n in notes)
 
 
 def benchmark_id(dataset: str | None) -> str:

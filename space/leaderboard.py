@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,8 +75,9 @@ class RunEntry:
 
 
 def _number(value: Any) -> float:
-    """A finite float, or NaN when the run did not record the figure."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A finite float, or NaN when the run did not record the figure (or recorded no number: a
+    string, a boolean, an infinity from an edited file)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return math.nan
     return float(value)
 
@@ -183,7 +185,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Overall"] = _number(accuracy.get("overall"))
     row["CGLA_acc"] = _number(cgla.get("acc"))
     row.update(confound_cells(results))
-    row["n"] = int(dataset.get("n", 0) or 0)
+    row["n"] = _count(dataset.get("n")) or 0  # an edited file's "ten" is no count
     row["Mode"] = mode_cell(results)
     row["Variant"] = variant_label(config)
     row["Scorer"] = scorer_cell(model)
@@ -316,6 +318,12 @@ def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(records, columns=["model", "type", "accuracy"])
 
 
+LEGEND_WIDTH = 72
+"""Characters per line of a run's legend label in the chart (longer ones wrap, never cut)."""
+CHART_RUNS = 12
+"""Most runs the chart draws: the table's first ones (a chart of 200 runs' bars reads as none)."""
+
+
 def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series, ...]:
     """The comparison chart's data: what ``report --plot`` draws for these runs
     (:func:`mmspubench.eval.analysis.plot_data.report_series`, intervals from results.json and
@@ -328,9 +336,10 @@ def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series,
     samples = [
         read_finished_samples(f / SAMPLES_NAME) if (f / SAMPLES_NAME).is_file() else None for f in folders
     ]
-    # A partial run says so in the legend, as in the table's Mode column.
+    # A partial run says so in the legend, as in the table's Mode column; a long label wraps
+    # (a 300-character model id widened the figure until its bars were too small to read).
     labels = [
-        f"{label} [{e.row[PARTIAL]}]" if e.row.get(PARTIAL) else label
+        textwrap.fill(f"{label} [{e.row[PARTIAL]}]" if e.row.get(PARTIAL) else label, LEGEND_WIDTH)
         for label, e in zip(run_labels(runs, folders), entries, strict=True)
     ]
     return tuple(report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True))
