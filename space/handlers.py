@@ -6,11 +6,12 @@ components and turns ``MMSpuBenchError`` into a message on the page.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,6 +20,7 @@ import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, confound_view, explore, leaderboard, live
+from mmspubench.space.cgla_sources import cgla_choices, cgla_note
 
 if TYPE_CHECKING:
     import datasets
@@ -86,6 +88,8 @@ class SpaceState:
     """What the leaderboard left out and where its figures come from (Markdown, escaped)."""
     cgla_choices: tuple[tuple[str, str], ...] = ()
     """(label, run) of the CGLA source dropdown (:func:`cgla_choices`); empty: the run names."""
+    cgla_note: str = ""
+    """Why a table run is not offered in the CGLA source dropdown (:func:`cgla_note`, Markdown)."""
 
 
 def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> SpaceState:
@@ -110,10 +114,14 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
         entries = leaderboard.load_entries(folder)
     board, note = hub_leaderboard.board(folder, entries, hub_leaderboard.benchmark_id(config.dataset))
     if folder is not None:
-        # The chart and the CGLA view show exactly the table's runs, in the table's order.
+        # The chart and the CGLA view show the table's runs, in the table's order (the chart its
+        # first CHART_RUNS, and the note says so).
         by_run = {str(e.row["Run"]): e for e in entries}
         shown = [by_run[run] for run in leaderboard.board_runs(board)]
-        series = leaderboard.plot_series(folder, shown)
+        series = leaderboard.plot_series(folder, shown[: leaderboard.CHART_RUNS])
+        if len(shown) > leaderboard.CHART_RUNS:
+            said = f"the chart draws the table's first {leaderboard.CHART_RUNS} of its {len(shown)} runs (best Average first)"
+            note = f"{note}\n- {escape_cell(said)}" if note else f"- {escape_cell(said)}"
         for entry in shown:
             samples = folder / str(entry.row["Run"]) / "samples.jsonl"
             if samples.is_file():
@@ -128,6 +136,7 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
         models=models or live.ModelCache(config.hub_models),
         board_note=note,
         cgla_choices=cgla_choices(board, runs),
+        cgla_note=cgla_note(board, runs),
     )
 
 
@@ -167,26 +176,6 @@ def first_item(state: SpaceState) -> tuple[str, Image | None, str, pd.DataFrame 
         return "", None, "", None
     first = str(ids.iloc[0])
     return (first, *open_item(state, first))
-
-
-def _variant_rank(variant: str) -> int:
-    return 0 if variant == "standard" else 2 if "ceiling" in variant else 1
-
-
-def cgla_choices(board: pd.DataFrame, runs: dict[str, Path]) -> tuple[tuple[str, str], ...]:
-    """(label, run) of each table run with samples: labelled by model and prompt variant (the run
-    folder added where two share both), standard runs first and ceiling runs last."""
-    rows = [
-        (str(r["Run"]), leaderboard.plain_model(str(r["Model"])), str(r["Variant"]))
-        for _, r in board.iterrows()
-    ]
-    rows = [row for row in rows if row[0] in runs]
-    labels = [f"{model} · {variant}" for _, model, variant in rows]
-    choices = [
-        (f"{label} (run {run})" if labels.count(label) > 1 else label, run, _variant_rank(variant))
-        for label, (run, _, variant) in zip(labels, rows, strict=True)
-    ]
-    return tuple((label, run) for label, run, _ in sorted(choices, key=lambda c: (c[2], c[0])))
 
 
 def cgla_sources(state: SpaceState) -> list[tuple[str, str]]:
@@ -259,6 +248,32 @@ def show_prompts(record: dict[str, Any] | None) -> str:
 # Run ----------------------------------------------------------------------------------------
 
 
+class RefusedInput(MMSpuBenchError):
+    """A visitor's input the Run tab refuses (a bad upload, an empty field, no item): said on the
+    page by :func:`refusal_on_page`; a failure of the model run itself (busy) stays an error."""
+
+
+RunOutputs = tuple[str, pd.DataFrame, pd.DataFrame, str, "dict[str, Any] | None"]
+NOT_RUN = "**Not run.**"
+
+
+def refusal_on_page(run: Callable[..., RunOutputs]) -> Callable[..., RunOutputs]:
+    """``run`` (:func:`run_model`) whose refused input becomes ``**Not run.** REASON`` in the answer
+    area, where it stays (a fading message is missed), with the charts, the reading and the record
+    emptied: nothing of an earlier run stays beside it."""
+
+    @functools.wraps(run)
+    def call(*args: Any) -> RunOutputs:
+        try:
+            return run(*args)
+        except RefusedInput as err:
+            empty_probs = pd.DataFrame(columns=["option", "probability", "chosen"])
+            empty_cgl = pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS))
+            return f"{NOT_RUN} {escape_cell(str(err))}", empty_probs, empty_cgl, "", None
+
+    return call
+
+
 def run_model(
     state: SpaceState,
     model_choice: str | None,
@@ -274,22 +289,26 @@ def run_model(
     class_name: str | None,
     core: str | None,
     spurious: str | None,
-) -> tuple[str, pd.DataFrame, pd.DataFrame, str, dict[str, Any]]:
-    """Answer, option probabilities, CGL chart data, CGLA reading and record of one live run."""
-    if input_kind == UPLOADED_IMAGE:
-        item = live.custom_item(
-            live.load_upload(upload),
-            question,
-            [option_a, option_b, option_c, option_d],
-            answer,
-            class_name,
-            core,
-            spurious,
-        )
-    else:
-        if not item_id:
-            raise MMSpuBenchError("no item selected; open one in the Explore tab, or choose 'my image'")
-        item = _dataset_item(state, item_id)
+) -> RunOutputs:
+    """Answer, option probabilities, CGL chart data, CGLA reading and record of one live run; an
+    input it refuses (the upload, a field, no item) raises :class:`RefusedInput`."""
+    try:
+        if input_kind == UPLOADED_IMAGE:
+            item = live.custom_item(
+                live.load_upload(upload),
+                question,
+                [option_a, option_b, option_c, option_d],
+                answer,
+                class_name,
+                core,
+                spurious,
+            )
+        else:
+            if not item_id:
+                raise MMSpuBenchError("no item selected; open one in the Explore tab, or choose 'my image'")
+            item = _dataset_item(state, item_id)
+    except MMSpuBenchError as err:
+        raise RefusedInput(str(err)) from None
     result = state.models.run(model_choice or live.BUNDLED_CHOICE, item)
     record = result.sample.to_json()
     return (

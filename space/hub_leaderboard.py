@@ -8,9 +8,9 @@ equal), and a run failing a check is left out with its reason in the note.
 benchmark's leaderboard (``HfApi.get_dataset_leaderboard``, huggingface_hub >= 1.8): one
 ``mcq_accuracy`` figure per model, verified or community.
 
-The merge has one row per results run, one run per model id, prompt variant and answer mode (the
-latest when the dataset holds several; the model's revision is not part of the key, as Hub entries
-carry none), the Hub's figure of that model id beside it (a verified entry over a community one),
+The merge has one row per results run, one run per model id, prompt variant, answer mode and
+completeness (the latest when the dataset holds several; a partial run, ``eval --limit``, never
+replaces a full one; the model's revision is not part of the key, as Hub entries carry none), the Hub's figure of that model id beside it (a verified entry over a community one),
 and a row for each Hub model without a run; ``Source`` says where each figure of the row comes
 from and names only the row's own run. Every Hub entry is checked (:func:`parse_entry`); a bad one
 is left out and named in the note. Offline, without the method, on any failure of the call, or
@@ -183,16 +183,24 @@ def check_run(run_dir: Path) -> None:
 def checked_entries(
     folder: Path, entries: Sequence[leaderboard.RunEntry]
 ) -> tuple[list[leaderboard.RunEntry], list[str]]:
-    """The runs whose samples pass the checks (runs without samples kept, marked), and the refusals."""
+    """The runs whose samples pass the checks (runs without samples kept, marked, once their
+    figures are finite percentages), and the refusals."""
+    from mmspubench.eval.results import read_results
+    from mmspubench.space.submit import check_ranges
+
     kept, refused = [], []
     for entry in entries:
         run = str(entry.row["Run"])
-        if (folder / run / "samples.jsonl").is_file():
-            try:
+        with_samples = (folder / run / "samples.jsonl").is_file()
+        try:
+            if with_samples:
                 check_run(folder / run)
-            except MMSpuBenchError as err:
-                refused.append(f"run {run} left out: {err}")
-                continue
+            else:  # no samples to recompute from: at least no -5% or 1e308% on the board
+                check_ranges(read_results(folder / run / "results.json"), str(folder / run / "results.json"))
+        except MMSpuBenchError as err:
+            refused.append(f"run {run} left out: {err}")
+            continue
+        if with_samples:
             source = f"{RESULTS_SOURCE} run {run} (samples re-checked)"
         else:
             source = f"{RESULTS_SOURCE} run {run} (no samples.jsonl: not re-checked)"
@@ -219,18 +227,34 @@ def choose_hub(hub: Sequence[HubEntry]) -> tuple[dict[str, HubEntry], list[str]]
     return chosen, notes
 
 
+def run_key(entry: leaderboard.RunEntry) -> tuple[str, str, str, bool]:
+    """Model id, prompt variant, answer mode (with ``(accuracy only)``) and whether the run is
+    partial: two runs of one key are one row. The partial marker's own n is not part of it (a later
+    ``--limit 5`` run replaces a ``--limit 2`` one), and the model's revision is not either."""
+    marker = str(entry.row.get(leaderboard.PARTIAL) or "")
+    mode = str(entry.row.get("Mode", ""))
+    if marker:
+        mode = mode.removesuffix(marker).removesuffix(", ")
+    return entry.model_id, str(entry.row.get("Variant", "")), mode, bool(marker)
+
+
 def latest_runs(entries: Sequence[leaderboard.RunEntry]) -> tuple[list[leaderboard.RunEntry], list[str]]:
-    """One run per model id, prompt variant and answer mode (the model's revision is not part of it:
-    ``eval --model org/x`` records the snapshot's sha, the Hub's entries none): the latest by date,
-    then by run name; a note names each run a later one replaces."""
-    latest: dict[tuple[str, str, str], leaderboard.RunEntry] = {}
+    """One run per :func:`run_key` (the model's revision is not part of it: ``eval --model org/x``
+    records the snapshot's sha, the Hub's entries none): the latest by date, then by run name; a
+    note names each run a later one replaces. A partial run never replaces a full one."""
+    latest: dict[tuple[str, str, str, bool], leaderboard.RunEntry] = {}
     notes = []
     for entry in sorted(entries, key=lambda e: (str(e.row.get("Date", "")), str(e.row["Run"]))):
-        key = (entry.model_id, str(entry.row.get("Variant", "")), str(entry.row.get("Mode", "")))
+        key = run_key(entry)
         if key in latest:
+            kind = "partial run" if key[3] else "run"
+            old, new = (str(e.row.get("Dataset revision", "")) for e in (latest[key], entry))
+            on = (
+                f" (on dataset revision {new or '?'}; the replaced run on {old or '?'})" if old != new else ""
+            )
             notes.append(
-                f"run {latest[key].row['Run']} not shown: run {entry.row['Run']} is a later run of the "
-                "same model, prompt variant and answer mode"
+                f"run {latest[key].row['Run']} not shown: run {entry.row['Run']} is a later {kind} of the "
+                f"same model, prompt variant and answer mode{on}"
             )
         latest[key] = entry
     return list(latest.values()), notes
@@ -239,6 +263,7 @@ def latest_runs(entries: Sequence[leaderboard.RunEntry]) -> tuple[list[leaderboa
 def _hub_row(entry: HubEntry) -> dict[str, Any]:
     row: dict[str, Any] = {c: math.nan for c in leaderboard.SCORE_COLUMNS}
     row.update({c: "" for c in leaderboard.TEXT_COLUMNS})
+    row[leaderboard.PARTIAL] = ""
     row.update(
         Model=leaderboard.model_link(entry.model_id),
         Overall=entry.overall,
@@ -267,7 +292,7 @@ def merge(entries: Sequence[leaderboard.RunEntry], hub: Sequence[HubEntry]) -> p
         rows.append(row)
     with_runs = {e.model_id for e in entries}
     rows += [_hub_row(e) for model, e in chosen.items() if model not in with_runs]
-    frame = pd.DataFrame(rows, columns=list(leaderboard.ALL_COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(leaderboard.FRAME_COLUMNS))
     return leaderboard.sort_frame(frame, "Average", ascending=False)
 
 
@@ -280,7 +305,16 @@ def board(
     if hub_note:
         notes.insert(0, hub_note)
     notes += latest_runs(kept)[1] + choose_hub(hub)[1]
-    return merge(kept, hub), "\n".join(f"- {escape_cell(n)}" for n in notes)
+    if folder is not None and not entries:
+        notes.append(f"the results folder holds no results.json (looked for {folder.name}/**/results.json)")
+    frame = merge(kept, hub)
+    revisions = sorted({str(r) for r in frame["Dataset revision"] if r})
+    if len(revisions) > 1:
+        notes.append(
+            f"the runs shown are on {len(revisions)} dataset revisions ({', '.join(revisions)}): figures of "
+            "different revisions are not comparable (column Dataset revision)"
+        )
+    return frame, "\n".join(f"- {escape_cell(n)}" for n in notes)
 
 
 def benchmark_id(dataset: str | None) -> str:

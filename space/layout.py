@@ -13,7 +13,7 @@ import gradio as gr
 import pandas as pd
 from mmspubench.app_guard import guarded, named_like
 from mmspubench.markup import escape_cell
-from mmspubench.space import charts, handlers, leaderboard, live, preview, zerogpu
+from mmspubench.space import board_widths, charts, handlers, leaderboard, live, preview, zerogpu
 from mmspubench.space.handlers import SpaceConfig, SpaceState
 from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
@@ -34,6 +34,8 @@ LAUNCH_OPTIONS: dict[str, Any] = {
     "max_file_size": max(live.MAX_UPLOAD_BYTES, MAX_SAMPLES_BYTES, MAX_RESULTS_BYTES),
     "show_error": False,
     "max_threads": MAX_THREADS,
+    # The leaderboard's font size and cell padding, which its column widths assume.
+    "css": board_widths.BOARD_CSS,
 }
 """``launch`` options of every entry point: uploads over the limit are refused before any handler runs."""
 
@@ -108,6 +110,8 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
             elem_id="cgla-source",
         )
         cgla_button = gr.Button("Show CGLA", scale=1, elem_id="show-cgla")
+    # Why a run of the table is not offered, on the page (a fading message would be missed).
+    _markdown(state.cgla_note, visible=bool(state.cgla_note), elem_id="cgla-source-note")
     # The opened item's CGLA from a results run holding it, shown without a click.
     first_frame, first_reading, first_record = preview.results_cgla(state, first_id, cgla_source.value)
     cgl_plot = _chart(charts.cgl_figure(first_frame), "CGL per condition", "explore-cgl-plot")
@@ -140,6 +144,13 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
     )
     item_id.submit(open_fn, item_id, shown, api_name="open_item_by_id").then(
         stored, cgla_in, cgla_out, api_name="results_cgla_by_id"
+    )
+    # A new choice replaces the reading of the previous one (or empties it, and says why).
+    cgla_source.change(
+        with_figures(guarded(preview.chosen_cgla, state), {0: charts.cgl_figure}),
+        cgla_in,
+        cgla_out,
+        api_name="chosen_cgla",
     )
     cgla_button.click(
         with_figures(guarded(zerogpu.live_cgla_on_gpu(handlers.show_cgla), state), {0: charts.cgl_figure}),
@@ -210,7 +221,7 @@ def _run_tab(state: SpaceState, model_choice: gr.Dropdown, item_id: gr.Textbox, 
         prompts = _markdown()
     run_button.click(
         with_figures(
-            guarded(zerogpu.on_gpu(handlers.run_model), state),
+            guarded(handlers.refusal_on_page(zerogpu.on_gpu(handlers.run_model)), state),
             {1: charts.probability_figure, 2: charts.cgl_figure},
         ),
         [model_choice, input_kind, item_id, upload, question, *opts, answer, class_name, core, spurious],
@@ -244,7 +255,7 @@ def _leaderboard_tab(state: SpaceState) -> None:
     table = _dataframe(
         leaderboard.styled(initial),
         datatype=leaderboard.column_datatypes(list(initial.columns)),
-        column_widths=leaderboard.column_widths(list(initial.columns)),
+        column_widths=board_widths.column_widths(list(initial.columns), initial),
         interactive=False,
         wrap=True,
         label="Runs (accuracy in %)",
@@ -252,7 +263,9 @@ def _leaderboard_tab(state: SpaceState) -> None:
     )
     _markdown(
         "Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy. One row "
-        "per run (the latest of a model, prompt variant and answer mode); the chart below draws the same runs. "
+        "per run (the latest of a model, prompt variant and answer mode); a partial run (`eval --limit`) says "
+        "`partial (n=2 of 90)` in Mode, is ranked after every full run and never replaces one. The chart "
+        "below draws the same runs. "
         "Source: where each figure comes from (the row's results-dataset run, its samples re-checked; or the "
         "Hub's leaderboard of `mcq_accuracy` for the model id, a verified entry over a community one, in "
         "Hub Overall)."
@@ -275,7 +288,7 @@ def _leaderboard_tab(state: SpaceState) -> None:
         return _dataframe(
             leaderboard.styled(frame),
             datatype=leaderboard.column_datatypes(shown),
-            column_widths=leaderboard.column_widths(shown),
+            column_widths=board_widths.column_widths(shown, frame),
         )
 
     show = named_like(show, handlers.leaderboard_table, 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,10 +51,17 @@ TEXT_COLUMNS: tuple[str, ...] = tuple(
     c for c in ("Worst", *INFO_COLUMNS, *HUB_COLUMNS) if c not in ("n", "Hub Overall")
 )
 """Columns shown as plain text (``Model`` is Markdown, escaped; the others are numbers)."""
-DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "Variant", "Hub Overall", "Source")
-"""``Variant`` is shown by default: an ``attribute-hint`` run reads ``attribute-hint (ceiling)``.
-The defaults fit the table's width (``n``, ``Scorer``, ``Date`` and ``Hub state`` are a click away;
-``Source`` names the Hub state)."""
+DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "Mode", "Variant", "Hub Overall", "Source")
+"""``Mode`` and ``Variant`` are shown by default: two runs of a model that differ only in answer
+mode (``generate``, ``logprob``) or only in being partial say so; an ``attribute-hint`` run reads
+``attribute-hint (ceiling)``. The defaults fit the table's width at 1400 pixels (``n``, ``Scorer``,
+``Date`` and ``Hub state`` are a click away; ``Source`` names the Hub state)."""
+PARTIAL = "_partial"
+"""Column of the full frame, never shown: a partial run's marker (:func:`partial_marker`), else
+empty. It keeps partial runs apart: ranked after every full run (:func:`sort_frame`) and never
+replacing one (``hub_leaderboard.latest_runs``)."""
+FRAME_COLUMNS: tuple[str, ...] = (*ALL_COLUMNS, PARTIAL)
+"""Columns of the full leaderboard frame (:data:`ALL_COLUMNS` and the hidden :data:`PARTIAL`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,12 +71,13 @@ class RunEntry:
     model_id: str
     """Model id or path as recorded in results.json."""
     row: dict[str, Any]
-    """Values of ``ALL_COLUMNS`` (the ``Model`` cell is a Markdown link when the id is a Hub id)."""
+    """Values of ``FRAME_COLUMNS`` (the ``Model`` cell is a Markdown link when the id is a Hub id)."""
 
 
 def _number(value: Any) -> float:
-    """A finite float, or NaN when the run did not record the figure."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A finite float, or NaN when the run did not record the figure (or recorded no number: a
+    string, a boolean, an infinity from an edited file)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return math.nan
     return float(value)
 
@@ -108,6 +117,31 @@ def _accuracy_only(results: Mapping[str, Any]) -> bool:
     return bool(results.get("accuracy_only")) or (
         results.get("accuracy") is not None and results.get("cgla") is None
     )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def partial_marker(results: Mapping[str, Any]) -> str:
+    """``partial (n=2 of 90)`` for a run of part of its split (``eval --limit``, or fewer items than
+    the split it records in ``dataset.split_n``); empty for a full run."""
+    dataset, config = _section(results, "dataset"), _section(results, "config")
+    n, whole, limit = _count(dataset.get("n")), _count(dataset.get("split_n")), _count(config.get("limit"))
+    if whole is not None and n is not None and n < whole:
+        return f"partial (n={n} of {whole})"
+    if limit is not None and (whole is None or limit < whole):
+        return f"partial (--limit {limit}, n={n if n is not None else '?'})"
+    return ""
+
+
+def mode_cell(results: Mapping[str, Any]) -> str:
+    """The answer mode, ``(accuracy only)`` for a run without CGLA, and the partial marker:
+    ``logprob``, ``generate (accuracy only)``, ``generate, partial (n=2 of 90)``."""
+    config = _section(results, "config")
+    mode = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
+    marker = partial_marker(results)
+    return f"{mode}, {marker}" if marker and mode else marker or mode
 
 
 def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -151,8 +185,8 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Overall"] = _number(accuracy.get("overall"))
     row["CGLA_acc"] = _number(cgla.get("acc"))
     row.update(confound_cells(results))
-    row["n"] = int(dataset.get("n", 0) or 0)
-    row["Mode"] = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
+    row["n"] = _count(dataset.get("n")) or 0  # an edited file's "ten" is no count
+    row["Mode"] = mode_cell(results)
     row["Variant"] = variant_label(config)
     row["Scorer"] = scorer_cell(model)
     row["Date"] = str(results.get("created_at", ""))[:10]
@@ -160,6 +194,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Run"] = run_name
     row["Revision"] = str(model.get("revision") or "")
     row.update({"Hub Overall": math.nan, "Hub state": "", "Source": "results dataset"})
+    row[PARTIAL] = partial_marker(results)
     return RunEntry(model_id=model_id, row=row)
 
 
@@ -201,17 +236,22 @@ def resolve_results(source: str) -> Path:
 
 def leaderboard_frame(entries: Sequence[RunEntry]) -> pd.DataFrame:
     """All columns, one row per run, best Average first."""
-    frame = pd.DataFrame([e.row for e in entries], columns=list(ALL_COLUMNS))
+    frame = pd.DataFrame([e.row for e in entries], columns=list(FRAME_COLUMNS))
     return sort_frame(frame, "Average", ascending=False)
 
 
 def sort_frame(frame: pd.DataFrame, by: str, ascending: bool) -> pd.DataFrame:
-    """Rows sorted by column ``by``; runs missing the figure go last either way."""
-    if by not in frame.columns:
-        raise MMSpuBenchError(f"cannot sort by {by!r}; columns are {list(frame.columns)}")
-    return frame.sort_values(by, ascending=ascending, na_position="last", kind="stable").reset_index(
-        drop=True
+    """Rows sorted by column ``by``; runs missing the figure go last either way, and partial runs
+    (:data:`PARTIAL`) after every full run (a run of 2 items never outranks one of all 90)."""
+    if by not in frame.columns or by == PARTIAL:
+        shown = [c for c in frame.columns if c != PARTIAL]
+        raise MMSpuBenchError(f"cannot sort by {by!r}; columns are {shown}")
+    partial = frame[PARTIAL].fillna("").astype(bool) if PARTIAL in frame.columns else False
+    keyed = frame.assign(_apart=partial)
+    ordered = keyed.sort_values(
+        ["_apart", by], ascending=[True, ascending], na_position="last", kind="stable"
     )
+    return ordered.drop(columns="_apart").reset_index(drop=True)
 
 
 def view_frame(
@@ -248,23 +288,6 @@ FIGURE_FORMAT = "{:.2f}"
 """Every figure of the table (per-type accuracy, Average, Overall, CGLA_acc, Hub Overall), two decimals."""
 
 
-COLUMN_WEIGHTS: dict[str, int] = {
-    "Model": 124, **dict.fromkeys(TYPE_COLUMNS, 60), "Average": 74, "Overall": 74, "CGLA_acc": 74, "n": 40,
-    "Circular": 70, "Blind": 66, "Gain": 66, "Worst": 90,
-    "Mode": 100, "Variant": 110, "Scorer": 80, "Date": 96, "Dataset revision": 110, "Run": 120, "Revision": 110,
-    "Hub Overall": 66, "Hub state": 76, "Source": 154,
-}  # fmt: skip
-"""Relative width of each column (pixels of a 1216-pixel table: the defaults fill it exactly, a
-figure such as ``100.00`` on one line); the shown ones share the table's width, texts wrap."""
-
-
-def column_widths(columns: Sequence[str]) -> list[str]:
-    """Widths (percent of the table) of the shown ``columns``: together exactly the table's width,
-    so the table is never cut on the right."""
-    total = sum(COLUMN_WEIGHTS[c] for c in columns)
-    return [f"{100 * COLUMN_WEIGHTS[c] / total:.2f}%" for c in columns]
-
-
 def styled(frame: pd.DataFrame) -> Any:
     """The table as the page shows it: every figure with two decimals (``50.00`` beside ``38.89``),
     a missing one as an empty cell; the values underneath stay numbers (sorting is by value)."""
@@ -295,9 +318,16 @@ def type_comparison_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(records, columns=["model", "type", "accuracy"])
 
 
+LEGEND_WIDTH = 72
+"""Characters per line of a run's legend label in the chart (longer ones wrap, never cut)."""
+CHART_RUNS = 12
+"""Most runs the chart draws: the table's first ones (a chart of 200 runs' bars reads as none)."""
+
+
 def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series, ...]:
     """The comparison chart's data: what ``report --plot`` draws for these runs
-    (:func:`mmspubench.eval.analysis.plot_data.report_series`, intervals from results.json and samples.jsonl)."""
+    (:func:`mmspubench.eval.analysis.plot_data.report_series`, intervals from results.json and
+    samples.jsonl); a partial run's legend label ends in its marker (``[partial (n=2 of 90)]``)."""
     from mmspubench.eval.analysis.plot_data import report_series, run_labels
     from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
 
@@ -306,5 +336,10 @@ def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series,
     samples = [
         read_finished_samples(f / SAMPLES_NAME) if (f / SAMPLES_NAME).is_file() else None for f in folders
     ]
-    labels = run_labels(runs, folders)
+    # A partial run says so in the legend, as in the table's Mode column; a long label wraps
+    # (a 300-character model id widened the figure until its bars were too small to read).
+    labels = [
+        textwrap.fill(f"{label} [{e.row[PARTIAL]}]" if e.row.get(PARTIAL) else label, LEGEND_WIDTH)
+        for label, e in zip(run_labels(runs, folders), entries, strict=True)
+    ]
     return tuple(report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True))

@@ -27,7 +27,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
 from mmspubench.markup import escape_cell
-from mmspubench.space.upload_sniff import check_upload
+from mmspubench.space.upload_sniff import check_upload, shown_name
 
 if TYPE_CHECKING:
     from mmspubench.eval.protocol import VisionLanguageModel
@@ -110,14 +110,17 @@ def load_upload(path: str | Path | None) -> Image:
 
     file, fmt = check_upload(path, MAX_UPLOAD_BYTES, MAX_UPLOAD_PIXELS)
     if file.suffix.lower() not in UPLOAD_EXTENSIONS:
-        raise MMSpuBenchError(f"upload {file.name!r}: expected one of {', '.join(UPLOAD_EXTENSIONS)}")
+        raise MMSpuBenchError(
+            f"{shown_name(file.name)} is a {fmt} picture, but its name ends in "
+            f"{file.suffix or 'no extension'}; rename it to end in {', '.join(UPLOAD_EXTENSIONS)}"
+        )
     try:
         with PILImage.open(file, formats=[fmt, "MPO"] if fmt == "JPEG" else [fmt]) as image:
             image.seek(0)
             return image.convert("RGB")
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError, PILImage.DecompressionBombError) as err:
         raise MMSpuBenchError(
-            f"upload {file.name!r} is not a readable image ({type(err).__name__})"
+            f"{shown_name(file.name)} is not a readable image ({type(err).__name__})"
         ) from None
 
 

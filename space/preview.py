@@ -9,7 +9,7 @@ import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, explore
-from mmspubench.space.handlers import SpaceState, cgla_sources, from_run
+from mmspubench.space.handlers import SpaceState, cgla_sources, from_run, show_cgla
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -59,3 +59,26 @@ def results_cgla(
     except MMSpuBenchError as err:
         return pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)), escape_cell(str(err)), None
     return frame, from_run(state, name, text), record
+
+
+def chosen_cgla(
+    state: SpaceState, item_id: str | None, source: str | None
+) -> tuple[pd.DataFrame, str, dict[str, Any] | None]:
+    """What Explore shows when "CGL from" changes: the chosen run's CGLA of the opened item, or an
+    empty chart and why (the run holds no record of it; live scoring waits for "Show CGLA"), so
+    no reading of the previous choice stays under the new one."""
+    empty = pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS))
+    item_id = (item_id or "").strip()
+    if not item_id:
+        return empty, "No item opened: open one above.", None
+    if source not in state.runs:
+        return (
+            empty,
+            f"Press **Show CGLA** to compute item {code_span(item_id)} live with the Model chosen above the tabs.",
+            None,
+        )
+    try:
+        # The reading "Show CGLA" gives for a run (its rotations and blind answer included).
+        return show_cgla(state, item_id, source, None)
+    except MMSpuBenchError as err:
+        return empty, f"{escape_cell(str(err))}: choose another run, or live.", None

@@ -117,6 +117,7 @@ def test_space_command_launches_on_localhost_and_stops_cleanly(  # type: ignore[
             "max_file_size": LAUNCH_OPTIONS["max_file_size"],
             "show_error": False,
             "max_threads": 64,
+            "css": LAUNCH_OPTIONS["css"],
         }
     ]
     err = capsys.readouterr().err

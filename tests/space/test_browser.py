@@ -163,3 +163,100 @@ def test_leaderboard_rows_are_the_chart_runs_fit_the_frame_and_no_vega_warning(
         finally:
             browser.close()
     assert not [m for m in console if "Vega" in m or m.startswith("WARN")], console
+
+
+WRAP_CHECK = """([numeric, maxWord]) => {
+  const table = document.querySelector('#board-table');
+  const lines = (node, start, end) => {
+    const range = document.createRange();
+    range.setStart(node, start);
+    range.setEnd(node, end);
+    return new Set([...range.getClientRects()].filter(b => b.width > 0).map(b => Math.round(b.top))).size;
+  };
+  const broken = [];
+  const words = (el, where) => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.textContent.matchAll(/\\S+/g)) {
+        let start = m.index;
+        for (const piece of m[0].split(/(?<=-)(?=\\p{L})/u)) {
+          if (piece.length <= maxWord && lines(node, start, start + piece.length) > 1) broken.push(where + ': ' + piece);
+          start += piece.length;
+        }
+      }
+    }
+  };
+  const heads = [...table.querySelectorAll('th[data-testid^=header-]')];
+  const names = heads.map(th => th.getAttribute('title'));
+  heads.forEach((th, i) => words(th.querySelector('.header-content'), 'header ' + names[i]));
+  const cells = [...table.querySelectorAll('[data-testid^=cell-]')];
+  for (const cell of cells) {
+    const name = names[Number(cell.getAttribute('data-col'))];
+    const wrap = cell.querySelector('.cell-wrap');
+    if (!numeric.includes(name)) { words(wrap, name + ' cell'); continue; }
+    const walker = document.createTreeWalker(wrap, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.textContent.trim() && lines(node, 0, node.textContent.length) > 1) broken.push(name + ' cell: ' + node.textContent);
+    }
+  }
+  const view = table.querySelector('.virtual-table-viewport');
+  return {broken, cells: cells.length, names, widths: [view.scrollWidth, view.clientWidth]};
+}"""
+"""Every number of a numeric cell on one line, and every word (up to ``maxWord`` characters, split
+after a hyphen before a letter, as the browser may) of a header or text cell on one line: a range
+over it has client rectangles on one line only."""
+
+
+@pytest.fixture(scope="module")
+def first_hour_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A new user's first runs: a full run, a later --limit run, a logprob run, an accuracy-only run,
+    and a second model with a long name and a ceiling run."""
+    from mmspubench.space.handlers import SpaceConfig, load_state
+    from mmspubench.space.layout import build_app
+
+    from .local_app import launch_local
+    from .test_board_partial import write_run
+
+    runs = tmp_path_factory.mktemp("first-hour")
+    day = "2026-01-0{}T00:00:00+00:00"
+    write_run(runs, "full", range(20), day.format(1))
+    write_run(runs, "quick", [2, 4], day.format(2))
+    write_run(runs, "logprob", range(20), day.format(3), answer_mode="logprob")
+    write_run(runs, "acc-only", range(20), day.format(4), metrics=("accuracy",))
+    long = "org/a-rather-long-model-name-instruct-v2"
+    write_run(runs, "long-std", range(20), day.format(5), model=long)
+    write_run(runs, "long-hint", range(20), day.format(6), model=long, prompt_variant="attribute-hint")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HF_HOME", str(tmp_path_factory.getbasetemp() / "hf_home"))
+        env.setenv("HF_HUB_OFFLINE", "1")
+        state = load_state(SpaceConfig(results=str(runs), hub_models=()))
+        assert len(state.board) == 6, state.board_note
+        demo = build_app(state=state)
+        url = launch_local(demo)
+        try:
+            yield url
+        finally:
+            demo.close()
+
+
+def test_no_number_and_no_word_of_the_leaderboard_wraps_at_1400_pixels(
+    first_hour_url: str, artifacts_dir: Path
+) -> None:
+    from mmspubench.space.board_widths import NUMBER_COLUMNS
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        try:
+            page.goto(first_hour_url, wait_until="load")
+            page.wait_for_selector("#type-filter", timeout=60_000)
+            page.get_by_role("tab", name="Leaderboard").click()
+            page.wait_for_selector("#board-table [data-testid=cell-5-0]", timeout=30_000)
+            found = page.evaluate(WRAP_CHECK, [sorted(NUMBER_COLUMNS), 16])
+            page.screenshot(path=str(artifacts_dir / "space-board-1400.png"), full_page=True)
+        finally:
+            browser.close()
+    assert "Mode" in found["names"] and found["cells"] == 6 * len(found["names"])
+    assert found["broken"] == [], found["broken"]  # was: 100.0|0, Averag|e, CGLA_a|cc, Overal|l
+    assert found["widths"][0] <= found["widths"][1], found["widths"]  # not cut on the right

@@ -154,3 +154,59 @@ def test_the_page_has_no_vega_lite_chart(tmp_path: Any) -> None:
     assert {"explore-cgl-plot", "run-cgl-plot", "run-probs"} <= {
         block.elem_id for block in demo.blocks.values() if isinstance(block, gr.Plot)
     }
+
+
+def _counted(label: str, cgla: float | None, n: tuple[int | None, ...]) -> Series:
+    """A run whose CGLA_acc is ``cgla`` in every group (100: bars to the frame's top), ``n`` items per group."""
+    accuracy = (40.0,) * len(REPORT_GROUPS)
+    return Series(
+        label, accuracy, (None,) * len(accuracy), (cgla,) * len(accuracy), (None,) * len(accuracy), n
+    )
+
+
+def _boxes_meet(a: Any, b: Any) -> bool:
+    return bool(a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1)
+
+
+def test_the_no_figure_note_lies_over_no_bar() -> None:
+    """Runs with CGLA_acc 100 everywhere beside one without CGLA: the note explaining the "—"
+    marks sat in the frame's top right corner, over the tallest bars."""
+    from mmspubench.eval.analysis.plots import SOME_CGLA_NOTE
+
+    whole = (90,) * len(REPORT_GROUPS)
+    series = [_counted(f"run {k}", 100.0, whole) for k in range(3)] + [_counted("no cgla", None, whole)]
+    for fig in (_report(series), charts.fit_report_figure(_report(series), series)):
+        _canvas(fig).draw()
+        renderer = fig.canvas.get_renderer()
+        notes = [t for ax in fig.axes for t in ax.texts if t.get_text() == SOME_CGLA_NOTE]
+        assert len(notes) == 1
+        note = notes[0].get_window_extent(renderer)
+        bars = [p.get_window_extent(renderer) for ax in fig.axes for p in ax.patches if p.get_height() > 0]
+        assert bars and not [b for b in bars if _boxes_meet(note, b)]
+        title = notes[0].axes.title.get_window_extent(renderer)
+        assert not _boxes_meet(note, title) and _inside(fig, [notes[0]])
+
+
+def test_every_tick_label_gives_one_n_per_run_in_the_legend_order() -> None:
+    from mmspubench.eval.analysis.plot_data import group_ticks
+
+    full, partial, old = (10,) * len(REPORT_GROUPS), (0,) * len(REPORT_GROUPS), (None,) * len(REPORT_GROUPS)
+    ticks = group_ticks([_counted("a", 50.0, full), _counted("b", 50.0, partial), _counted("c", 50.0, full)])
+    assert ticks[0] == "BG\nn=10/0/\n10"  # was "n=10/0": two numbers for three runs
+    assert group_ticks([_counted("a", 50.0, full), _counted("b", 50.0, full)])[0] == "BG\nn=10"  # all alike
+    assert group_ticks([_counted("a", 50.0, full), _counted("b", 50.0, old)])[0] == "BG\nn=10/?"
+    assert group_ticks([_counted("a", 50.0, old)])[0] == "BG"
+
+
+def test_the_run_legend_lies_below_every_tick_label() -> None:
+    """Six runs of different n: four lines per tick label, and the legend still under them."""
+    series = [_counted(f"org/model-{k}", 50.0, (10 + k,) * len(REPORT_GROUPS)) for k in range(6)]
+    for fig in (_report(series), charts.fit_report_figure(_report(series), series)):
+        _canvas(fig).draw()
+        renderer = fig.canvas.get_renderer()
+        top = fig.axes[0]
+        legend = top.get_legend().get_window_extent(renderer)
+        ticks = [t.get_window_extent(renderer) for t in top.get_xticklabels()]
+        assert not [t for t in ticks if _boxes_meet(legend, t)]
+        below = fig.axes[1].title.get_window_extent(renderer)
+        assert not _boxes_meet(legend, below)

@@ -122,7 +122,8 @@ def test_accuracy_only_run_is_marked(tmp_path: Path) -> None:
 def test_one_number_format_two_decimals_and_columns_share_the_width(results_dir: Path) -> None:
     """The page shows every figure with two decimals (``50.00`` beside ``38.89``), a missing one
     empty, and the shown columns' widths add up to the table's width (never cut on the right)."""
-    from mmspubench.space.leaderboard import DEFAULT_COLUMNS, column_widths, styled
+    from mmspubench.space.board_widths import column_widths
+    from mmspubench.space.leaderboard import DEFAULT_COLUMNS, styled
 
     shown = view_frame(leaderboard_frame(load_entries(results_dir)))
     html_table = styled(shown).to_html()
