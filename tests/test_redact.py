@@ -24,7 +24,10 @@ CASES = [
     ('{"api_key": "abcd1234efgh"}', '{"api_key": "***"}'),
     ("GET /v1?api-key=abcd1234&x=1", "GET /v1?api-key=***&x=1"),
     ("http://user:pw1234@host:8000/v1", "http://user:***@host:8000/v1"),
-    ("token hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567 used", "token *** used"),  # hf_ and 34, as the Hub makes them
+    (
+        "token hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567 used",
+        "token *** used",
+    ),  # hf_ and 34, as the Hub makes them
     ("ghp_abcdefghijklmnopqrst", "***"),
     ("AKIAABCDEFGHIJKLMNOP", "***"),
     ("\x1b]0;owned\x07title", "title"),  # OSC window title to BEL
@@ -84,7 +87,14 @@ def test_variable_names_are_accepted(name: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["sk-proj-abcdefghijklmnop0123", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "Ab3dEf6hIj9kLm2nOp5q", "a b", "1ABC", "x" * 200],
+    [
+        "sk-proj-abcdefghijklmnop0123",
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+        "Ab3dEf6hIj9kLm2nOp5q",
+        "a b",
+        "1ABC",
+        "x" * 200,
+    ],
 )
 def test_key_shaped_names_are_refused_unshown(value: str) -> None:
     with pytest.raises(MMSpuBenchError) as info:
