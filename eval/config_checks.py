@@ -17,7 +17,6 @@ from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
 
-
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """Control characters (newline and ESC among them): a run folder, model id or URL holding one would
 break the one closing line and drive the terminal when it is printed."""
