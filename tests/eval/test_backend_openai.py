@@ -433,11 +433,23 @@ def test_a_model_name_with_escape_sequences_drives_no_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
+    evil = "org/evil\x1b]0;owned\x07\x1b[2Jmodel"
     with StandInServer() as server:
         argv = _eval(server, out, "--metrics", "accuracy")
-        argv[argv.index("served-model")] = "org/evil\x1b]0;owned\x07\x1b[2Jmodel"
+        refused = list(argv)
+        refused[refused.index("served-model")] = evil
+        assert main(refused) == 2  # refused before anything runs, the name shown escaped
+        assert "a control character" in capsys.readouterr().err and not out.exists()
         assert main(argv) == 0
-    assert main(["report", str(out / "results.json")]) == 0
+    # A results file holding such a name (written elsewhere, or edited) is still shown escaped.
+    results = out / "results.json"
+    results.write_text(
+        results.read_text(encoding="utf-8").replace(
+            "served-model", evil.replace("\x1b", "\\u001b").replace("\x07", "\\u0007")
+        ),
+        encoding="utf-8",
+    )
+    assert main(["report", str(results)]) == 0
     printed = capsys.readouterr()
     assert "evil\\x1b]0;owned\\x07\\x1b[2Jmodel |" in printed.out  # shown escaped, never sent raw
     assert not set(printed.out + printed.err) & {"\x1b", "\x07"}

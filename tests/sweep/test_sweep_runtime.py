@@ -13,7 +13,7 @@ from mmspubench.redact import forget_secrets
 from mmspubench.sweep.launchers import local
 from mmspubench.sweep.state import LOCK_NAME, STATUS_NAME
 
-from tests.sweep.sweep_files import TWO_MODELS, fake_finished, planned_configs, write_fake_sweep
+from tests.sweep.sweep_files import TWO_MODELS, fake_finished, planned_configs, write_fake_sweep, write_sweep
 
 FULL = {"answer_mode": "logprob", "batch_size": 2, "progress": False}
 """The options of a plan of the whole split (no ``limit``)."""
@@ -60,7 +60,8 @@ def test_a_root_inside_a_model_or_dataset_folder_is_refused(
         (str(model / "runs"), model, "lies inside the input folder"),
         (str(data), data, "is the input"),
     ):
-        path = write_fake_sweep(tmp_path, root=root, models=models, dataset=str(data), options=FULL)
+        # The sweep refuses such a root when it reads the file, so no planned configs are written.
+        path = write_sweep(tmp_path, root=root, models=models, dataset=str(data), options=FULL)
         assert main(["sweep", str(path)]) == 2
         err = capsys.readouterr().err
         assert f"sweep.yaml: root {root}: {why} {folder}; an output never" in err
