@@ -251,3 +251,26 @@ def test_counterfactual_images_are_the_renderer_s() -> None:
     for cf, image in render_counterfactuals(item):
         assert image.tobytes() == render_scene(cf.scene, SMALL).tobytes()
         assert image.size == item.pil_image.size and image.mode == item.pil_image.mode
+
+
+def test_eval_ignores_the_counterfactuals(tmp_path: Path) -> None:
+    from mmspubench.eval import prompts
+    from mmspubench.eval.config import RunConfig
+    from mmspubench.eval.runner import run_eval
+
+    from tests.eval.fakes import DATASET_INFO, FakeModel
+
+    outputs = []
+    for name, extra in (("plain", ()), ("cf", ("--counterfactuals",))):
+        raw = _synth(tmp_path / f"raw-{name}", *extra)
+        assert main(["build", "--source", str(raw), "--out", str(tmp_path / f"built-{name}")]) == 0
+        config = RunConfig(model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=3)
+        out = tmp_path / f"run-{name}"
+        ds = load_benchmark(tmp_path / f"built-{name}")
+        run_eval(lambda: FakeModel(0.0), ds, dict(DATASET_INFO), config, out, progress=False)
+        outputs.append(out)
+    assert (outputs[0] / "samples.jsonl").read_bytes() == (outputs[1] / "samples.jsonl").read_bytes()
+    # results.json is the same but for the wall-clock timings.
+    plain, with_cf = (json.loads((out / "results.json").read_text(encoding="utf-8")) for out in outputs)
+    assert plain.pop("timing") and with_cf.pop("timing")
+    assert plain == with_cf
