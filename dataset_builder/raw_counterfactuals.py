@@ -79,6 +79,15 @@ def _entry(
             file, rid, f"{where}.description", f"value {description!r}; expected one non-empty line"
         )
     check_plain_text(file, rid, f"{where}.description", description)
+    try:
+        description.encode("utf-8")
+    except UnicodeEncodeError as err:  # a lone surrogate: the Parquet writer cannot store it
+        raise record_error(
+            file,
+            rid,
+            f"{where}.description",
+            f"text {description!r} cannot be stored as UTF-8 ({err.reason})",
+        ) from None
     return Counterfactual(image=image, name=name, targets=targets, description=description.strip())
 
 

@@ -200,6 +200,11 @@ BAD_CASES: dict[str, tuple[str, Callable[[Path, Records], None], str]] = {
         lambda raw, r: _entry(r).update(description=" "),
         "one non-empty line",
     ),
+    "unstorable description": (
+        "description",
+        lambda raw, r: _entry(r).update(description="a\ud800b"),
+        "cannot be stored as UTF-8",
+    ),
     "two-line description": (
         "description",
         lambda raw, r: _entry(r).update(description="a\nb"),
@@ -274,3 +279,15 @@ def test_eval_ignores_the_counterfactuals(tmp_path: Path) -> None:
     plain, with_cf = (json.loads((out / "results.json").read_text(encoding="utf-8")) for out in outputs)
     assert plain.pop("timing") and with_cf.pop("timing")
     assert plain == with_cf
+
+
+def test_a_counterfactuals_column_of_another_type_is_refused() -> None:
+    from mmspubench.dataset_builder.load import check_features
+    from mmspubench.errors import MMSpuBenchError
+
+    features = datasets.Features({**FEATURES, "counterfactuals": datasets.List(datasets.Value("string"))})
+    ds = datasets.Dataset.from_dict({name: [] for name in features}, features=features)
+    with pytest.raises(MMSpuBenchError, match="field 'counterfactuals' has type"):
+        check_features(ds, "hand-made")
+    good = FEATURES_WITH_COUNTERFACTUALS
+    check_features(datasets.Dataset.from_dict({name: [] for name in good}, features=good), "hand-made")
