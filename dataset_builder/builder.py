@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,8 @@ from mmspubench.dataset_builder.raw import (
     read_annotation,
     validate_entry,
 )
-from mmspubench.dataset_builder.schema import FEATURES, Item
+from mmspubench.dataset_builder.raw_counterfactuals import parse_counterfactuals
+from mmspubench.dataset_builder.schema import Item, features_for
 from mmspubench.dataset_builder.staging import check_out_vs_source, make_staging
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.options import option
@@ -76,15 +77,22 @@ def validate_release_matched(source: Path, options: BuildOptions = BuildOptions(
         image_path = resolve_image(source, entry.file, entry.id, named)
         record = validate_entry(entry, image_path)
         check_image(image_path, entry.file, entry.id, max_pixels=options.max_image_pixels)
-        records.append(record)
+        counterfactuals = parse_counterfactuals(source, entry, record, max_pixels=options.max_image_pixels)
+        records.append(replace(record, counterfactuals=counterfactuals) if counterfactuals else record)
     if not records:
         raise MMSpuBenchError(f"{source / 'annotation.json'}: no records; expected at least one")
     return records, image_order.BY_POSITION if positional else image_order.BY_ID
 
 
-def record_to_example(record: Item) -> dict[str, Any]:
+def has_counterfactuals(records: Sequence[Item]) -> bool:
+    """Whether the build carries the optional ``counterfactuals`` column: only when some record has
+    one, so a release without them builds to exactly ``FEATURES`` (and its content hash)."""
+    return any(record.counterfactuals for record in records)
+
+
+def record_to_example(record: Item, *, with_counterfactuals: bool = False) -> dict[str, Any]:
     """The ``FEATURES`` example of a record; the image is given by path and embedded on write."""
-    return record.to_example()
+    return record.to_example(with_counterfactuals=with_counterfactuals)
 
 
 class MMSpuBenchBuilder(datasets.GeneratorBasedBuilder):
@@ -94,17 +102,18 @@ class MMSpuBenchBuilder(datasets.GeneratorBasedBuilder):
 
     def __init__(self, records: Sequence[Item], **kwargs: Any) -> None:
         self._records = records
+        self._with_counterfactuals = has_counterfactuals(records)
         super().__init__(dataset_name=BUILDER_NAME, **kwargs)
 
     def _info(self) -> datasets.DatasetInfo:
-        return datasets.DatasetInfo(features=FEATURES)
+        return datasets.DatasetInfo(features=features_for(self._with_counterfactuals))
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
         return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={})]
 
     def _generate_examples(self) -> Iterator[tuple[str, dict[str, Any]]]:
         for record in self._records:
-            yield record.id, record_to_example(record)
+            yield record.id, record_to_example(record, with_counterfactuals=self._with_counterfactuals)
 
 
 def build_repo(

@@ -20,7 +20,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 from mmspubench.dataset_builder.eval_yaml import INSPECT_CONFIG
 from mmspubench.dataset_builder.files import MAX_TEXT_BYTES, read_text_bounded
-from mmspubench.dataset_builder.schema import FEATURES, SOURCES, SPURIOUS_TYPES, Item
+from mmspubench.dataset_builder.schema import SOURCES, SPURIOUS_TYPES, Item, features_for
 from mmspubench.dataset_builder.split_ids import CARD_KEY, split_identity
 from mmspubench.errors import MMSpuBenchError
 
@@ -100,7 +100,7 @@ def render_card(
     data = card.data
     stats = compute_statistics(records)
     info = datasets.DatasetInfo(
-        features=FEATURES,
+        features=features_for(any(record.counterfactuals for record in records)),
         splits=datasets.SplitDict(),
         download_size=download_size,
         dataset_size=split_info.num_bytes,

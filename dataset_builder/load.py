@@ -231,10 +231,11 @@ def _load_hub_other(repo_id: str, split: str, revision: str) -> datasets.Dataset
 
 
 def check_features(ds: datasets.Dataset, where: str) -> None:
-    """Raise unless ``ds`` has exactly the schema's fields with the schema's types."""
-    from mmspubench.dataset_builder.schema import FEATURES
+    """Raise unless ``ds`` has exactly the schema's fields with the schema's types (the optional
+    ``counterfactuals`` field included or not)."""
+    from mmspubench.dataset_builder.schema import FEATURES, FEATURES_WITH_COUNTERFACTUALS
 
-    if ds.features == FEATURES:
+    if ds.features in (FEATURES, FEATURES_WITH_COUNTERFACTUALS):
         return
     missing = [name for name in FEATURES if name not in ds.features]
     if missing:
@@ -244,7 +245,12 @@ def check_features(ds: datasets.Dataset, where: str) -> None:
     for name, feature in FEATURES.items():
         if ds.features[name] != feature:
             raise MMSpuBenchError(f"{where}: field {name!r} has type {ds.features[name]}; expected {feature}")
-    extra = [name for name in ds.features if name not in FEATURES]
+    extra = [name for name in ds.features if name not in FEATURES_WITH_COUNTERFACTUALS]
+    if not extra:
+        name = next(iter(set(ds.features) - set(FEATURES)))
+        raise MMSpuBenchError(
+            f"{where}: field {name!r} has type {ds.features[name]}; expected {FEATURES_WITH_COUNTERFACTUALS[name]}"
+        )
     raise MMSpuBenchError(
         f"{where}: unexpected field(s) {', '.join(extra)}; expected exactly {', '.join(FEATURES)}"
     )

@@ -51,14 +51,16 @@ KEY_TABLE: dict[str, tuple[str, ...]] = {
     "spurious_attributes": ("spurious_attributes", "spurious_attribute", "spurious_attrs", "spurious"),
     "spurious_types": ("spurious_types", "spurious_type", "types", "type", "bias_types", "bias_type"),
     "source": ("source", "source_dataset", "dataset", "origin"),
+    "counterfactuals": ("counterfactuals",),
 }
-"""Schema field (or ``image``, the optional image path) -> accepted raw keys.
+"""Schema field (or ``image``, the optional image path, or ``counterfactuals``, the optional list
+checked by ``raw_counterfactuals``) -> accepted raw keys.
 
 Raw keys are compared after lower-casing and turning spaces and hyphens into underscores, so
 ``"Core Attributes"`` and ``"core-attributes"`` both mean ``core_attributes``.
 """
 
-REQUIRED_RAW_FIELDS: tuple[str, ...] = tuple(f for f in KEY_TABLE if f != "image")
+REQUIRED_RAW_FIELDS: tuple[str, ...] = tuple(f for f in KEY_TABLE if f not in ("image", "counterfactuals"))
 """Fields every raw record must carry; the image is found by id when ``image`` is absent."""
 
 _OPTION_PREFIX = re.compile(r"^\s*\(?([A-Da-d])\s*[.):]\s*")

@@ -7,7 +7,7 @@ Every part of the distribution -- builder, card generator, eval loader and Space
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +79,52 @@ FEATURES = datasets.Features(
 REQUIRED_FIELDS: tuple[str, ...] = tuple(FEATURES)
 """Every field is required in a built record."""
 
+COUNTERFACTUALS_FIELD = "counterfactuals"
+COUNTERFACTUALS_FEATURE = datasets.List(
+    {
+        "image": datasets.Image(),
+        "name": datasets.Value("string"),
+        "targets": datasets.List(datasets.ClassLabel(names=list(TYPE_NAMES))),
+        "description": datasets.Value("string"),
+    }
+)
+"""The optional ``counterfactuals`` field: the item's scene re-rendered with its cues changed."""
+
+FEATURES_WITH_COUNTERFACTUALS = datasets.Features(
+    {**FEATURES, COUNTERFACTUALS_FIELD: COUNTERFACTUALS_FEATURE}
+)
+"""Features of a build where some item has counterfactuals. A build where none has them keeps
+``FEATURES`` exactly (no empty column), so its Parquet, card and content hash are unchanged."""
+
+
+def features_for(with_counterfactuals: bool) -> datasets.Features:
+    """``FEATURES_WITH_COUNTERFACTUALS`` when some item has counterfactuals, else ``FEATURES``."""
+    return FEATURES_WITH_COUNTERFACTUALS if with_counterfactuals else FEATURES
+
+
+@dataclass(frozen=True, slots=True)
+class Counterfactual:
+    """One counterfactual image of an item: the same scene with its planted cues changed."""
+
+    image: Image | Path
+    """The picture: decoded when read from a dataset; the file's absolute path in a validated record."""
+    name: str
+    """Condition name, unique within the item, e.g. ``"cue-aligned"`` (``[a-z0-9-]+``)."""
+    targets: tuple[str, ...]
+    """Canonical type names whose values it changes (a subset of the item's spurious types)."""
+    description: str
+    """One line saying what was changed."""
+
+    def to_example(self) -> dict[str, Any]:
+        """The ``COUNTERFACTUALS_FEATURE`` element (a path image is embedded when written)."""
+        image = {"path": str(self.image), "bytes": None} if isinstance(self.image, Path) else self.image
+        return {
+            "image": image,
+            "name": self.name,
+            "targets": list(self.targets),
+            "description": self.description,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Item:
@@ -110,6 +156,8 @@ class Item:
     """Canonical spurious-type names (1-2), e.g. ``("background",)``."""
     source: str
     """Source dataset name, e.g. ``ObjectNet``."""
+    counterfactuals: tuple[Counterfactual, ...] = field(default=(), kw_only=True)
+    """Optional counterfactual images of the same scene (empty for most releases)."""
 
     @property
     def pil_image(self) -> Image:
@@ -118,9 +166,15 @@ class Item:
             raise TypeError(f"item {self.id!r}: image not decoded ({self.image})")
         return self.image
 
-    def to_example(self) -> dict[str, Any]:
-        """The ``FEATURES`` example (a path image is read and embedded when the dataset is written)."""
+    def to_example(self, *, with_counterfactuals: bool = False) -> dict[str, Any]:
+        """The ``FEATURES`` example (a path image is read and embedded when the dataset is written);
+        ``with_counterfactuals``: the ``FEATURES_WITH_COUNTERFACTUALS`` example instead."""
         image = {"path": str(self.image), "bytes": None} if isinstance(self.image, Path) else self.image
+        extra = (
+            {COUNTERFACTUALS_FIELD: [c.to_example() for c in self.counterfactuals]}
+            if with_counterfactuals
+            else {}
+        )
         return {
             "id": self.id,
             "image": image,
@@ -132,6 +186,7 @@ class Item:
             "spurious_attributes": list(self.spurious_attributes),
             "spurious_types": list(self.spurious_types),
             "source": self.source,
+            **extra,
         }
 
     @staticmethod
@@ -163,6 +218,7 @@ class Item:
             ),
             spurious_types=tuple(label_name(t, TYPE_NAMES, where, row_id, "spurious_types") for t in types),
             source=label_name(row["source"], SOURCES, where, row_id, "source"),
+            counterfactuals=_counterfactuals(row, where, row_id),
         )
 
 
@@ -174,6 +230,28 @@ def label_name(value: Any, names: Sequence[str], where: str, row_id: str, field:
     if isinstance(value, str) and value in names:
         return value
     raise record_error(where, row_id, field, f"bad value {value!r}; expected one of {list(names)}")
+
+
+def _counterfactuals(row: Mapping[str, Any], where: str, row_id: str) -> tuple[Counterfactual, ...]:
+    value = row.get(COUNTERFACTUALS_FIELD) or []
+    if not isinstance(value, list | tuple):
+        raise record_error(where, row_id, COUNTERFACTUALS_FIELD, f"bad value {value!r}; expected a list")
+    out = []
+    for entry in value:
+        if not isinstance(entry, Mapping) or not hasattr(entry.get("image"), "convert"):
+            raise record_error(where, row_id, COUNTERFACTUALS_FIELD, "entry without a decoded image")
+        image = entry["image"]
+        out.append(
+            Counterfactual(
+                image=image.convert("RGB"),
+                name=str(entry["name"]),
+                targets=tuple(
+                    label_name(t, TYPE_NAMES, where, row_id, COUNTERFACTUALS_FIELD) for t in entry["targets"]
+                ),
+                description=str(entry["description"]),
+            )
+        )
+    return tuple(out)
 
 
 def _texts(
@@ -190,7 +268,10 @@ def _texts(
 __all__ = [
     "ABBREV_TYPE",
     "ANSWER_LETTERS",
+    "COUNTERFACTUALS_FEATURE",
+    "COUNTERFACTUALS_FIELD",
     "FEATURES",
+    "FEATURES_WITH_COUNTERFACTUALS",
     "MAX_ATTRIBUTES",
     "MAX_TYPES",
     "MIN_ATTRIBUTES",
@@ -202,7 +283,9 @@ __all__ = [
     "TYPE_ABBREV",
     "TYPE_LABEL",
     "TYPE_NAMES",
+    "Counterfactual",
     "Item",
     "SpuriousType",
+    "features_for",
     "label_name",
 ]

@@ -344,7 +344,9 @@ def generate_items(
     return (make_item(index, config) for index in range(n))
 
 
-def _write_into(folder: Path, items: Iterable[SynthItem]) -> int:
+def _write_into(folder: Path, items: Iterable[SynthItem], counterfactuals: bool) -> int:
+    from mmspubench.dataset_builder.synth_counterfactuals import write_counterfactuals
+
     images = folder / "data" / "images"
     images.mkdir(parents=True)
     records: list[dict[str, Any]] = []
@@ -354,14 +356,22 @@ def _write_into(folder: Path, items: Iterable[SynthItem]) -> int:
             raise MMSpuBenchError(f"synth: record {item.id!r}: field 'id': duplicate id")
         seen.add(item.id)
         item.pil_image.save(folder / item.image_path, format="PNG")
-        records.append(item.record())
+        record = item.record()
+        if counterfactuals:
+            record["counterfactuals"] = write_counterfactuals(folder, item)
+        records.append(record)
     text = json.dumps(records, indent=2, ensure_ascii=False) + "\n"
     (folder / "annotation.json").write_text(text, encoding="utf-8")
     return len(records)
 
 
-def write_release(out: Path, items: Iterable[SynthItem], *, overwrite: bool = False) -> Path:
+def write_release(
+    out: Path, items: Iterable[SynthItem], *, overwrite: bool = False, counterfactuals: bool = False
+) -> Path:
     """Write ``items`` as a raw release (``annotation.json`` + ``data/images/``) at ``out``.
+
+    ``counterfactuals``: also write each item's counterfactual images (``synth_counterfactuals``)
+    under ``data/images/counterfactuals/`` and list them in its record.
 
     The release is written into a temporary sibling folder and renamed into place, so ``out``
     never holds a partial release. An existing ``out`` is refused unless ``overwrite``.
@@ -369,7 +379,7 @@ def write_release(out: Path, items: Iterable[SynthItem], *, overwrite: bool = Fa
     out = Path(out)
     if out.exists() and not overwrite:
         raise MMSpuBenchError(f"{out}: output folder already exists (pass --overwrite to replace it)")
-    replace_folder(out, lambda folder: _write_into(folder, items))
+    replace_folder(out, lambda folder: _write_into(folder, items, counterfactuals))
     return out
 
 

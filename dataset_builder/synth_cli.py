@@ -16,6 +16,7 @@ EPILOG = """examples:
   mmspubench synth --out broken --n 500 --mode train --cue broken --seed 7
   mmspubench synth --out bg-only --n 4000 --mode train --correlation 0.95 --correlated-types background
   mmspubench synth --out letter-a --n 4000 --mode train --cue random --letter-bias A:0.9
+  mmspubench synth --out cf --counterfactuals                 # each item also re-rendered with its cues changed
   mmspubench synth --out prior --n 4000 --mode train --cue random --text-prior-types background,colorization
 """
 
@@ -113,6 +114,12 @@ class SynthOptions:
         metavar="TYPE,...",
     )
     """Types whose questions name the class, as text (parsed in the handler)."""
+    counterfactuals: bool = option(
+        False,
+        "also write each item's scene re-rendered with its planted cues aligned with the class, "
+        "random and removed (data/images/counterfactuals/)",
+    )
+    """Write the exact counterfactuals of every item (``synth_counterfactuals``)."""
     overwrite: bool = option(False, "replace --out if it exists")
     """Replace ``out`` if it exists."""
 
@@ -159,7 +166,8 @@ def run_synth(args: argparse.Namespace) -> int:
             counts.update(item.spurious_types)
             yield item
 
-    out = write_release(args.out, counted(), overwrite=args.overwrite)
+    out = write_release(args.out, counted(), overwrite=args.overwrite, counterfactuals=args.counterfactuals)
     per_type = ", ".join(f"{TYPE_ABBREV[name]} {counts[name]}" for name in TYPE_NAMES)
-    print(f"wrote {args.n} synthetic items to {out} ({per_type})")
+    extra = " with counterfactuals (cue-aligned, cue-random, cue-removed)" if args.counterfactuals else ""
+    print(f"wrote {args.n} synthetic items{extra} to {out} ({per_type})")
     return 0
