@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +59,8 @@ BEGIN SELECT RAISE(ABORT, 'the recorded draft cannot be changed'); END;""",
 """The statements that create the tables and triggers (run in one transaction)."""
 _COLUMNS = ("seq", "item_id", "annotator", "rating", "decision", "edits", "comment", "created_at")
 _DRAFT_KEYS = ("draft_id", "draft_digest", "draft_folder")
+_BUSY_SECONDS = 30.0
+"""How long a step waits for another server's lock on the database."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +86,11 @@ class Review:
 @contextmanager
 def _connect(path: Path) -> Iterator[sqlite3.Connection]:
     try:
-        conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+        conn = sqlite3.connect(str(path), timeout=_BUSY_SECONDS, isolation_level=None)
     except sqlite3.Error as err:
         raise MMSpuBenchError(f"{path}: cannot open the review database ({err})") from None
     try:
-        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_SECONDS * 1000)}")
         yield conn
     except sqlite3.DatabaseError as err:
         raise MMSpuBenchError(f"{path}: not a readable review database ({err})") from None
@@ -107,25 +110,39 @@ def open_db(path: Path, *, create: bool) -> Path:
             )
         if not path.parent.is_dir():
             raise MMSpuBenchError(f"{path}: folder {path.parent} does not exist")
-    with _connect(path) as conn:
-        check = conn.execute("PRAGMA quick_check").fetchone()[0]
-        if check != "ok":
-            raise MMSpuBenchError(f"{path}: the review database is corrupt ({check})")
-        conn.execute("BEGIN IMMEDIATE")  # two servers creating one new file: one creates, one sees it
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables and "reviews" not in tables:
-            raise MMSpuBenchError(f"{path}: an SQLite file without a reviews table; not a review database")
-        if not tables and not create:
-            raise MMSpuBenchError(f"{path}: an empty SQLite file; not a review database")
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(reviews)"))
-        if columns != _COLUMNS:
-            raise MMSpuBenchError(f"{path}: reviews table has columns {columns}; expected {_COLUMNS}")
-        conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
-        conn.execute("COMMIT")
-        conn.execute("PRAGMA journal_mode = WAL")
-    return path
+    # SQLite answers "database is locked" at once, without waiting for the busy timeout, where
+    # waiting could deadlock: a check while another server turns a new file into WAL, say. Every
+    # step below is idempotent, so the whole opening is tried again until the busy timeout is spent.
+    deadline = time.monotonic() + _BUSY_SECONDS
+    while True:
+        with _connect(path) as conn:
+            try:
+                _initialise(conn, path, create)
+                return path
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) or time.monotonic() > deadline:
+                    raise
+        time.sleep(0.05)
+
+
+def _initialise(conn: sqlite3.Connection, path: Path, create: bool) -> None:
+    check = conn.execute("PRAGMA quick_check").fetchone()[0]
+    if check != "ok":
+        raise MMSpuBenchError(f"{path}: the review database is corrupt ({check})")
+    conn.execute("BEGIN IMMEDIATE")  # two servers creating one new file: one creates, one sees it
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if tables and "reviews" not in tables:
+        raise MMSpuBenchError(f"{path}: an SQLite file without a reviews table; not a review database")
+    if not tables and not create:
+        raise MMSpuBenchError(f"{path}: an empty SQLite file; not a review database")
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(reviews)"))
+    if columns != _COLUMNS:
+        raise MMSpuBenchError(f"{path}: reviews table has columns {columns}; expected {_COLUMNS}")
+    conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA journal_mode = WAL")
 
 
 def add_review(
