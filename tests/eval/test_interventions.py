@@ -466,11 +466,8 @@ print(json.dumps({{"numpy": numpy.__version__, "pillow": PIL.__version__, "diges
 
 
 def installed(package: str, version: str, tmp: Path) -> Path:
-    """A folder holding ``package==version`` alone: the prepared one if there, else a pip --target install."""
+    """A folder holding ``package==version`` alone (a pip --target install into ``tmp``)."""
     short = {"pillow": "pil", "numpy": "np"}[package]
-    prepared = Path(f"/tmp/{short}-{version}")
-    if (prepared / {"pillow": "PIL", "numpy": "numpy"}[package]).is_dir():
-        return prepared
     target = tmp / f"{short}-{version}"
     command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target)]
     subprocess.run([*command, f"{package}=={version}"], check=True, timeout=600)
