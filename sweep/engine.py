@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.redact import clean
@@ -106,19 +105,6 @@ def _pending(status: Status, runs: Sequence[PlannedRun], gave_up: set[str]) -> l
     return [r for r in runs if status.state(r) in ("new", "partial", "failed") and r.name not in gave_up]
 
 
-def _check_root(sweep: Sweep) -> None:
-    """The root (lock, sweep.json, logs, report) is never written into a model or dataset folder."""
-    from mmspubench.outputs import refuse_overlap
-
-    inputs = dict.fromkeys(
-        value
-        for run in sweep.runs
-        for value in (run.config.model, run.config.dataset)
-        if value and Path(value).exists()
-    )
-    refuse_overlap(f"{sweep.path}: root", sweep.root, inputs)
-
-
 def _check_flags(request: SweepRequest) -> None:
     """Options of one launcher given with another are refused, not ignored."""
     local = request.launcher == "local"
@@ -136,7 +122,6 @@ def run_sweep(request: SweepRequest) -> int:
     """The sweep command: 0 when every run finished (or was submitted), 2 when some failed."""
     _check_flags(request)
     sweep, launcher, settings = load(request)
-    _check_root(sweep)
     if request.dry_run:
         return dry_run.show(sweep, launcher, settings)
     if request.plot:

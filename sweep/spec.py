@@ -221,8 +221,8 @@ def _check_outputs(path: Path, root: Path, runs: Sequence[PlannedRun]) -> None:
     inputs = {path}
     for run in runs:
         for value in (run.options.get("model"), run.options.get("dataset")):
-            if isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
-                inputs.add(Path(value))
+            if isinstance(value, str) and Path(value).exists():  # a folder, not a Hub id
+                inputs.add(Path(value).absolute())
     refuse_overlap(f"{path}: root", root, sorted(inputs))
     for run in runs:
         refuse_overlap(f"{path}: run folder", run.folder, sorted(inputs), folder=True)
