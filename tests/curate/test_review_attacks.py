@@ -184,7 +184,8 @@ def test_two_drafts_racing_for_one_new_database_cannot_both_bind_it(draft: Path,
     # Many rounds: SQLite answers "database is locked" at once (no busy wait) in a rare interleaving
     # (a check while another server turns the new file into WAL), which one round seldom meets.
     for round_ in range(30):
-        db, errors = tmp_path / f"r{round_}.sqlite", []
+        db = tmp_path / f"r{round_}.sqlite"
+        errors: list[str] = []
 
         def start(folder: Path, db: Path = db, errors: list[str] = errors) -> None:
             try:
