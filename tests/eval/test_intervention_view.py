@@ -405,3 +405,64 @@ def test_gold_probability_by_hand() -> None:
     assert metrics_interventions.gold_prob(scores, "B") == pytest.approx(3 / 6)
     change = metrics_interventions.gold_prob_change([[0.0] * 4], [[0.0, np.log(3.0), 0.0, 0.0]], ["B"], 0)
     assert change["mean"] == pytest.approx(0.5 - 0.25)
+
+
+# ------------------------------------------------------------------ stand-in models
+
+
+class PolicyModel(FakeModel):
+    """Answers ``policy(context, image)`` in both modes (the chosen letter scores 0, the others -2)."""
+
+    def __init__(self, policy: Any) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def generate(self, images: Sequence[Any], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
+        return [self.policy(c, i) for c, i in zip(contexts, images, strict=True)]
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
+        return [0.0 if r.continuation.strip() == self.policy(r.context, r.image) else -2.0 for r in requests]
+
+
+STAND_INS = {
+    "always-A": lambda context, image: "A",
+    "oracle": lambda context, image: GOLD[_item_of(context)],
+    "ignores the image": lambda context, image: ANSWER_LETTERS[len(context) % 4],
+}
+
+
+@pytest.mark.parametrize("mode", ["generate", "logprob"])
+@pytest.mark.parametrize("name", sorted(STAND_INS))
+def test_a_model_that_does_not_read_the_image_moves_under_no_intervention(
+    tmp_path: Path, name: str, mode: str
+) -> None:
+    """Always-A, the oracle and a model answering from the text alone give the same answer to every
+    image: no change, no flip, no contrast, no change of the gold probability, on every intervention."""
+    out = _run(
+        tmp_path, model=PolicyModel(STAND_INS[name]), metrics=("accuracy", "interventions"), answer_mode=mode
+    )
+    vanilla = out["accuracy"]["overall"]
+    assert name != "oracle" or vanilla == 100.0
+    assert name != "always-A" or vanilla == pytest.approx(100.0 * sum(g == "A" for g in GOLD.values()) / N)
+    for figures in out["interventions"]["by_intervention"].values():
+        assert figures["accuracy"]["overall"] == pytest.approx(vanilla)
+        assert figures["change"]["gain"] == 0.0 and figures["change"]["ci95"] == [0.0, 0.0]
+        assert figures["change"]["mcnemar_p"] == 1.0
+        assert figures["flip_rate"] == 0.0
+        contrast = figures["targeted_contrast"]
+        assert contrast is not None and contrast["value"] == 0.0
+        gold = figures["gold_prob_change"]
+        assert (gold is None) == (mode == "generate") and (gold is None or gold["mean"] == 0.0)
+
+
+def test_a_model_reading_only_colour_moves_under_grayscale_only_on_col_items(tmp_path: Path) -> None:
+    """The colour-reading model: grayscale's contrast is positive; blur and equalize keep a flat
+    image as it is and move nothing; noise colours the one grey Col. image (item 0's black) and
+    flips exactly that item."""
+    out = _run(tmp_path, metrics=("accuracy", "interventions"))
+    by = out["interventions"]["by_intervention"]
+    assert by["grayscale"]["targeted_contrast"]["value"] > 50.0
+    for name in ("blur", "equalize"):
+        assert by[name]["flip_rate"] == 0.0, name
+    assert by["noise"]["flip_rate"] == pytest.approx(100.0 * len(COL - COLOURED) / N)
+    assert by["noise"]["change"]["by_type"]["Col."] == pytest.approx(-100.0 * len(COL - COLOURED) / len(COL))
