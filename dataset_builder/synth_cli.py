@@ -146,12 +146,15 @@ def run_synth(args: argparse.Namespace) -> int:
     from mmspubench.dataset_builder.schema import TYPE_ABBREV, TYPE_NAMES
     from mmspubench.dataset_builder.synth import generate_items, write_release
     from mmspubench.dataset_builder.synth_confounds import parse_letter_bias
+    from mmspubench.dataset_builder.synth_counterfactuals import text_names_cue
 
     letter_bias = None if args.letter_bias is None else parse_letter_bias(args.letter_bias)
     prior_types = None if args.text_prior_types is None else parse_type_list(args.text_prior_types)
     counts: Counter[str] = Counter()
+    named = 0
 
     def counted() -> Any:
+        nonlocal named
         for item in generate_items(
             args.n,
             seed=args.seed,
@@ -164,10 +167,16 @@ def run_synth(args: argparse.Namespace) -> int:
             text_prior_types=prior_types,
         ):
             counts.update(item.spurious_types)
+            named += text_names_cue(item)
             yield item
 
     out = write_release(args.out, counted(), overwrite=args.overwrite, counterfactuals=args.counterfactuals)
     per_type = ", ".join(f"{TYPE_ABBREV[name]} {counts[name]}" for name in TYPE_NAMES)
     extra = " with counterfactuals (cue-aligned, cue-random, cue-removed)" if args.counterfactuals else ""
     print(f"wrote {args.n} synthetic items{extra} to {out} ({per_type})")
+    if args.counterfactuals:
+        print(
+            f"the question names the planted cue in {named} of {args.n} items: their counterfactual "
+            "images change the cue, their text keeps naming the published one"
+        )
     return 0

@@ -103,6 +103,16 @@ def counterfactual_scenes(scene: SceneSpec) -> tuple[CounterfactualScene, ...]:
     )
 
 
+def text_names_cue(item: SynthItem) -> bool:
+    """Whether the item's question names its planted cue (every planted value's question phrase).
+
+    The counterfactuals keep the question as published, so where it names the cue, the text still
+    names the published value beside an image whose value changed: the image's channel moves, the
+    text's does not (the twin's question templates always name it).
+    """
+    return all(value(t, k).phrase in item.question for t, k in item.scene.planted)
+
+
 def image_path(item_id: str, name: str) -> str:
     """Path of a counterfactual image inside a raw release."""
     return f"{COUNTERFACTUALS_DIR}/{item_id}-{name}.png"

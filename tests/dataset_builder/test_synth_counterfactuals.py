@@ -292,3 +292,20 @@ def test_a_counterfactuals_column_of_another_type_is_refused() -> None:
         check_features(ds, "hand-made")
     good = FEATURES_WITH_COUNTERFACTUALS
     check_features(datasets.Dataset.from_dict({name: [] for name in good}, features=good), "hand-made")
+
+
+def test_synth_says_how_often_the_text_still_names_the_changed_cue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mmspubench.dataset_builder.synth import generate_items
+    from mmspubench.dataset_builder.synth_counterfactuals import text_names_cue
+
+    _synth(tmp_path / "cf", "--counterfactuals")
+    out = capsys.readouterr().out
+    assert "the question names the planted cue in 9 of 9 items" in out
+    _synth(tmp_path / "plain")
+    assert "names the planted cue" not in capsys.readouterr().out
+    # the default twin: every question names its cue; an edited question no longer does
+    items = list(generate_items(90))
+    assert all(text_names_cue(i) for i in items)
+    assert not text_names_cue(replace(items[0], question="What is the object?"))
