@@ -50,8 +50,14 @@ def check_dataset(dataset: datasets.Dataset, config: RunConfig, where: str) -> N
 
 def shown_of(item: Item, config: RunConfig, where: str) -> tuple[Shown, ...]:
     """The changed images of ``item`` in the run's order (``cf:*`` expanded to the item's own)."""
+    return shown_under(item, config.interventions, where)
+
+
+def shown_under(item: Item, asked: Sequence[str], where: str) -> tuple[Shown, ...]:
+    """The changed images of ``item`` under the intervention names ``asked`` (checked ones), in order;
+    a ``cf:NAME`` the item does not ship is one error line naming ``where``, the item and the field."""
     shipped = {c.name: c for c in item.counterfactuals}
-    names = expected_names(config.interventions, [c.name for c in item.counterfactuals])
+    names = expected_names(asked, [c.name for c in item.counterfactuals])
     if isinstance(names, str):
         raise record_error(where, item.id, COUNTERFACTUALS_FIELD, names)
     out = []

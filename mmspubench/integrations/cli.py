@@ -29,6 +29,7 @@ EPILOG_EXPORT = """examples (VLMEvalKit reads $LMUData/<name>.tsv; its default L
   export LMUData=$HOME/LMUData && mkdir -p "$LMUData"
   mmspubench export --format vlmevalkit --out "$LMUData/MM_SpuBench.tsv"
   mmspubench export --format vlmevalkit --circular --out "$LMUData/MM_SpuBench_Circular.tsv"
+  mmspubench export --format vlmevalkit --interventions grayscale,blur --out "$LMUData/MM_SpuBench.tsv"
 """
 EPILOG_INTEGRATIONS = """examples:
   lmms-eval --include_path "$(mmspubench integrations lmms-eval)" --tasks mm_spubench ...
@@ -107,6 +108,14 @@ def _add_export(sub: argparse._SubParsersAction[Any]) -> None:
         help="also write each item's rotations 1-3 as VLMEvalKit's CircularEval copies (index + k*1e6); "
         "the file name must contain 'circular'",
     )
+    p.add_argument(
+        "--interventions",
+        default=None,
+        metavar="NAME,...",
+        help="also write one TSV per intervention beside --out (<stem>_<name>.tsv, cf:NAME as cf-NAME): "
+        "the image as mmspubench eval --interventions shows it; built-ins grayscale, blur, equalize, "
+        "noise, or cf:NAME",
+    )
     p.set_defaults(func=run_export)
 
 
@@ -159,11 +168,19 @@ def run_export(args: argparse.Namespace) -> int:
     from mmspubench.integrations.vlmevalkit import check_target, write_tsv
 
     check_target(args.out, args.circular)  # before the dataset is read
+    names: tuple[str, ...] = ()
+    if args.interventions is not None:
+        from mmspubench.eval.intervention_names import BUILTIN_NAMES, parse_names
+        from mmspubench.integrations.vlmevalkit import intervention_names
+
+        names = intervention_names(parse_names(args.interventions) or BUILTIN_NAMES)
     refuse_overlap("--out", args.out, [d for d in [args.dataset] if d and Path(d).exists()])
     split = load_split(args.dataset, args.dataset_revision, args.split)
-    write_tsv(split, args.out, str(args.dataset or "the bundled release"), args.circular)
+    paths = write_tsv(split, args.out, str(args.dataset or "the bundled release"), args.circular, names)
     copies = ", each in its 4 rotations (CircularEval)" if args.circular else ""
     print(f"{args.out}: {len(split.items)} items in VLMEvalKit's MCQ layout{copies}")
+    for name, path in zip(names, paths[1:], strict=True):
+        print(f"{path}: the same items under the {name} intervention")
     return 0
 
 

@@ -36,6 +36,8 @@ LMMS_METRIC = "mm_spubench_acc"
 """The lmms-eval task's metric key; each sample line carries our per-item record under it."""
 LMMS_CIRCULAR_METRIC = "mm_spubench_circular_acc"
 """The metric key of the circular variant ``mm_spubench_circular`` (a record per rotation)."""
+LMMS_INTERVENTION_FIELD = "intervention"
+"""The record field of the intervention tasks (``mm_spubench_grayscale``...): their samples are refused."""
 MAX_LOG_PART_BYTES = MAX_ANNOTATION_BYTES
 """Largest JSON part of an Inspect log (a ``.json`` log, or one member of a ``.eval`` zip) read strictly."""
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
@@ -299,6 +301,15 @@ def _lmms_answer(line: Mapping[str, Any], source: str, number: int) -> tuple[Har
     prediction, correct = record.get("prediction"), record.get("correct")
     if (prediction is not None and not isinstance(prediction, str)) or not isinstance(correct, bool):
         raise record_error(source, item_id, "prediction", "malformed prediction or correct")
+    if LMMS_INTERVENTION_FIELD in record:  # read as a vanilla run, its figures would be mislabelled
+        shown = str(record[LMMS_INTERVENTION_FIELD])[:40]
+        raise record_error(
+            source,
+            item_id,
+            LMMS_INTERVENTION_FIELD,
+            f"{shown!r}: a record of an intervention task (mm_spubench_<name>); ingest reads the "
+            "samples of mm_spubench or mm_spubench_circular (mmspubench eval --interventions scores interventions)",
+        )
     rotation = record.get("rotation", 0) if circular else 0
     if isinstance(rotation, bool) or rotation not in ROTATIONS:
         raise record_error(source, item_id, "rotation", f"{rotation!r} is not a rotation 0-3")

@@ -26,19 +26,32 @@ only to a dataset whose name contains ``circular`` (so the file must be named li
 into something else (an option ``None``, a question ``NA``) is refused with one line naming the
 item and the field; nothing is written then. The file is written whole to a temporary name and
 renamed, so a failure leaves nothing behind.
+
+With ``interventions`` (``mmspubench export --interventions grayscale,cf:cue-aligned``) one more
+TSV per intervention is written beside ``out``, named ``<out's stem>_<name>.tsv`` (``cf:NAME`` as
+``cf-NAME``): the same rows, columns and ``index`` values, the ``image`` cell the PNG (base64) of
+the image ``mmspubench eval --interventions NAME`` shows (``eval.intervention_asks.shown_under``:
+the built-in transform of ``eval.interventions``, or the item's own counterfactual). ``cf:*`` is
+refused (its names differ from item to item; give them as ``cf:NAME``), as is a ``cf:NAME`` some
+item does not ship. Every file is built and read back before the first is put in place.
 """
 
 from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import io
+import os
+import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import metrics_confounds
+from mmspubench.eval.intervention_names import CF_ALL, CF_PREFIX, check_names
 from mmspubench.eval.results import write_bytes_atomic
 from mmspubench.integrations.items import Split, SplitItem
 
@@ -139,10 +152,64 @@ def check_target(out: Path, circular: bool = False) -> None:
         )
 
 
-def write_tsv(split: Split, out: Path, source: str = "the dataset", circular: bool = False) -> Path:
-    """Write ``out`` (checked by :func:`check_target`) whole once it reads back exactly, then rename it into place."""
+def intervention_names(names: Sequence[str]) -> tuple[str, ...]:
+    """``names`` checked (known, each once); ``cf:*`` refused: one file per name needs the names."""
+    checked = check_names(names)
+    if CF_ALL in checked:
+        raise MMSpuBenchError(
+            f"--interventions {CF_ALL}: the export writes one TSV per intervention and each item "
+            "ships its own counterfactuals; give them by name (cf:NAME, each shipped by every item)"
+        )
+    return checked
+
+
+def intervention_path(out: Path, name: str) -> Path:
+    """The TSV of intervention ``name`` beside ``out``: ``<stem>_<name>.tsv``, ``cf:NAME`` as ``cf-NAME``."""
+    part = "cf-" + name[len(CF_PREFIX) :] if name.startswith(CF_PREFIX) else name
+    return out.with_name(f"{out.stem}_{part}{out.suffix}")
+
+
+def intervened(split: Split, name: str, source: str) -> Split:
+    """``split`` with each item's image bytes the PNG of its image under intervention ``name``."""
+    from mmspubench.eval.intervention_asks import shown_under
+
+    items = []
+    for split_item in split.items:
+        (shown,) = shown_under(split_item.item, (name,), source)
+        buffer = io.BytesIO()
+        shown.image.save(buffer, format="PNG")  # lossless: the pixels eval shows, digest for digest
+        items.append(dataclasses.replace(split_item, image_bytes=buffer.getvalue()))
+    return dataclasses.replace(split, items=tuple(items))
+
+
+def write_tsv(
+    split: Split,
+    out: Path,
+    source: str = "the dataset",
+    circular: bool = False,
+    interventions: Sequence[str] = (),
+) -> list[Path]:
+    """Write ``out`` (checked by :func:`check_target`) and one TSV per intervention beside it; each is
+    staged under a temporary name once it reads back exactly (one file's text in memory at a time) and
+    all are renamed into place at the end. A failure leaves no file and no temporary behind."""
     check_target(out, circular)
-    text = tsv_text(split, circular)
-    check_read_back(split, text, source, circular)
-    write_bytes_atomic(out, [text.encode("utf-8")])
-    return out
+    names = intervention_names(interventions) if interventions else ()
+    paths = [out, *(intervention_path(out, name) for name in names)]
+    for path, shown in zip(paths[1:], names, strict=True):
+        if path.exists() and not path.is_file():
+            raise MMSpuBenchError(f"--out {out}: {path} (the {shown} TSV) exists and is not a file")
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, name in zip(paths, (None, *names), strict=True):
+            version = split if name is None else intervened(split, name, source)
+            text = tsv_text(version, circular)
+            check_read_back(version, text, source, circular)
+            temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.staged")
+            staged.append((temporary, path))
+            write_bytes_atomic(temporary, [text.encode("utf-8")])
+        for temporary, path in staged:
+            os.replace(temporary, path)
+    finally:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+    return paths

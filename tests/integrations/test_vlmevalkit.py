@@ -220,3 +220,134 @@ def test_a_circular_copy_that_does_not_read_back_is_refused(
     with pytest.raises(MMSpuBenchError, match="field 'index'"):
         vlmevalkit.write_tsv(split, out, circular=True)
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    """A small synthetic twin with counterfactuals and eval's samples under grayscale, noise and one cf."""
+    root = tmp_path_factory.mktemp("twin")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MMSPUBENCH_CACHE", str(root / "cache"))
+        argv = ["synth", "--counterfactuals", "--n", "9", "--image-size", "48", "--out", str(root / "twin")]
+        assert main(argv) == 0
+        run = root / "run"
+        argv = ["eval", "--dataset", str(root / "twin"), "--out", str(run), "--no-progress"]
+        names = "grayscale,noise,cf:cue-removed"
+        assert main([*argv, "--metrics", "accuracy,interventions", "--interventions", names]) == 0
+    samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    return root, samples
+
+
+def _export(root: Path, out: Path, *extra: str) -> int:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MMSPUBENCH_CACHE", str(root / "cache"))
+        argv = ["export", "--format", "vlmevalkit", "--dataset", str(root / "twin"), "--out", str(out)]
+        return main([*argv, *extra])
+
+
+def test_one_tsv_per_intervention_shows_evals_pixels_under_vlmevalkits_reader(
+    twin: tuple[Path, list[dict[str, Any]]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mmspubench.eval.interventions import pixel_digest
+
+    root, samples = twin
+    out = tmp_path / "MM_SpuBench.tsv"
+    assert _export(root, out, "--interventions", "grayscale,noise,cf:cue-removed") == 0
+    printed = capsys.readouterr().out
+    files = {
+        "grayscale": tmp_path / "MM_SpuBench_grayscale.tsv",
+        "noise": tmp_path / "MM_SpuBench_noise.tsv",
+        "cf:cue-removed": tmp_path / "MM_SpuBench_cf-cue-removed.tsv",
+    }
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, *(p.name for p in files.values())])
+    assert all(
+        f"{path}: the same items under the {name} intervention" in printed for name, path in files.items()
+    )
+    plain = vlmevalkit_read(out)
+    for name, path in files.items():
+        table = vlmevalkit_read(path)
+        assert table.drop(columns="image").equals(plain.drop(columns="image"))  # same text, same index
+        assert (table["image"] != plain["image"]).any()
+        for row, sample in zip(table.to_dict("records"), samples, strict=True):
+            assert row["item_id"] == f"item:{sample['id']}"
+            (answer,) = [a for a in sample["interventions"] if a["name"] == name]
+            decoded = Image.open(io.BytesIO(base64.b64decode(row["image"])))
+            assert decoded.mode == "RGB" and pixel_digest(decoded) == answer["digest"]  # eval's pixels
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        ("cf:*", "give them by name"),
+        ("grayscale,grayscale", "grayscale"),
+        ("greyscale", "did you mean"),
+        ("blur,,noise", "name 2 is empty"),
+    ],
+)
+def test_an_intervention_list_the_export_cannot_write_is_refused_before_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], names: str, expected: str
+) -> None:
+    out = tmp_path / "MM_SpuBench.tsv"
+    argv = ["export", "--format", "vlmevalkit", "--dataset", "/nonexistent", "--out", str(out)]
+    assert main([*argv, "--interventions", names]) == 2
+    err = capsys.readouterr().err.strip()
+    assert expected in err and "\n" not in err and list(tmp_path.iterdir()) == []
+
+
+def test_a_counterfactual_an_item_lacks_is_refused_and_nothing_is_written(
+    twin: tuple[Path, list[dict[str, Any]]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, _ = twin
+    capsys.readouterr()
+    assert _export(root, tmp_path / "MM_SpuBench.tsv", "--interventions", "grayscale,cf:cue-absent") == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if "mmspubench export" in x]
+    assert len(err) == 1 and "field 'counterfactuals'" in err[0] and "'cue-absent'" in err[0]
+    assert list(tmp_path.iterdir()) == []  # not the plain TSV, not the grayscale one, no temporary
+
+
+def test_an_intervened_tsv_that_does_not_read_back_leaves_no_file(
+    twin: tuple[Path, list[dict[str, Any]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mmspubench.integrations import vlmevalkit
+    from mmspubench.integrations.items import load_split
+
+    root, _ = twin
+    monkeypatch.setenv("MMSPUBENCH_CACHE", str(root / "cache"))
+    split = load_split(str(root / "twin"))
+    real, calls = vlmevalkit.read_back, []
+
+    def second_breaks(text: str) -> Any:  # the plain file reads back, the noise file's images do not
+        calls.append(text)
+        table = real(text)
+        if len(calls) == 2:
+            table["image"] = table["image"].str[:-4]
+        return table
+
+    monkeypatch.setattr(vlmevalkit, "read_back", second_breaks)
+    with pytest.raises(MMSpuBenchError, match="field 'image'"):
+        vlmevalkit.write_tsv(split, tmp_path / "MM_SpuBench.tsv", interventions=("noise",))
+    assert len(calls) == 2 and list(tmp_path.iterdir()) == []
+
+
+def test_a_text_pandas_reads_as_missing_refuses_the_intervened_export_too(
+    split: object, tmp_path: Path
+) -> None:
+    from mmspubench.integrations.vlmevalkit import write_tsv
+
+    for text in ("None", "NA"):
+        edited, item_id = _edited(split, "option", text, rows=1)
+        with pytest.raises(MMSpuBenchError, match=f"record {item_id!r}: field 'B'"):
+            write_tsv(edited, tmp_path / "x.tsv", interventions=("grayscale", "blur"))  # type: ignore[arg-type]
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_a_circular_export_with_an_intervention_keeps_circular_in_each_name(
+    twin: tuple[Path, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    root, _ = twin
+    out = tmp_path / "MM_SpuBench_Circular.tsv"
+    assert _export(root, out, "--circular", "--interventions", "equalize") == 0
+    plain, table = vlmevalkit_read(out), vlmevalkit_read(tmp_path / "MM_SpuBench_Circular_equalize.tsv")
+    assert len(table) == 4 * 9 and table.drop(columns="image").equals(plain.drop(columns="image"))
+    for _, group in table.groupby(table["index"] % 1_000_000):  # VLMEvalKit's grouping: one image per item
+        assert group["image"].nunique() == 1

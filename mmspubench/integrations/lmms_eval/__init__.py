@@ -3,7 +3,8 @@
 The shipped task reads the published dataset from the Hub (``dataset_path`` in its YAML).
 :func:`write_task_copy` (``mmspubench integrations lmms-eval --dataset DIR --out TASK``) writes a
 copy of the folder whose ``dataset_path`` is another Hub id or a local built folder (made by
-``mmspubench build``), for an offline machine or a dataset of your own.
+``mmspubench build``), for an offline machine or a dataset of your own. The intervention tasks
+(:data:`INTERVENTION_TASKS`) include ``mm_spubench.yaml``, so they read the copy's dataset too.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ import shutil
 from pathlib import Path
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.interventions import INTERVENTIONS
 
 TASK_DIR = Path(__file__).resolve().parent / "mm_spubench"
 """The folder to pass as ``lmms-eval --include_path``."""
-TASK_FILES = ("mm_spubench.yaml", "mm_spubench_circular.yaml", "utils.py")
+INTERVENTION_TASKS = tuple(f"mm_spubench_{name}" for name in INTERVENTIONS)
+"""A task per built-in intervention (``mm_spubench_grayscale``...; tag ``mm_spubench_interventions``):
+``mm_spubench`` with the image transformed; each YAML includes ``mm_spubench.yaml`` (its dataset)."""
 YAML_FILES = ("mm_spubench.yaml", "mm_spubench_circular.yaml")
-"""The tasks: ``mm_spubench`` and its circular variant ``mm_spubench_circular``."""
+"""The YAMLs that name the dataset: ``mm_spubench`` and its circular variant ``mm_spubench_circular``."""
+TASK_FILES = (*YAML_FILES, *(f"{task}.yaml" for task in INTERVENTION_TASKS), "utils.py")
 """The files of the task folder."""
 _DATASET_LINE = re.compile(r"^dataset_path: .*$", re.MULTILINE)
 
@@ -49,7 +54,9 @@ def write_task_copy(dataset: str, out: Path) -> Path:
         raise MMSpuBenchError(f"--out {out}: exists and is not an empty folder")
     texts = {name: task_yaml(dataset, name) for name in YAML_FILES}
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(TASK_DIR / "utils.py", out / "utils.py")
+    for name in TASK_FILES:
+        if name not in texts:  # utils.py and the intervention tasks (they include mm_spubench.yaml)
+            shutil.copyfile(TASK_DIR / name, out / name)
     for name, text in texts.items():
         (out / name).write_text(text, encoding="utf-8")
     return out

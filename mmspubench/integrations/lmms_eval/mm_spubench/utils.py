@@ -6,9 +6,15 @@ four times, rotation ``k`` in the field :data:`ROTATION_KEY`; ``mmspubench eval`
 ``eval.metrics_confounds``): the prompt shows the rotated options, the target is the gold letter
 as shown, and the aggregations are ``mmspubench eval``'s circular figures (``circular_summary``).
 
+``mm_spubench_<name>`` (one task per built-in intervention of ``eval.interventions``: grayscale,
+blur, equalize, noise; tag ``mm_spubench_interventions``) is ``mm_spubench`` with the image changed
+in ``doc_to_visual`` by ``eval.interventions.apply`` (the pixels ``mmspubench eval --interventions
+<name>`` shows); its records add the intervention's name (:data:`INTERVENTION_KEY`) and the digest
+of the pixels shown (:data:`DIGEST_KEY`).
+
 lmms-eval imports this file from the task folder; mm-spubench must be importable in its
 environment (``pip install --no-deps mm-spubench`` beside lmms-eval is enough: only the dataset
-schema, prompts, parser and metrics are used).
+schema, prompts, parser, metrics and the numpy/Pillow image transforms are used).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV, Item
-from mmspubench.eval import metrics, metrics_confounds, prompts
+from mmspubench.eval import interventions, metrics, metrics_confounds, prompts
 from mmspubench.eval.parse import parse_answer
 
 METRIC = "mm_spubench_acc"
@@ -34,6 +40,10 @@ CIRCULAR_KEYS = (
     "mm_spubench_consistency",
 )
 """The circular task's metrics (each carries the same per-rotation record)."""
+INTERVENTION_KEY = "intervention"
+"""The record field of an intervention task naming its intervention (``grayscale``...)."""
+DIGEST_KEY = "digest"
+"""The record field of an intervention task: ``pixel_digest`` of the image shown (as in samples.jsonl)."""
 
 
 def _item(doc: dict[str, Any]) -> Item:
@@ -109,9 +119,47 @@ def _record(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
     """One item's record, read by our parser, under every metric of the task."""
-    record = _record(doc, results)
+    return _under_every_metric(_record(doc, results))
+
+
+def _under_every_metric(record: dict[str, Any]) -> dict[str, Any]:
     keys = [METRIC, "mm_spubench_average", *(f"mm_spubench_{t.name}" for t in SPURIOUS_TYPES)]
     return {key: record for key in keys}
+
+
+def _visual(name: str) -> Any:
+    def doc_to_visual_intervened(doc: dict[str, Any]) -> list[Any]:
+        return [interventions.apply(name, _item(doc).pil_image)[0]]
+
+    doc_to_visual_intervened.__name__ = f"doc_to_visual_{name}"
+    doc_to_visual_intervened.__doc__ = f"The item's image under the {name} intervention (RGB, same size)."
+    return doc_to_visual_intervened
+
+
+def _process(name: str) -> Any:
+    def process_results_intervened(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+        # The digest is recomputed from the doc (the transform is cached by the source's pixels), so
+        # the record says which pixels the task's doc_to_visual gave, as samples.jsonl does.
+        record = _record(doc, results)
+        record[INTERVENTION_KEY] = name
+        record[DIGEST_KEY] = interventions.apply(name, _item(doc).pil_image)[1]
+        return _under_every_metric(record)
+
+    process_results_intervened.__name__ = f"process_results_{name}"
+    process_results_intervened.__doc__ = (
+        f"``process_results`` with the {name} intervention's name and digest."
+    )
+    return process_results_intervened
+
+
+doc_to_visual_grayscale = _visual("grayscale")
+doc_to_visual_blur = _visual("blur")
+doc_to_visual_equalize = _visual("equalize")
+doc_to_visual_noise = _visual("noise")
+process_results_grayscale = _process("grayscale")
+process_results_blur = _process("blur")
+process_results_equalize = _process("equalize")
+process_results_noise = _process("noise")
 
 
 def process_results_circular(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
