@@ -238,7 +238,13 @@ def _leaderboard_tab(state: SpaceState) -> None:
     with gr.Row():
         query = gr.Textbox(label="Search models", max_length=100, scale=2, elem_id="board-search")
         sort_by = gr.Dropdown(
-            [*leaderboard.SCORE_COLUMNS, *leaderboard.CONFOUND_FIGURES, "n", "Date"],
+            [
+                *leaderboard.SCORE_COLUMNS,
+                *leaderboard.CONFOUND_FIGURES,
+                *leaderboard.INTERVENTION_COLUMNS,
+                "n",
+                "Date",
+            ],
             value="Average",
             label="Sort by",
             scale=1,
@@ -268,7 +274,10 @@ def _leaderboard_tab(state: SpaceState) -> None:
         "below draws the same runs. "
         "Source: where each figure comes from (the row's results-dataset run, its samples re-checked; or the "
         "Hub's leaderboard of `mcq_accuracy` for the model id, a verified entry over a community one, in "
-        "Hub Overall)."
+        "Hub Overall). "
+        "TC NAME (a run of the interventions view): the targeted contrast of that image intervention, the "
+        "change of accuracy on the items of the types it targets minus the change on the other items, in "
+        "points; CF gap: accuracy on the cue-aligned counterfactuals minus on the published images, in points."
     )
     _markdown(state.board_note or "- Results dataset and Hub leaderboard both read.", elem_id="board-note")
     # The same grouped bars as `mmspubench report --plot` (eval.plot_data's data, eval.plots' figure).
