@@ -28,6 +28,9 @@ Panel = tuple["Image", str]
 """One picture of the gallery and its caption."""
 NAME_CHARS = 60
 """Most characters of a recorded name repeated on the page (a record's text, cut)."""
+MAX_PANELS = 40
+"""Most pictures of the gallery (a run asks at most 32 interventions; each is a picture sent to the
+visitor's browser, so an item shipping hundreds of counterfactuals is cut, and the page says so)."""
 
 
 def answer_text(answer: Any) -> str:
@@ -93,19 +96,23 @@ def panels(item: Item, record: Mapping[str, Any] | None) -> tuple[list[Panel], l
             made = _image_of(item, name)
             if made is not None:
                 gallery.append((made[0], f"{name}: not asked" if record is not None else name))
+    if len(gallery) > MAX_PANELS:
+        notes.append(f"{len(gallery) - MAX_PANELS} more image(s) not shown: the page shows {MAX_PANELS}")
+        gallery = gallery[:MAX_PANELS]
     return gallery, notes
 
 
 def reading(item: Item, record: Mapping[str, Any] | None, run_label: str | None, notes: Sequence[str]) -> str:
     """The text under the gallery: where the answers come from and what differs."""
     if record is None or run_label is None:
+        more = "".join(f"\n\n- {line}" for line in notes)
         text = (
             "No results run asked this item under image interventions "
             "(`mmspubench eval --metrics accuracy,interventions`)."
         )
         if item.counterfactuals:
             text += " The dataset's counterfactual images of the item are shown, without answers."
-        return text
+        return text + more
     asked = len(_entries(record))
     text = (
         f"From results run {code_span(run_label)}: the item asked under {asked} intervention(s), its "

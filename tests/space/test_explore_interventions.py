@@ -146,3 +146,12 @@ def test_the_gallery_is_on_the_page_and_follows_the_opened_item(tmp_path: Path) 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def test_an_item_with_hundreds_of_counterfactuals_shows_the_first_forty_and_says_so() -> None:
+    data = _with_counterfactuals(1, [f"cf-{k}" for k in range(60)])
+    item = explore.item_view(data, explore.build_index(data), "000000")
+    gallery, notes = intervention_view.panels(item, None)
+    assert len(gallery) == intervention_view.MAX_PANELS == 40
+    text = intervention_view.reading(item, None, None, notes)
+    assert "21 more image(s) not shown: the page shows 40" in text

@@ -203,3 +203,18 @@ def test_a_fetched_interventions_run_is_refused_when_its_section_or_answers_are_
         MMSpuBenchError, match=r"record '000': field 'interventions.prediction': grayscale: .*argmax 'B'"
     ):
         verify_run(run.folder, run)
+
+
+def test_a_fetched_run_of_other_interventions_is_not_the_planned_one(tmp_path: Path) -> None:
+    plain = [Item(i.id, i.types, i.correct) for i in ITEMS]
+    options: dict[str, Any] = {"metrics": ("accuracy", "interventions"), "answer_mode": "logprob"}
+    asked = _planned(tmp_path, "standard", interventions=("grayscale",), **options)
+    _interventions_run(asked, [_logprob_sample(i, RIGHT) for i in plain])
+    other = _planned(tmp_path, "standard", interventions=("grayscale", "blur"), **options)
+    assert "field 'config.interventions': ['grayscale'] is not the planned ['grayscale', 'blur']" in str(
+        other_run(asked.folder, other)
+    )
+    with pytest.raises(MMSpuBenchError, match=r"config\.interventions"):
+        verify_run(asked.folder, other)
+    without = _planned(tmp_path, "standard", answer_mode="logprob")
+    assert "config.metrics" in str(other_run(asked.folder, without))
