@@ -42,6 +42,7 @@ COLUMN_WEIGHTS: dict[str, int] = {
     "CGLA_acc": 74, "n": 40, "Circular": 70, "Blind": 66, "Gain": 66, "Worst": 90,
     "Mode": 100, "Variant": 110, "Scorer": 80, "Date": 96, "Dataset revision": 110, "Run": 120,
     "Revision": 110, "Hub Overall": 66, "Hub state": 76, "Source": 154,
+    **dict.fromkeys(leaderboard.INTERVENTION_COLUMNS, 70),
 }  # fmt: skip
 """How the width left after every column's longest word is shared among the text columns."""
 BOARD_CSS = f"""
@@ -68,7 +69,7 @@ def shown_text(column: str, value: Any) -> str:
         return leaderboard.plain_model(str(value))
     if isinstance(value, float) and math.isnan(value):
         return ""
-    if column == "Gain" and isinstance(value, (int, float)):
+    if column in leaderboard.SIGNED_COLUMNS and isinstance(value, (int, float)):
         return leaderboard.GAIN_FORMAT.format(value)
     if column in NUMBER_COLUMNS and column != "n" and isinstance(value, (int, float)):
         return leaderboard.FIGURE_FORMAT.format(value)

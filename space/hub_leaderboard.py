@@ -158,11 +158,40 @@ def hub_entries(dataset_id: str, api: Any = None) -> tuple[list[HubEntry], str]:
     return parse_answer([] if raw is None else raw, dataset_id)
 
 
+def _cell_fields() -> dict[str, tuple[tuple[str, ...], float]]:
+    """Each intervention column's field in results.json and the largest size its value can have:
+    a contrast is a difference of two changes (each within 100 points), a gap one change."""
+    fields: dict[str, tuple[tuple[str, ...], float]] = {
+        column: (("interventions", "by_intervention", name, "targeted_contrast", "value"), 200.0)
+        for column, name in leaderboard.CONTRAST_COLUMNS.items()
+    }
+    fields[leaderboard.CF_GAP] = (
+        ("interventions", "counterfactual_gaps", "aligned_minus_broken", "gain"),
+        100.0,
+    )
+    return fields
+
+
+def check_intervention_cells(results: Mapping[str, Any], where: str) -> None:
+    """Refuse an intervention column's figure that no run can produce (infinite, or a change of
+    more points than there are), naming its field: for a run shown without samples to recompute from."""
+    for path, bound in _cell_fields().values():
+        value: Any = results
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if not math.isfinite(value) or abs(value) > bound:
+            raise MMSpuBenchError(
+                f"{where}: field {'.'.join(path)!r}: value {value!r} is outside [-{bound:g}, {bound:g}] (points)"
+            )
+
+
 def check_run(run_dir: Path) -> None:
     """A results run's samples re-checked as ``submit`` checks a run's consistency (no Hub needed)."""
     from mmspubench.eval.config import RunConfig
     from mmspubench.eval.results import read_finished_samples, read_results, recompute
-    from mmspubench.space.submit import check_ranges, check_samples, compare_aggregates
+    from mmspubench.space.submit import CONFOUND_SECTIONS, check_ranges, check_samples, compare_aggregates
     from mmspubench.space.submit_checks import check_sample_consistency
 
     where = str(run_dir / "results.json")
@@ -178,6 +207,9 @@ def check_run(run_dir: Path) -> None:
     recomputed = recompute(samples, config)
     for section in ("accuracy", "cgla"):
         compare_aggregates(results.get(section), recomputed[section], section, where)
+    # The board shows the confound and interventions views' figures too (Gain, TC NAME, CF gap).
+    for section in CONFOUND_SECTIONS:
+        compare_aggregates(results.get(section), recomputed.get(section), section, where)
 
 
 def checked_entries(
@@ -196,7 +228,12 @@ def checked_entries(
             if with_samples:
                 check_run(folder / run)
             else:  # no samples to recompute from: at least no -5% or 1e308% on the board
-                check_ranges(read_results(folder / run / "results.json"), str(folder / run / "results.json"))
+                results, where = (
+                    read_results(folder / run / "results.json"),
+                    str(folder / run / "results.json"),
+                )
+                check_ranges(results, where)
+                check_intervention_cells(results, where)
         except MMSpuBenchError as err:
             refused.append(f"run {run} left out: {err}")
             continue

@@ -100,6 +100,21 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
             options = _dataframe(
                 first_options, label="Options (✓ = correct)", interactive=False, elem_id="item-options"
             )
+    _markdown("### The item's image, changed")
+    first_gallery, first_changes = preview.show_interventions(
+        state, first_id, handlers.cgla_sources(state)[0][1]
+    )
+    # PNG, not the default WebP: the changed pixels (noise, a blur) are shown as the model saw them.
+    gallery = gr.Gallery(
+        first_gallery,
+        format="png",
+        label="Published, intervened and counterfactual images (a run's answer under each)",
+        columns=6,
+        height=240,
+        interactive=False,
+        elem_id="explore-interventions",
+    )
+    changes = _markdown(first_changes, elem_id="explore-interventions-text")
     _markdown("### CGLA of this item")
     with gr.Row():
         cgla_source = gr.Dropdown(
@@ -136,22 +151,25 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
     open_fn, shown = guarded(handlers.open_item, state), [image, description, options]
     stored = with_figures(guarded(preview.results_cgla, state), {0: charts.cgl_figure})
     cgla_in, cgla_out = [item_id, cgla_source], [cgl_plot, cgla_text, record]
+    changed, changed_out = guarded(preview.show_interventions, state), [gallery, changes]
     items.select(select_row, items, item_id, api_name="select_item").then(
         open_fn, item_id, shown, api_name="open_selected"
-    ).then(stored, cgla_in, cgla_out, api_name="results_cgla_selected")
+    ).then(stored, cgla_in, cgla_out, api_name="results_cgla_selected").then(
+        changed, cgla_in, changed_out, api_name="interventions_selected"
+    )
     open_button.click(open_fn, item_id, shown, api_name="open_item").then(
         stored, cgla_in, cgla_out, api_name="results_cgla"
-    )
+    ).then(changed, cgla_in, changed_out, api_name="interventions")
     item_id.submit(open_fn, item_id, shown, api_name="open_item_by_id").then(
         stored, cgla_in, cgla_out, api_name="results_cgla_by_id"
-    )
+    ).then(changed, cgla_in, changed_out, api_name="interventions_by_id")
     # A new choice replaces the reading of the previous one (or empties it, and says why).
     cgla_source.change(
         with_figures(guarded(preview.chosen_cgla, state), {0: charts.cgl_figure}),
         cgla_in,
         cgla_out,
         api_name="chosen_cgla",
-    )
+    ).then(changed, cgla_in, changed_out, api_name="chosen_interventions")
     cgla_button.click(
         with_figures(guarded(zerogpu.live_cgla_on_gpu(handlers.show_cgla), state), {0: charts.cgl_figure}),
         [item_id, cgla_source, model_choice],
@@ -238,7 +256,13 @@ def _leaderboard_tab(state: SpaceState) -> None:
     with gr.Row():
         query = gr.Textbox(label="Search models", max_length=100, scale=2, elem_id="board-search")
         sort_by = gr.Dropdown(
-            [*leaderboard.SCORE_COLUMNS, *leaderboard.CONFOUND_FIGURES, "n", "Date"],
+            [
+                *leaderboard.SCORE_COLUMNS,
+                *leaderboard.CONFOUND_FIGURES,
+                *leaderboard.INTERVENTION_COLUMNS,
+                "n",
+                "Date",
+            ],
             value="Average",
             label="Sort by",
             scale=1,
@@ -268,7 +292,10 @@ def _leaderboard_tab(state: SpaceState) -> None:
         "below draws the same runs. "
         "Source: where each figure comes from (the row's results-dataset run, its samples re-checked; or the "
         "Hub's leaderboard of `mcq_accuracy` for the model id, a verified entry over a community one, in "
-        "Hub Overall)."
+        "Hub Overall). "
+        "TC NAME (a run of the interventions view): the targeted contrast of that image intervention, the "
+        "change of accuracy on the items of the types it targets minus the change on the other items, in "
+        "points; CF gap: accuracy on the cue-aligned counterfactuals minus on the published images, in points."
     )
     _markdown(state.board_note or "- Results dataset and Hub leaderboard both read.", elem_id="board-note")
     # The same grouped bars as `mmspubench report --plot` (eval.plot_data's data, eval.plots' figure).

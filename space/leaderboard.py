@@ -20,6 +20,7 @@ from mmspubench.dataset_builder.hub import display_name, is_hub_id
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis.plot_data import Series
+from mmspubench.eval.intervention_names import BUILTIN_NAMES
 from mmspubench.eval.results import read_results
 from mmspubench.eval.variants import variant_label
 from mmspubench.markup import escape_cell, hub_link, is_hub_model
@@ -33,6 +34,17 @@ CONFOUND_COLUMNS: tuple[str, ...] = ("Circular", "Blind", "Gain", "Worst")
 ``blind.gain`` and ``accuracy.worst_type``); empty for a run that did not record them. Offered in
 the column chooser (not shown by default: the default columns fill the table's width)."""
 CONFOUND_FIGURES: tuple[str, ...] = ("Circular", "Blind", "Gain")
+CONTRAST_COLUMNS: dict[str, str] = {f"TC {name}": name for name in BUILTIN_NAMES}
+"""The targeted contrast of each built-in intervention (results.json ``interventions.by_intervention.
+NAME.targeted_contrast.value``: the change on the items of the types it targets minus the change on
+the others, in points), by column; empty for a run that did not ask it."""
+CF_GAP = "CF gap"
+"""The twin's counterfactual gap (``interventions.counterfactual_gaps.aligned_minus_broken.gain``:
+accuracy with the cues made the true class's minus the published item's, in points)."""
+INTERVENTION_COLUMNS: tuple[str, ...] = (*CONTRAST_COLUMNS, CF_GAP)
+"""The interventions view's columns (in the column chooser, not shown by default)."""
+SIGNED_COLUMNS: tuple[str, ...] = ("Gain", *INTERVENTION_COLUMNS)
+"""Figures that are changes, shown signed (``+25.00``)."""
 INFO_COLUMNS: tuple[str, ...] = (
     "n",
     "Mode",
@@ -46,7 +58,14 @@ INFO_COLUMNS: tuple[str, ...] = (
 HUB_COLUMNS: tuple[str, ...] = ("Hub Overall", "Hub state", "Source")
 """The Hub's own figure for the model, its verified/community state, and where each figure of the
 row comes from (``hub_leaderboard.merge``)."""
-ALL_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, *CONFOUND_COLUMNS, *INFO_COLUMNS, *HUB_COLUMNS)
+ALL_COLUMNS: tuple[str, ...] = (
+    *ID_COLUMNS,
+    *SCORE_COLUMNS,
+    *CONFOUND_COLUMNS,
+    *INTERVENTION_COLUMNS,
+    *INFO_COLUMNS,
+    *HUB_COLUMNS,
+)
 TEXT_COLUMNS: tuple[str, ...] = tuple(
     c for c in ("Worst", *INFO_COLUMNS, *HUB_COLUMNS) if c not in ("n", "Hub Overall")
 )
@@ -168,6 +187,20 @@ def confound_cells(results: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def intervention_cells(results: Mapping[str, Any]) -> dict[str, float]:
+    """The :data:`INTERVENTION_COLUMNS` of a run (NaN where it did not ask the intervention, its
+    contrast is undefined, or no ``cue-aligned`` counterfactual ran)."""
+    section = _section(results, "interventions")
+    by_name = _section(section, "by_intervention")
+    cells = {
+        column: _number(_section(_section(by_name, name), "targeted_contrast").get("value"))
+        for column, name in CONTRAST_COLUMNS.items()
+    }
+    gap = _section(_section(section, "counterfactual_gaps"), "aligned_minus_broken")
+    cells[CF_GAP] = _number(gap.get("gain"))
+    return cells
+
+
 def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     """The leaderboard row of one parsed results.json."""
     model = results.get("model") or {}
@@ -185,6 +218,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Overall"] = _number(accuracy.get("overall"))
     row["CGLA_acc"] = _number(cgla.get("acc"))
     row.update(confound_cells(results))
+    row.update(intervention_cells(results))
     row["n"] = _count(dataset.get("n")) or 0  # an edited file's "ten" is no count
     row["Mode"] = mode_cell(results)
     row["Variant"] = variant_label(config)
@@ -283,7 +317,7 @@ def view_frame(
 
 
 GAIN_FORMAT = "{:+.2f}"
-"""The gain of the image, signed (``+25.00``: the image helps)."""
+"""The gain of the image and every change (:data:`SIGNED_COLUMNS`), signed (``+25.00``: the image helps)."""
 FIGURE_FORMAT = "{:.2f}"
 """Every figure of the table (per-type accuracy, Average, Overall, CGLA_acc, Hub Overall), two decimals."""
 
@@ -294,7 +328,7 @@ def styled(frame: pd.DataFrame) -> Any:
     figures = [c for c in (*SCORE_COLUMNS, "Circular", "Blind", "Hub Overall") if c in frame.columns]
     formats = {
         **dict.fromkeys(figures, FIGURE_FORMAT),
-        **({"Gain": GAIN_FORMAT} if "Gain" in frame.columns else {}),
+        **dict.fromkeys((c for c in SIGNED_COLUMNS if c in frame.columns), GAIN_FORMAT),
     }
     return frame.style.format(formats, na_rep="")
 

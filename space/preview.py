@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
-from mmspubench.space import cgla_view, explore
-from mmspubench.space.handlers import SpaceState, cgla_sources, from_run, show_cgla
+from mmspubench.space import cgla_view, explore, intervention_view
+from mmspubench.space.handlers import SpaceState, cgla_sources, from_run, show_cgla, source_label
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -82,3 +82,37 @@ def chosen_cgla(
         return show_cgla(state, item_id, source, None)
     except MMSpuBenchError as err:
         return empty, f"{escape_cell(str(err))}: choose another run, or live.", None
+
+
+def _run_with_interventions(
+    state: SpaceState, item_id: str, source: str | None
+) -> tuple[str, dict[str, Any]] | None:
+    """The chosen run when it asked the item under interventions, else the first table run that did."""
+    names = list(state.runs)
+    if source in state.runs:
+        names = [str(source), *(n for n in names if n != source)]
+    for name in names:
+        try:
+            records = cgla_view.read_samples(state.runs[name])
+        except MMSpuBenchError:
+            continue
+        if records.get(item_id, {}).get("interventions") is not None:
+            return name, records[item_id]
+    return None
+
+
+def show_interventions(
+    state: SpaceState, item_id: str | None, source: str | None
+) -> tuple[list[intervention_view.Panel], str]:
+    """Explore's interventions gallery of the opened item and the text under it: the answers of the
+    chosen run (or the first run that asked the item under interventions), or the item's own
+    counterfactual images alone when no run did."""
+    item_id = (item_id or "").strip()
+    if item_id not in state.index.row_of:
+        return [], "No item opened: open one above."
+    item = explore.item_view(state.dataset, state.index, item_id)
+    found = _run_with_interventions(state, item_id, source)
+    record = found[1] if found else None
+    gallery, notes = intervention_view.panels(item, record)
+    label = source_label(state, found[0]) if found else None
+    return gallery, intervention_view.reading(item, record, label, notes)

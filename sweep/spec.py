@@ -154,6 +154,17 @@ def _common(obj: Mapping[str, Any], path: Path) -> dict[str, Any]:
     return common
 
 
+def _check_interventions(options: Mapping[str, Any], where: str) -> None:
+    """An ``interventions`` key written empty is refused: eval reads an empty list as every built-in
+    one, which a sweep file leaving the key out already says (an empty value is a slip, not a choice)."""
+    value = options.get("interventions", ...)
+    if value is None or (isinstance(value, (str, list)) and not "".join(map(str, value)).strip()):
+        raise MMSpuBenchError(
+            f"{where}: option 'interventions' is empty; name some (grayscale, blur, cf:NAME, cf:*) "
+            "or leave the key out for every built-in one"
+        )
+
+
 def _entry_runs(
     path: Path,
     root: Path,
@@ -184,6 +195,7 @@ def _entry_runs(
         raise MMSpuBenchError(
             _where(path, f"{label}: options: {owned[0]!r} is set by the sweep, not per model")
         )
+    _check_interventions({**common, **own}, _where(path, label))
     runs = []
     for variant in variants:
         options = {**common, **own, "model": model, "prompt_variant": variant}

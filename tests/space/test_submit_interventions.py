@@ -4,6 +4,7 @@ against the published options in generate mode), as it does the published answer
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from mmspubench.eval.records import Answer, InterventionAnswer, SampleResult
 
-from tests.space.test_submit import _submit_dry_run, published_split
+from tests.space.test_submit import REVISION, _submit_dry_run, published_split
 from tests.space.test_submit_forgery import _letter_biased, _refused, _write
 
 __all__ = ["published_split"]
@@ -129,4 +130,65 @@ def test_intervention_entries_in_a_run_without_the_view_are_refused(
         tmp_path / "out",
         "record '000002': field 'interventions'",
         "did not compute interventions",
+    )
+
+
+@pytest.mark.parametrize("mode", ["generate", "logprob"])
+def test_the_submit_tab_refuses_a_forged_intervention_answer_and_takes_the_genuine_run(
+    mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mmspubench.errors import MMSpuBenchError
+    from mmspubench.space import handlers
+
+    monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
+    genuine = _only_grayscale(tmp_path / "genuine", mode)
+    verdict, yaml_text = handlers.submit_verdict(
+        str(genuine), str(genuine.parent / "samples.jsonl"), "org/model"
+    )
+    assert verdict.startswith("**Valid.** 20 samples") and "mcq_accuracy" in yaml_text
+    forged = _only_grayscale(tmp_path / "forged", mode, _gold)  # grayscale accuracy 100.0, recomputed
+    with pytest.raises(MMSpuBenchError, match=r"record '000000': field 'interventions\.prediction'"):
+        handlers.validate_upload(str(forged), str(forged.parent / "samples.jsonl"), "org/model")
+    verdict, yaml_text = handlers.submit_verdict(
+        str(forged), str(forged.parent / "samples.jsonl"), "org/model"
+    )
+    reason = "reads as 'C' against the published options" if mode == "generate" else "argmax 'C'"
+    shown = html.unescape(verdict)
+    assert verdict.startswith("**Not valid.**") and yaml_text == "" and len(shown.splitlines()) == 1
+    assert "samples.jsonl: record '000000': field 'interventions.prediction': grayscale: " in shown
+    assert reason in shown and str(tmp_path) not in shown  # the upload's own names, not the server's folder
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("option_scores", (-3.0, -2.0, 7.5, -4.0)), ("cgls", None)],
+)
+def test_an_intervention_score_that_is_no_log_probability_is_refused(
+    field: str, value: tuple[float, ...] | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # +7.5 keeps C the argmax, and a CGL of +2 nats still leaves its cgla_min following from it:
+    # only the bound of a log-probability (<= 0) is broken, as rotations' and blind scores are checked
+    def forge(sample: SampleResult) -> SampleResult:
+        assert sample.interventions
+        entry = sample.interventions[0]
+        if field == "option_scores":
+            entry = replace(entry, reply=replace(entry.reply, option_scores=value))
+        else:
+            from mmspubench.eval import metrics
+
+            cgls = (2.0, *(entry.cgls or ())[1:])
+            kinds = [c.kind for c in sample.conditions]
+            core = [v for v, k in zip(cgls, kinds, strict=True) if k == "core"]
+            spurious = [v for v, k in zip(cgls, kinds, strict=True) if k == "spurious"]
+            low = metrics.cgla_min(core, spurious, "best")
+            entry = replace(entry, cgls=cgls, cgla_min=low, cgla_acc=metrics.cgla_acc(low))
+        return replace(sample, interventions=(entry,))
+
+    results_path = _only_grayscale(tmp_path / "run", "logprob", forge)
+    _refused(
+        capsys,
+        results_path,
+        tmp_path / "out",
+        f"record '000000': field 'interventions[0].{field}'",
+        "is not a finite log-probability",
     )

@@ -132,3 +132,89 @@ def test_a_fetched_run_of_fewer_items_than_planned_is_refused(tmp_path: Path) ->
         MMSpuBenchError, match=r"field 'dataset.n': 2 items, the plan asks 3 \(the whole split of 3\)"
     ):
         verify_run(folder, run)
+
+
+RIGHT, WRONG = (0.0, -1.0, -2.0, -3.0), (-1.0, 0.0, -2.0, -3.0)
+"""Letter scores of a logprob answer: argmax A (the gold letter of every fake item), argmax B."""
+
+
+def _logprob_sample(item: Item, gray: tuple[float, ...]) -> Any:
+    """``item``'s logprob-mode sample with its grayscale answer (the argmax of ``gray``)."""
+    from dataclasses import replace
+
+    from mmspubench.eval.records import Answer, InterventionAnswer
+
+    scored = sample(Item(item.id, item.types, item.correct, scores=RIGHT if item.correct else WRONG))
+    letter = "ABCD"[gray.index(max(gray))]
+    entry = InterventionAnswer(
+        "grayscale", ("colorization",), "ab" * 32, Answer(letter, letter == "A", None, gray), None, None, None
+    )
+    return replace(scored, option_probs=None, interventions=(entry,))
+
+
+def _interventions_run(run: PlannedRun, samples: list[Any]) -> dict[str, Any]:
+    timing = {"load_seconds": 0.0, "accuracy_seconds": 0.0, "total_seconds": 0.0}
+    ids = [s.id for s in samples]
+    obj = results.build_results(run.config, {"id": "m"}, {**DATASET, "split_n": 3}, samples, ids, timing)
+    run.folder.mkdir(parents=True, exist_ok=True)
+    (run.folder / results.MANIFEST_NAME).write_text("{}", encoding="utf-8")
+    results.write_samples_atomic(run.folder / results.SAMPLES_NAME, samples, expected_stamp(obj, run.config))
+    results.write_json_atomic(run.folder / results.RESULTS_NAME, obj)
+    return obj
+
+
+def test_a_fetched_interventions_run_is_refused_when_its_section_or_answers_are_forged(
+    tmp_path: Path,
+) -> None:
+    # The sweep's report and compare read the interventions section: it is recomputed as submit
+    # does, and each intervention's answer re-derived from its letter scores.
+    from dataclasses import replace
+
+    run = _planned(
+        tmp_path,
+        "standard",
+        metrics=("accuracy", "interventions"),
+        interventions=("grayscale",),
+        answer_mode="logprob",
+    )
+    plain = [Item(i.id, i.types, i.correct) for i in ITEMS]  # right, wrong, right
+    samples = [_logprob_sample(i, g) for i, g in zip(plain, (WRONG, RIGHT, RIGHT), strict=True)]
+    obj = _interventions_run(run, samples)
+    gray = obj["interventions"]["by_intervention"]["grayscale"]
+    assert gray["accuracy"]["overall"] == pytest.approx(200 / 3) and gray["change"]["gain"] == 0.0
+    assert gray["flip_rate"] == pytest.approx(200 / 3)
+    verify_run(run.folder, run)  # as written: accepted
+    forged = json.loads(json.dumps(obj))
+    forged["interventions"]["by_intervention"]["grayscale"]["change"]["gain"] = -50.0
+    results.write_json_atomic(run.folder / results.RESULTS_NAME, forged)
+    with pytest.raises(MMSpuBenchError, match=r"field 'interventions.by_intervention.grayscale.change.gain'"):
+        verify_run(run.folder, run)
+    del forged["interventions"]
+    results.write_json_atomic(run.folder / results.RESULTS_NAME, forged)
+    with pytest.raises(MMSpuBenchError, match=r"field 'interventions'"):
+        verify_run(run.folder, run)
+    # The first item's grayscale answer set to A (right) while its scores' argmax is B, and the
+    # section made to follow from it: the answer itself is re-read from the scores.
+    entry = samples[0].interventions[0]
+    right = replace(entry, reply=replace(entry.reply, prediction="A", correct=True))
+    obj = _interventions_run(run, [replace(samples[0], interventions=(right,)), *samples[1:]])
+    assert obj["interventions"]["by_intervention"]["grayscale"]["accuracy"]["overall"] == 100.0
+    with pytest.raises(
+        MMSpuBenchError, match=r"record '000': field 'interventions.prediction': grayscale: .*argmax 'B'"
+    ):
+        verify_run(run.folder, run)
+
+
+def test_a_fetched_run_of_other_interventions_is_not_the_planned_one(tmp_path: Path) -> None:
+    plain = [Item(i.id, i.types, i.correct) for i in ITEMS]
+    options: dict[str, Any] = {"metrics": ("accuracy", "interventions"), "answer_mode": "logprob"}
+    asked = _planned(tmp_path, "standard", interventions=("grayscale",), **options)
+    _interventions_run(asked, [_logprob_sample(i, RIGHT) for i in plain])
+    other = _planned(tmp_path, "standard", interventions=("grayscale", "blur"), **options)
+    assert "field 'config.interventions': ['grayscale'] is not the planned ['grayscale', 'blur']" in str(
+        other_run(asked.folder, other)
+    )
+    with pytest.raises(MMSpuBenchError, match=r"config\.interventions"):
+        verify_run(asked.folder, other)
+    without = _planned(tmp_path, "standard", answer_mode="logprob")
+    assert "config.metrics" in str(other_run(asked.folder, without))

@@ -123,3 +123,57 @@ def test_relative_model_folders_are_read_beside_the_sweep_file(tmp_path: Path) -
     sweep = load_sweep(write_sweep(tmp_path, models=[{"model": "models/m"}]), SECTIONS)
     assert sweep.runs[0].name == "m--standard"
     assert sweep.runs[0].config.model == str((tmp_path / "models" / "m").resolve())
+
+
+INTERVENED = {"metrics": ["accuracy", "interventions"], "models": TWO_MODELS[:1]}
+
+
+def test_a_sweep_asks_for_interventions_with_the_metric_and_the_option(tmp_path: Path) -> None:
+    options = {"limit": 2, "answer_mode": "logprob", "interventions": ["grayscale", "cf:*"]}
+    sweep = load_sweep(write_sweep(tmp_path, **INTERVENED, options=options), SECTIONS)
+    run = sweep.runs[0]
+    assert run.config.metrics == ("accuracy", "interventions")
+    assert run.config.interventions == ("grayscale", "cf:*")
+    assert run.argv[run.argv.index("--interventions") + 1] == "grayscale,cf:*"
+    assert parsed_config(run.argv) == run.config
+    # Without the option: every built-in one, as eval's default, written out in the command.
+    default = load_sweep(write_sweep(tmp_path, **INTERVENED), SECTIONS).runs[0]
+    assert default.config.interventions == ("grayscale", "blur", "equalize", "noise")
+    assert parsed_config(default.argv) == default.config
+
+
+@pytest.mark.parametrize(
+    ("interventions", "expected"),
+    [
+        ("grayscale,blurr", "--interventions: unknown intervention 'blurr' (did you mean blur?)"),
+        (["grayscale", "grayscale"], "'grayscale' is given twice"),
+        ("cf:Cue_Aligned", "'cf:Cue_Aligned': a counterfactual's name is lower-case letters"),
+        (["cf:*", "cf:cue-aligned"], "cf:* already asks every counterfactual"),
+        ([1], "expected a list of texts"),
+        ({"grayscale": True}, "expected a list of texts"),
+        ([], "option 'interventions' is empty; name some"),
+        ("  ", "option 'interventions' is empty; name some"),
+        (None, "option 'interventions' is empty; name some"),
+        (["", ""], "option 'interventions' is empty; name some"),
+    ],
+)
+def test_a_bad_intervention_name_of_a_sweep_is_one_line_naming_the_entry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], interventions: Any, expected: str
+) -> None:
+    err = _refused(tmp_path, capsys, **INTERVENED, options={"limit": 2, "interventions": interventions})
+    assert "sweep.yaml: models[0] (biased)" in err and expected in err, err
+
+
+@pytest.mark.parametrize(
+    ("metrics", "expected"),
+    [
+        (["accuracy"], "--interventions grayscale is used only with --metrics ...,interventions"),
+        (["cgla", "interventions"], "interventions needs accuracy too"),
+    ],
+)
+def test_interventions_without_their_metric_or_accuracy_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], metrics: list[str], expected: str
+) -> None:
+    doc = {**INTERVENED, "metrics": metrics}
+    err = _refused(tmp_path, capsys, **doc, options={"limit": 2, "interventions": "grayscale"})
+    assert expected in err, err
