@@ -139,15 +139,17 @@ def write_run(
     model: str = "model-a",
     answer_mode: str = "generate",
     dataset: dict[str, object] | None = None,
+    interventions: tuple[str, ...] | None = None,
 ) -> Path:
-    """Write a finished run folder the way eval does (figures recomputed from the samples)."""
+    """Write a finished run folder the way eval does (figures recomputed from the samples);
+    ``interventions``: the run's names (default: those of the first item, e.g. ``("cf:*",)``)."""
     metrics = _metrics(items)
     if "calibration" in metrics:
         answer_mode = "logprob"
     names: tuple[str, ...] = ()
     if items and items[0].interventions is not None:
         metrics = (*metrics, "interventions")
-        names = tuple(a.name for a in items[0].interventions)
+        names = interventions or tuple(a.name for a in items[0].interventions)
         answer_mode = "logprob" if items[0].scores is not None else answer_mode
     config = RunConfig(
         model=model, dataset="/data/x", answer_mode=answer_mode, metrics=metrics, interventions=names
