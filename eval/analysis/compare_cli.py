@@ -31,6 +31,8 @@ EPILOG = """examples:
   mmspubench compare runs/gen runs/lp --json cmp.json --plot cmp.png
   mmspubench eval --metrics accuracy,blind --out runs/blind
   mmspubench compare runs/blind runs/blind --b-view blind   # the run without its image (B) against with it
+  mmspubench eval --metrics accuracy,interventions --interventions grayscale --out runs/grey
+  mmspubench compare runs/grey runs/grey --b-view intervention:grayscale   # under grayscale (B) against as published
 """
 
 
