@@ -81,9 +81,9 @@ def comparison(
     views = views or Views()
     a = compare_runs.with_view(compare_runs.load_run(run_a), views.a_view, "a")
     b = compare_runs.with_view(compare_runs.load_run(run_b), views.b_view, "b")
-    for run in (a, b):
+    for side, run in (("RUN_A", a), ("RUN_B", b)):
         if compare_interventions.names(list(run.samples.values())):  # checked as the run's results were
-            check_entries(run.samples, run.results, run.folder, "compare")
+            check_entries(run.samples, run.results, run.folder, side)
     pairs = compare_runs.pairs(a, b)
     groups = compare.compare_pairs(pairs, seed, resamples)
     dataset = a.results.get("dataset") or {}

@@ -61,8 +61,9 @@ def check_entries(
     """The run's entries as its results were computed from them (an edited entry is refused);
     ``flag`` starts the error line (the option, or the command)."""
     ordered = [samples[i] for i in sorted(samples)]
+    config = _config(results, folder, flag)
     try:
-        results_interventions.checked(ordered, _config(results, folder, flag))
+        results_interventions.checked(ordered, config)
     except MMSpuBenchError as err:
         text = str(err).removeprefix("samples: ")
         raise MMSpuBenchError(f"{flag}: {folder / SAMPLES_NAME}: {text}") from None
@@ -107,7 +108,7 @@ def intervened(
     name = name_of(view) or ""
     have = _names(samples)
     hint = (
-        f"the run has {', '.join(have)}"
+        f"the run has {', '.join(n[:60] for n in have[:8])}" + (", ..." if len(have) > 8 else "")
         if have
         else "the run has none (eval --metrics accuracy,interventions)"
     )
@@ -117,7 +118,7 @@ def intervened(
         raise MMSpuBenchError(f"{flag}: cf:* stands for several counterfactuals; name one ({hint})")
     if name not in have:
         raise MMSpuBenchError(
-            f"{flag}: {folder / SAMPLES_NAME}: no record holds the intervention {name!r} ({hint})"
+            f"{flag}: {folder / SAMPLES_NAME}: no record holds the intervention {name[:80]!r} ({hint})"
         )
     check_entries(samples, results, folder, flag)  # an edited entry is named as such, first
     missing = sorted(i for i, s in samples.items() if _entry(s, name) is None)

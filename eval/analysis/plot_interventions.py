@@ -7,7 +7,8 @@ results.json's ``interventions`` section only:
 - per group of :data:`~mmspubench.eval.analysis.plot_data.REPORT_GROUPS` (the nine types, then
   overall): ``change.by_type[t]`` with ``change.ci95_by_type[t]``, overall ``change.gain`` with
   ``change.ci95`` (intervened - published, percentage points, paired bootstrap 95% intervals);
-- the items per group: ``accuracy.n_by_type`` and ``n`` of that intervention (tick labels);
+- the items per group: ``accuracy.n_by_type`` and ``n`` of that intervention (tick labels; a
+  count above ``n``, or an ``accuracy.n`` other than ``n``, is an edited file and shows none);
 - the types it targets (their columns are shaded) and the targeted contrast with its interval
   (in the legend).
 
@@ -41,6 +42,12 @@ def _interval(value: Any) -> Interval | None:
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _within(value: Any, total: int | None) -> int | None:
+    """A type's item count, shown only when it can be one: 0 to the items asked under it."""
+    count = _count(value)
+    return count if count is not None and total is not None and count <= total else None
 
 
 def _map(obj: Any, key: str) -> Mapping[str, Any]:
@@ -85,7 +92,10 @@ def _bars(name: str, figures: Mapping[str, Any]) -> InterventionBars:
     counts = _map(accuracy, "n_by_type")
     values = [change.get("gain") if g == OVERALL else by_type.get(g) for g in REPORT_GROUPS]
     cis = [change.get("ci95") if g == OVERALL else ci.get(g) for g in REPORT_GROUPS]
-    n = [accuracy.get("n", figures.get("n")) if g == OVERALL else counts.get(g) for g in REPORT_GROUPS]
+    total = _count(figures.get("n"))
+    if total is not None and _count(accuracy.get("n")) not in (None, total):
+        total = None  # two counts of the same items that disagree: an edited file shows none
+    n = [total if g == OVERALL else _within(counts.get(g), total) for g in REPORT_GROUPS]
     targets = figures.get("targets")
     contrast = _map(figures, "targeted_contrast")
     return InterventionBars(

@@ -225,3 +225,14 @@ def test_runs_without_interventions_compare_as_before(
     doc = _doc(capsys, str(a), str(b))
     assert "interventions" not in doc and all("interventions" not in g for g in doc["groups"])
     assert set(_group(doc, "Overall")) == {"group", "n", "accuracy", "cgla_acc", "cgla_min"}
+
+
+def test_a_long_name_and_a_malformed_config_are_short_single_lines(
+    runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _one_line_error(capsys, str(runs[0]), str(runs[0]), "--b-view", "intervention:" + "x" * 5000)
+    assert len(err) < 400 and "no record holds the intervention 'xxx" in err
+    path = runs[0] / "results.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "config": 7}))
+    err = _one_line_error(capsys, str(runs[0]), str(runs[0]), "--b-view", "intervention:grayscale")
+    assert err.count("--b-view") == 1 and "results.json: field 'config' is malformed" in err, err

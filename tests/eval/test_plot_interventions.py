@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mmspubench.cli import main
@@ -46,6 +47,14 @@ def test_panels_follow_the_runs_and_bad_figures_are_missing(run: Path, tmp_path:
     odd = {"interventions": {"by_intervention": {"blur": {"change": {"gain": "x", "by_type": {"BG": True}}}}}}
     bars = intervention_series(odd, "o").bars[0]
     assert set(bars.change) == {None} and set(bars.n) == {None} and bars.contrast is None
+    # counts that cannot be: a type with more items than were asked, two totals that disagree
+    accuracy: dict[str, Any] = {"n": 4, "n_by_type": {"BG": 5, "TN": 10**400, "CO": 2}}
+    big = {"n": 4, "accuracy": accuracy}
+    n = intervention_series({"interventions": {"by_intervention": {"blur": big}}}, "o").bars[0].n
+    assert (n[0], n[1], n[2], n[-1]) == (None, None, 2, 4)
+    accuracy["n"] = 10**400
+    n = intervention_series({"interventions": {"by_intervention": {"blur": big}}}, "o").bars[0].n
+    assert set(n) == {None}
 
 
 def test_report_plot_draws_a_panel_per_intervention(run: Path, tmp_path: Path) -> None:
