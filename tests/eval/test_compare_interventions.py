@@ -236,3 +236,23 @@ def test_a_long_name_and_a_malformed_config_are_short_single_lines(
     path.write_text(json.dumps({**json.loads(path.read_text()), "config": 7}))
     err = _one_line_error(capsys, str(runs[0]), str(runs[0]), "--b-view", "intervention:grayscale")
     assert err.count("--b-view") == 1 and "results.json: field 'config' is malformed" in err, err
+
+
+def test_the_intervened_side_carries_its_calibration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sure_a, sure_b = (0.0, -1000.0, -1000.0, -1000.0), (-1000.0, 0.0, -1000.0, -1000.0)
+    items = [
+        Item("0", ("background",), True, scores=sure_a, interventions=(Asked("blur", False, scores=sure_b),)),
+        Item("1", ("shape",), False, scores=sure_b, interventions=(Asked("blur", True, scores=sure_a),)),
+    ]
+    run = write_run(tmp_path / "lp", items)
+    overall = _group(_doc(capsys, str(run), str(run), "--b-view", "intervention:blur"), "Overall")
+    # published: Brier 0 (item 0, sure and right) and 2 (item 1, sure and wrong); under blur: 2 and 0
+    assert (overall["accuracy"]["only_a"], overall["accuracy"]["only_b"]) == (1, 1)
+    assert (overall["brier"]["a"], overall["brier"]["b"], overall["ece"]["a"], overall["ece"]["b"]) == (
+        1.0,
+        1.0,
+        0.5,
+        0.5,
+    )
