@@ -154,7 +154,9 @@ def _per_type_table(
     shared = counts.pop() if len(counts) == 1 else None
     groups = [*ABBREVS, "Overall"]
     header = ["Model", second] + (
-        [f"{g} (n={k})" for g, k in zip(groups, shared, strict=True)] if shared else groups
+        [g if k == DASH else f"{g} (n={k})" for g, k in zip(groups, shared, strict=True)]
+        if shared
+        else groups
     )
     body = []
     for model, label, change, n in labelled:
@@ -162,7 +164,7 @@ def _per_type_table(
         values = [_with_ci(by_type.get(t), ci.get(t)) for t in ABBREVS]
         values.append(_with_ci(change.get("gain"), change.get("ci95")))
         if shared is None:
-            values = [v if v == DASH else f"{v} (n={k})" for v, k in zip(values, n, strict=True)]
+            values = [v if DASH in (v, k) else f"{v} (n={k})" for v, k in zip(values, n, strict=True)]
         body.append([model, label, *values])
     return [title, "", *_table(header, body, 2)]
 

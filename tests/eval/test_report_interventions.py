@@ -192,3 +192,18 @@ def test_a_hand_edited_section_shows_dashes_not_a_crash(section: Any, rows: int)
     shown = "blur" if name == "blur" else "x\\x1b[2J\\|y"
     assert _table(lines, MAIN)[1] == ["org/model-a", shown, targets, *["—"] * 7]
     assert _table(lines, PER_TYPE)[1] == ["org/model-a", shown, *["—"] * 10]
+
+
+def test_rows_with_other_counts_carry_their_n_in_each_cell(run: Path) -> None:
+    results = json.loads((run / "results.json").read_text())
+    by_name = results["interventions"]["by_intervention"]
+    by_name["grayscale"]["accuracy"]["n_by_type"]["BG"] = 0  # differs from cf:cue-aligned's 1
+    lines = markdown_table([results]).splitlines()
+    assert _table(lines, PER_TYPE)[0][2] == "BG"  # no shared n: none in the header
+    grey = _row(lines, "model-a | grayscale", PER_TYPE)
+    assert grey[2] == "+0.00 [+0.00, +0.00] (n=0)" and grey[6].endswith("(n=2)") and grey[3] == "—"
+    del by_name["cf:cue-aligned"]  # the gap's counts are then unknown: no n shown, never n=—
+    lines = markdown_table([results]).splitlines()
+    gap = _row(lines, "model-a | cue-aligned - cue-broken", GAPS)
+    assert _table(lines, GAPS)[0][2] == "BG" and gap[6] == "+100.00 [+100.00, +100.00]"
+    assert "n=—" not in "\n".join(lines)
