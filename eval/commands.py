@@ -49,7 +49,9 @@ def _add_report(sub: argparse._SubParsersAction[Any]) -> None:
         help="Markdown table (Table 2 layout + CGLA_acc) from results.json files",
         description="Print one Markdown row per run: model, dataset, n (items evaluated; a partial "
         "run is marked), accuracy per spurious type, Average (the mean of the per-type accuracies, "
-        "as in the paper's Table 2), Overall (share of all items, each counted once), CGLA_acc.",
+        "as in the paper's Table 2), Overall (share of all items, each counted once), CGLA_acc; "
+        "then, for runs with the interventions view, its tables (accuracy and paired change under "
+        "each intervention, per type, the counterfactual gaps).",
         epilog="example:\n  mmspubench report runs/*/results.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV
@@ -25,6 +25,9 @@ from mmspubench.eval.analysis import compare_confounds as cc
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
 from mmspubench.eval.metrics_paired import mcnemar_exact, paired_bootstrap_ci
 from mmspubench.eval.records import SampleResult
+
+if TYPE_CHECKING:
+    from mmspubench.eval.analysis.compare_interventions import InterventionPair
 
 OVERALL = "Overall"
 """Name of the group holding every item."""
@@ -94,6 +97,8 @@ class GroupComparison:
     """Mean Brier score of the option probabilities; ``None`` unless both runs have calibration."""
     ece: PairedMean | None = None
     """ECE (15 bins) of each run and ``ECE(B) - ECE(A)`` with its paired bootstrap interval; as ``brier``."""
+    interventions: tuple[InterventionPair, ...] = ()
+    """Both runs under each intervention they share (:mod:`mmspubench.eval.analysis.compare_interventions`)."""
 
 
 def paired_rate(a: Sequence[bool], b: Sequence[bool], seed: int, resamples: int) -> PairedRate:
@@ -175,8 +180,13 @@ def _ece(pairs: Sequence[Pair], seed: int, resamples: int) -> PairedMean | None:
     return PairedMean(n=len(pairs), a=a, b=b, difference=b - a, ci95=ci)
 
 
-def compare_group(pairs: Sequence[Pair], group: str, seed: int, resamples: int) -> GroupComparison:
-    """Both runs on the items of ``group`` (``Overall`` or a type abbreviation)."""
+def compare_group(
+    pairs: Sequence[Pair], group: str, seed: int, resamples: int, shared: Sequence[str] = ()
+) -> GroupComparison:
+    """Both runs on the items of ``group`` (``Overall`` or a type abbreviation); ``shared``: the
+    interventions both runs asked every item under."""
+    from mmspubench.eval.analysis.compare_interventions import group_pairs
+
     chosen = _group_of(pairs, group)
     mins = [(p.a.cgla_min, p.b.cgla_min) for p in chosen]
     has_cgla = bool(mins) and all(x is not None and y is not None for x, y in mins)
@@ -186,6 +196,7 @@ def compare_group(pairs: Sequence[Pair], group: str, seed: int, resamples: int) 
         gain=_mean(chosen, cc.item_gain, seed, resamples),
         brier=_mean(chosen, cc.item_brier, seed, resamples),
         ece=_ece(chosen, seed, resamples),
+        interventions=group_pairs(chosen, shared, seed, resamples),
         group=group,
         n=len(chosen),
         accuracy=_rate(chosen, lambda s: s.correct, seed, resamples),
@@ -211,7 +222,10 @@ def compare_pairs(
         unknown = [t for t in pair.types if t not in TYPE_ABBREV]
         if unknown:
             raise ValueError(f"unknown spurious type {unknown[0]!r}; expected one of {sorted(TYPE_ABBREV)}")
-    return tuple(compare_group(pairs, group, seed, resamples) for group in GROUPS)
+    from mmspubench.eval.analysis.compare_interventions import compared_names
+
+    shared = compared_names(pairs)
+    return tuple(compare_group(pairs, group, seed, resamples, shared) for group in GROUPS)
 
 
 CONFOUND_FIGURES = ("circular", "blind", "gain", "brier", "ece")
@@ -221,11 +235,16 @@ of two runs without them is the JSON of before, key for key)."""
 
 def group_to_json(group: GroupComparison) -> dict[str, Any]:
     """JSON-ready dict of one group (intervals as two-element lists)."""
+    from mmspubench.eval.analysis.compare_interventions import to_json
+
     out = asdict(group)
     for key in CONFOUND_FIGURES:
         if out[key] is None:
             del out[key]
+    del out["interventions"]
     for value in out.values():
         if isinstance(value, dict):
             value["ci95"] = list(value["ci95"])
+    if group.interventions:  # only when both runs hold some: the JSON of before otherwise
+        out["interventions"] = to_json(group.interventions)
     return out

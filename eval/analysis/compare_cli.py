@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis import compare
+from mmspubench.eval.analysis import compare, compare_interventions
 from mmspubench.eval.analysis.compare import GroupComparison, PairedMean, PairedRate
 from mmspubench.eval.analysis.compare_runs import Views
+from mmspubench.eval.analysis.compare_view_intervention import check_entries
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
 from mmspubench.options import add_fields, values_of
 
@@ -30,6 +31,8 @@ EPILOG = """examples:
   mmspubench compare runs/gen runs/lp --json cmp.json --plot cmp.png
   mmspubench eval --metrics accuracy,blind --out runs/blind
   mmspubench compare runs/blind runs/blind --b-view blind   # the run without its image (B) against with it
+  mmspubench eval --metrics accuracy,interventions --interventions grayscale --out runs/grey
+  mmspubench compare runs/grey runs/grey --b-view intervention:grayscale   # under grayscale (B) against as published
 """
 
 
@@ -78,8 +81,13 @@ def comparison(
     views = views or Views()
     a = compare_runs.with_view(compare_runs.load_run(run_a), views.a_view, "a")
     b = compare_runs.with_view(compare_runs.load_run(run_b), views.b_view, "b")
-    groups = compare.compare_pairs(compare_runs.pairs(a, b), seed, resamples)
+    for side, run in (("RUN_A", a), ("RUN_B", b)):
+        if compare_interventions.names(list(run.samples.values())):  # checked as the run's results were
+            check_entries(run.samples, run.results, run.folder, side)
+    pairs = compare_runs.pairs(a, b)
+    groups = compare.compare_pairs(pairs, seed, resamples)
     dataset = a.results.get("dataset") or {}
+    intervened = compare_interventions.summary(pairs)
     return {
         "a": compare_runs.describe(a),
         "b": compare_runs.describe(b),
@@ -89,6 +97,7 @@ def comparison(
         "seed": seed,
         "resamples": resamples,
         "groups": [compare.group_to_json(g) for g in groups],
+        **({} if intervened is None else {"interventions": intervened}),
     }
 
 
@@ -173,7 +182,7 @@ def markdown(doc: dict[str, Any]) -> str:
         head += ["CGLA_min A", "CGLA_min B", "mean B - A [95% CI]"]
         rows = [[g.group, str(g.n), *_rate_cells(g.cgla_acc), *_mean_cells(g.cgla_min)] for g in groups]
         lines += ["", "CGLA (CGLA_acc in %, CGLA_min in nats)", "", *_table(head, rows)]
-    return "\n".join(lines + _confound_tables(groups))
+    return "\n".join(lines + _confound_tables(groups) + compare_interventions.markdown(doc, _table))
 
 
 RATE_TABLES = (

@@ -8,6 +8,7 @@ line naming the two folders and what differs.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import display_name
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.analysis import compare_view_intervention as civ
 from mmspubench.eval.analysis.compare import Pair
 from mmspubench.eval.metrics_calibration import option_probs
 from mmspubench.eval.records import SampleResult
@@ -28,20 +30,33 @@ DEFAULT_VARIANT = "standard"
 
 
 VIEWS = ("image", "blind")
-"""What a run's answers are taken to be: ``image`` (the answers with the image, as recorded) or
-``blind`` (its blind answers, ``eval --metrics accuracy,blind``, standing in for them)."""
+"""What a run's answers are taken to be: ``image`` (the answers with the image, as recorded),
+``blind`` (its blind answers, ``eval --metrics accuracy,blind``, standing in for them), or
+``intervention:NAME`` (its answers under that intervention,
+:mod:`mmspubench.eval.analysis.compare_view_intervention`)."""
+VIEW_HELP = "image (as recorded), blind (its blind answers) or intervention:NAME (its answers under it)"
+
+
+def _view_fault(view: str) -> str | None:
+    if view in VIEWS or view.startswith(civ.PREFIX):
+        return None
+    return f"expected image, blind or intervention:NAME, got {view[:80]!r}"
+
+
+def view_arg(text: str) -> str:
+    """The command line's view (argparse ``type``): a bad one is argparse's usage error."""
+    fault = _view_fault(text)
+    if fault:
+        raise argparse.ArgumentTypeError(fault)
+    return text
 
 
 @dataclass(frozen=True)
 class Views:
     """The ``compare`` options choosing each side's view of its run."""
 
-    a_view: str = option(
-        "image", "run A's answers: image (as recorded) or blind (its blind answers)", choices=VIEWS
-    )
-    b_view: str = option(
-        "image", "run B's answers: image (as recorded) or blind (its blind answers)", choices=VIEWS
-    )
+    a_view: str = option("image", f"run A's answers: {VIEW_HELP}", arg_type=view_arg, metavar="VIEW")
+    b_view: str = option("image", f"run B's answers: {VIEW_HELP}", arg_type=view_arg, metavar="VIEW")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +128,14 @@ def _blind_sample(sample: SampleResult) -> SampleResult:
 
 def with_view(run: Run, view: str, side: str) -> Run:
     """``run`` seen through ``view`` (``--a-view``/``--b-view``; ``side``: ``a`` or ``b``)."""
-    if view not in VIEWS:
-        raise MMSpuBenchError(f"--{side}-view: expected one of {', '.join(VIEWS)}, got {view!r}")
+    fault = _view_fault(view)
+    if fault:
+        raise MMSpuBenchError(f"--{side}-view: {fault}")
     if view == "image":
         return run
+    if civ.name_of(view) is not None:
+        samples = civ.intervened(run.samples, run.results, run.folder, view, side)
+        return Run(folder=run.folder, results=run.results, samples=samples, view=view)
     missing = sorted(i for i, s in run.samples.items() if s.blind is None)
     if missing:
         raise MMSpuBenchError(
@@ -184,7 +203,9 @@ def describe(run: Run) -> dict[str, Any]:
         "answer_mode": config.get("answer_mode"),
         "metrics": list(config.get("metrics") or []),
     }
-    if run.view != "image":  # the description of a plain side is the one of before
+    if civ.name_of(run.view) is not None:
+        out["view"] = civ.description(run.results, run.view)
+    elif run.view != "image":  # the description of a plain side is the one of before
         grey = (run.results.get("blind") or {}).get("image") == "grey"
         out["view"] = f"{run.view} ({'a grey image' if grey else 'no image'})"
     return out

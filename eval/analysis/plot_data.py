@@ -124,13 +124,18 @@ def group_ticks(series: Sequence[Series]) -> list[str]:
     """The x tick labels: each group with its n, one n when every run has the same (``BG\nn=12``),
     else one per run in the legend's order (``n=12/0/12``; ``?`` for a run recording none),
     :data:`TICK_COUNTS_PER_LINE` per line."""
+    return count_ticks([s.n for s in series])
+
+
+def count_ticks(counts: Sequence[Sequence[int | None]]) -> list[str]:
+    """:func:`group_ticks` of the runs' items per group of :data:`REPORT_GROUPS` (one sequence per run)."""
     ticks = []
     for k, group in enumerate(REPORT_GROUPS):
-        counts = [s.n[k] if len(s.n) > k else None for s in series]
-        if all(n is None for n in counts):
+        here = [n[k] if len(n) > k else None for n in counts]
+        if all(n is None for n in here):
             ticks.append(group)
             continue
-        shown = [str(counts[0])] if len(set(counts)) == 1 else ["?" if n is None else str(n) for n in counts]
+        shown = [str(here[0])] if len(set(here)) == 1 else ["?" if n is None else str(n) for n in here]
         per = TICK_COUNTS_PER_LINE
         lines = ["/".join(shown[i : i + per]) for i in range(0, len(shown), per)]
         ticks.append(f"{group}\nn=" + "/\n".join(lines))

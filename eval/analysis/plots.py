@@ -1,7 +1,8 @@
 """Figures of ``report --plot`` and ``compare --plot`` (matplotlib, Agg backend; the ``plot`` extra).
 
 - ``report``: grouped bars per spurious type (paper abbreviations) and overall, one colour per
-  run, with bootstrap 95% intervals: accuracy on top, CGLA_acc below.
+  run, with bootstrap 95% intervals: accuracy on top, CGLA_acc below; then the confound views'
+  panels and one panel per intervention (the change per type under it), for the runs with them.
 - ``compare``: the paired differences B - A per type and overall with their paired bootstrap 95%
   intervals: accuracy, CGLA_acc (percentage points) and mean CGLA_min (nats).
 
@@ -18,9 +19,10 @@ from typing import Any
 
 from mmspubench.dataset_builder.schema import NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis import plot_confounds
+from mmspubench.eval.analysis import plot_confounds, plot_interventions
 from mmspubench.eval.analysis.plot_confounds import ConfoundSeries
 from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Interval, Series, group_ticks
+from mmspubench.eval.analysis.plot_interventions import InterventionSeries
 
 FORMATS = {".png": "png", ".svg": "svg"}
 """File suffix -> matplotlib format."""
@@ -33,6 +35,9 @@ NO_CGLA_NOTE = "no CGLA_acc to show: none of these runs computed CGLA (eval --me
 LEGEND_COLUMNS = 4
 """Columns of the run legend (fewer when there are fewer runs)."""
 SOME_CGLA_NOTE = "—: no figure (the run did not compute it, or has no item of the type)"
+INTERVENTION_PANEL_HEIGHT = 3.6
+"""Inches of each intervention's panel (a run of every built-in and the twin's three counterfactuals
+draws seven)."""
 
 
 def check_plot_path(path: str | Path) -> str:
@@ -136,28 +141,44 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def report_figure(series: Sequence[Series], fmt: str, confounds: Sequence[ConfoundSeries] = ()) -> bytes:
+def report_figure(
+    series: Sequence[Series],
+    fmt: str,
+    confounds: Sequence[ConfoundSeries] = (),
+    interventions: Sequence[InterventionSeries] = (),
+) -> bytes:
     """Grouped bars of accuracy and CGLA_acc per type, one colour per run, then the confound panels
-    the runs recorded (:mod:`mmspubench.eval.analysis.plot_confounds`); the file's bytes."""
-    return _render(report_figure_object(series, confounds), fmt)
+    the runs recorded (:mod:`mmspubench.eval.analysis.plot_confounds`), then one panel per
+    intervention (:mod:`mmspubench.eval.analysis.plot_interventions`); the file's bytes."""
+    return _render(report_figure_object(series, confounds, interventions), fmt)
 
 
-def report_figure_object(series: Sequence[Series], confounds: Sequence[ConfoundSeries] = ()) -> Any:
+def report_figure_object(
+    series: Sequence[Series],
+    confounds: Sequence[ConfoundSeries] = (),
+    interventions: Sequence[InterventionSeries] = (),
+) -> Any:
     """The matplotlib figure of :func:`report_figure` (the Space's leaderboard shows it as is)."""
     if not series:
         raise MMSpuBenchError("--plot needs at least one run")
     plt = require_matplotlib()
     extra = plot_confounds.panels(confounds)
+    changed = plot_interventions.panels(interventions)
     with plain_text():
         fig, axes = plt.subplots(
-            2 + len(extra),
+            2 + len(extra) + len(changed),
             1,
-            figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 8.0 + 4.0 * len(extra)),
+            figsize=(
+                max(8.0, 1.2 * len(REPORT_GROUPS)),
+                8.0 + 4.0 * len(extra) + INTERVENTION_PANEL_HEIGHT * len(changed),
+            ),
             squeeze=False,
         )
         top, bottom = axes[0, 0], axes[1, 0]
-        for ax, name in zip(axes[2:, 0], extra, strict=True):
+        for ax, name in zip(axes[2 : 2 + len(extra), 0], extra, strict=True):
             plot_confounds.DRAW[name](ax, confounds)
+        for ax, name in zip(axes[2 + len(extra) :, 0], changed, strict=True):
+            plot_interventions.draw(ax, name, interventions)
         _bars(top, series, "accuracy", "Accuracy per spurious type (bootstrap 95% CI)")
         _chance_line(top)
         _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
@@ -217,11 +238,22 @@ def _cgla_note(ax: Any, series: Sequence[Series]) -> None:
         )
 
 
-def _differences(ax: Any, doc: dict[str, Any], key: str, title: str, unit: str) -> None:
-    groups = [g for g in doc["groups"] if g.get(key) is not None]
+Key = str | tuple[str, ...]
+"""A group's figure: its key, or the path to it (``("interventions", NAME, "change")``)."""
+
+
+def _figure(group: dict[str, Any], key: Key) -> Any:
+    value: Any = group
+    for part in (key,) if isinstance(key, str) else key:
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _differences(ax: Any, doc: dict[str, Any], key: Key, title: str, unit: str) -> None:
+    groups = [g for g in doc["groups"] if _figure(g, key) is not None]
     names = [g["group"] for g in groups]
-    diffs = [g[key]["difference"] for g in groups]
-    cis = [tuple(g[key]["ci95"]) for g in groups]
+    diffs = [_figure(g, key)["difference"] for g in groups]
+    cis = [tuple(_figure(g, key)["ci95"]) for g in groups]
     colours = ["C3" if ci[1] < 0 else "C2" if ci[0] > 0 else "C7" for ci in cis]
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.bar(range(len(names)), diffs, 0.6, color=colours, yerr=_errors(diffs, cis), capsize=3)
@@ -257,7 +289,7 @@ def _side(run: dict[str, Any]) -> str:
 def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
     """Paired differences B - A with their intervals, per type and overall; the file's bytes."""
     plt = require_matplotlib()
-    panels = [
+    panels: list[tuple[Key, str, str]] = [
         (
             "accuracy",
             "Accuracy: B - A (paired bootstrap 95% CI; red/green: the interval excludes 0)",
@@ -274,6 +306,14 @@ def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
         (key, title, "percentage points")
         for key, title in COMPARE_CONFOUND_PANELS
         if any(g.get(key) is not None for g in doc["groups"])
+    ]
+    panels += [
+        (
+            ("interventions", name, "change"),
+            f"Change under {name} (under it - published): B - A",
+            "percentage points",
+        )
+        for name in (doc.get("interventions") or {}).get("compared", [])
     ]
     a, b = doc["a"], doc["b"]
     with plain_text():
@@ -312,4 +352,7 @@ def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
         plot_confounds.confound_series(r, label, str(f))
         for r, label, f in zip(runs, labels, files, strict=True)
     ]
-    write_bytes_atomic(Path(plot), [report_figure(series, fmt, confounds)])
+    changed = [
+        plot_interventions.intervention_series(r, label) for r, label in zip(runs, labels, strict=True)
+    ]
+    write_bytes_atomic(Path(plot), [report_figure(series, fmt, confounds, changed)])

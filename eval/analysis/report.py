@@ -23,6 +23,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import display_name
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
+from mmspubench.eval.analysis import report_interventions
 from mmspubench.eval.prompts import CEILING_NOTE, STANDARD
 from mmspubench.eval.results import RESULTS_NAME, read_results
 from mmspubench.eval.variants import is_ceiling, recorded, variant_label
@@ -223,7 +224,8 @@ def markdown_table(runs: Sequence[Mapping[str, Any]]) -> str:
     ]
     lines += ["| " + " | ".join(c.cell(run) for c in columns) + " |" for run in runs]
     notes = _notes(runs, any(c.header == "Scorer" for c in columns))
-    return "\n".join(lines + (["", *notes] if notes else []))
+    extra = report_interventions.tables(runs, _model_name, _cell)  # none without the section
+    return "\n".join(lines + (["", *notes] if notes else []) + extra)
 
 
 def load_for_report(paths: Sequence[str | Path]) -> list[dict[str, Any]]:

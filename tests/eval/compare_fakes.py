@@ -8,9 +8,26 @@ from pathlib import Path
 
 from mmspubench.eval import metrics_calibration, metrics_confounds, results
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.records import Answer, Condition, Rotation, SampleResult
+from mmspubench.eval.interventions import INTERVENTIONS
+from mmspubench.eval.records import Answer, Condition, InterventionAnswer, Rotation, SampleResult
 
 DATASET = {"kind": "built", "id": None, "path": "/data/x", "revision": None, "content_hash": "c0ffee"}
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The item asked under one intervention: whether it was right, its CGLA_min and letter scores."""
+
+    name: str
+    correct: bool
+    cgla_min: float | None = None
+    """CGLA_min under the changed image (given when the item has one)."""
+    scores: tuple[float, ...] | None = None
+    """Letter scores A-D (gold is A) under the changed image (given when the item has scores)."""
+
+
+CF_TARGETS = ("background",)
+"""The targets a fake counterfactual records (a built-in records its registry's)."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +44,8 @@ class Item:
     """Whether the blind answer is right; ``None``: no blind view."""
     scores: tuple[float, ...] | None = None
     """Letter scores A-D (gold is A): a logprob run with calibration; the prediction is their argmax."""
+    interventions: tuple[Asked, ...] | None = None
+    """The item under each intervention of the run (in order); ``None``: no interventions view."""
 
 
 def _reply(right: bool, gold: str) -> Answer:
@@ -42,6 +61,29 @@ def _rotations(item: Item) -> tuple[Rotation, ...] | None:
     return tuple(
         Rotation(k, metrics_confounds.rotation_order(k), golds[k], _reply(right, golds[k]))
         for k, right in enumerate(rights)
+    )
+
+
+def _asked(item: Item, asked: Asked) -> InterventionAnswer:
+    builtin = INTERVENTIONS.get(asked.name)
+    if (asked.scores is None) != (item.scores is None) or (asked.cgla_min is None) != (item.cgla_min is None):
+        raise ValueError(f"{item.id}: {asked.name} needs scores and CGLA_min exactly when the item has them")
+    if asked.scores is not None and (asked.scores.index(max(asked.scores)) == 0) != asked.correct:
+        raise ValueError(f"{item.id}: {asked.name}: the scores' argmax disagrees with correct")
+    reply = _reply(asked.correct, "A")
+    if asked.scores is not None:
+        reply = Answer(reply.prediction, reply.correct, None, asked.scores)
+    else:
+        reply = Answer(reply.prediction, reply.correct, reply.prediction, None)
+    cgla_min = asked.cgla_min
+    return InterventionAnswer(
+        name=asked.name,
+        targets=CF_TARGETS if builtin is None else builtin.targets,
+        digest="0" * 64,
+        reply=reply,
+        cgls=None if cgla_min is None else (0.0, -cgla_min),
+        cgla_min=cgla_min,
+        cgla_acc=None if cgla_min is None else cgla_min > 0.0,
     )
 
 
@@ -71,6 +113,9 @@ def sample(item: Item) -> SampleResult:
         rotations=_rotations(item),
         blind=None if item.blind is None else _reply(item.blind, "A"),
         option_probs=probs,
+        interventions=None
+        if item.interventions is None
+        else tuple(_asked(item, a) for a in item.interventions),
     )
 
 
@@ -94,12 +139,21 @@ def write_run(
     model: str = "model-a",
     answer_mode: str = "generate",
     dataset: dict[str, object] | None = None,
+    interventions: tuple[str, ...] | None = None,
 ) -> Path:
-    """Write a finished run folder the way eval does (figures recomputed from the samples)."""
+    """Write a finished run folder the way eval does (figures recomputed from the samples);
+    ``interventions``: the run's names (default: those of the first item, e.g. ``("cf:*",)``)."""
     metrics = _metrics(items)
     if "calibration" in metrics:
         answer_mode = "logprob"
-    config = RunConfig(model=model, dataset="/data/x", answer_mode=answer_mode, metrics=metrics)
+    names: tuple[str, ...] = ()
+    if items and items[0].interventions is not None:
+        metrics = (*metrics, "interventions")
+        names = interventions or tuple(a.name for a in items[0].interventions)
+        answer_mode = "logprob" if items[0].scores is not None else answer_mode
+    config = RunConfig(
+        model=model, dataset="/data/x", answer_mode=answer_mode, metrics=metrics, interventions=names
+    )
     samples = [sample(i) for i in items]
     ids = [i.id for i in items]
     timing = {"load_seconds": 0.0, "accuracy_seconds": 0.0, "cgla_seconds": 0.0, "total_seconds": 0.0}

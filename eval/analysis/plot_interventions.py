@@ -1,0 +1,190 @@
+"""The interventions panels of ``report --plot``: per type, the change of accuracy under each
+intervention, one panel per intervention, drawn for the runs that recorded it.
+
+The data (:class:`InterventionSeries`, :func:`intervention_series`) is plain, read from
+results.json's ``interventions`` section only:
+
+- per group of :data:`~mmspubench.eval.analysis.plot_data.REPORT_GROUPS` (the nine types, then
+  overall): ``change.by_type[t]`` with ``change.ci95_by_type[t]``, overall ``change.gain`` with
+  ``change.ci95`` (intervened - published, percentage points, paired bootstrap 95% intervals);
+- the items per group: ``accuracy.n_by_type`` and ``n`` of that intervention (tick labels; a
+  count above ``n``, or an ``accuracy.n`` other than ``n``, is an edited file and shows none);
+- the types it targets (their columns are shaded) and the targeted contrast with its interval
+  (in the legend).
+
+A figure that is missing or malformed gives no bar (a ``—`` mark), never a made-up value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mmspubench.eval.analysis.plot_data import OVERALL, REPORT_GROUPS, Interval, count_ticks
+from mmspubench.eval.intervention_names import CF_PREFIX
+from mmspubench.eval.results_interventions import GAPS
+
+Bar = float | None
+
+
+def _opt(value: Any) -> float | None:
+    finite = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if finite else None
+
+
+def _interval(value: Any) -> Interval | None:
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(_opt(v) is not None for v in value):
+        return (float(value[0]), float(value[1]))
+    return None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _within(value: Any, total: int | None) -> int | None:
+    """A type's item count, shown only when it can be one: 0 to the items asked under it."""
+    count = _count(value)
+    return count if count is not None and total is not None and count <= total else None
+
+
+def _map(obj: Any, key: str) -> Mapping[str, Any]:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class InterventionBars:
+    """One run's bars under one intervention."""
+
+    name: str
+    """The intervention (``grayscale``, ``cf:cue-aligned``...)."""
+    targets: tuple[str, ...]
+    """Abbreviations of the types it targets."""
+    change: tuple[Bar, ...]
+    """Change in percentage points per group of :data:`REPORT_GROUPS`."""
+    ci95: tuple[Interval | None, ...]
+    """Paired bootstrap 95% interval of each bar."""
+    n: tuple[int | None, ...]
+    """Items per group asked under it."""
+    contrast: float | None
+    """Targeted contrast (points); ``None`` when the run has none (a group was empty)."""
+    contrast_ci95: Interval | None
+    """Its 95% interval."""
+
+
+@dataclass(frozen=True, slots=True)
+class InterventionSeries:
+    """One run's interventions panels' data (empty: the run recorded no interventions)."""
+
+    label: str
+    """Legend text (as the run's accuracy bars)."""
+    bars: tuple[InterventionBars, ...]
+    """One entry per intervention, in the run's order."""
+
+
+def _bars(name: str, figures: Mapping[str, Any]) -> InterventionBars:
+    change = _map(figures, "change")
+    by_type, ci = _map(change, "by_type"), _map(change, "ci95_by_type")
+    accuracy = _map(figures, "accuracy")
+    counts = _map(accuracy, "n_by_type")
+    values = [change.get("gain") if g == OVERALL else by_type.get(g) for g in REPORT_GROUPS]
+    cis = [change.get("ci95") if g == OVERALL else ci.get(g) for g in REPORT_GROUPS]
+    total = _count(figures.get("n"))
+    if total is not None and _count(accuracy.get("n")) not in (None, total):
+        total = None  # two counts of the same items that disagree: an edited file shows none
+    n = [total if g == OVERALL else _within(counts.get(g), total) for g in REPORT_GROUPS]
+    targets = figures.get("targets")
+    contrast = _map(figures, "targeted_contrast")
+    return InterventionBars(
+        name=name,
+        targets=tuple(str(t) for t in targets) if isinstance(targets, list) else (),
+        change=tuple(_opt(v) for v in values),
+        ci95=tuple(_interval(v) for v in cis),
+        n=tuple(_count(v) for v in n),
+        contrast=_opt(contrast.get("value")),
+        contrast_ci95=_interval(contrast.get("ci95")),
+    )
+
+
+def intervention_series(results: Mapping[str, Any], label: str) -> InterventionSeries:
+    """The interventions panels' data of one run's results.json."""
+    by_name = _map(_map(results, "interventions"), "by_intervention")
+    return InterventionSeries(
+        label, tuple(_bars(str(k), v) for k, v in by_name.items() if isinstance(v, Mapping))
+    )
+
+
+def panels(series: Sequence[InterventionSeries]) -> list[str]:
+    """The interventions to draw, one panel each, in the order first met over the runs."""
+    seen: dict[str, None] = {}
+    for run in series:
+        for bars in run.bars:
+            seen.setdefault(bars.name, None)
+    return list(seen)
+
+
+def _of(run: InterventionSeries, name: str) -> InterventionBars | None:
+    return next((b for b in run.bars if b.name == name), None)
+
+
+def _legend(run: InterventionSeries, bars: InterventionBars) -> str:
+    if bars.contrast is None:
+        return run.label
+    ci = (
+        "" if bars.contrast_ci95 is None else f" [{bars.contrast_ci95[0]:+.1f}, {bars.contrast_ci95[1]:+.1f}]"
+    )
+    return f"{run.label} (targeted contrast {bars.contrast:+.1f}{ci})"
+
+
+def _errors(bars: InterventionBars) -> list[list[float]]:
+    low, high = [], []
+    for value, ci in zip(bars.change, bars.ci95, strict=True):
+        if value is None or ci is None:
+            low.append(0.0)
+            high.append(0.0)
+        else:
+            low.append(max(0.0, value - ci[0]))
+            high.append(max(0.0, ci[1] - value))
+    return [low, high]
+
+
+def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
+    """Grouped bars of the change per type under ``name``, one colour per run (the accuracy
+    panels' colours), its targets' columns shaded, n per run under each tick."""
+    width = 0.8 / len(series)
+    shown = [(k, run, bars) for k, run in enumerate(series) if (bars := _of(run, name)) is not None]
+    aimed = {t for _, _, b in shown for t in b.targets}
+    targets = [g for g in REPORT_GROUPS if g in aimed]
+    for g, group in enumerate(REPORT_GROUPS):
+        if group in targets:
+            ax.axvspan(g - 0.45, g + 0.45, color="0.9", zorder=0)
+    for k, run, bars in shown:
+        xs = [p - 0.4 + width * (k + 0.5) for p in range(len(REPORT_GROUPS))]
+        heights = [0.0 if v is None else v for v in bars.change]
+        ax.bar(
+            xs,
+            heights,
+            width,
+            label=_legend(run, bars),
+            color=f"C{k % 10}",
+            yerr=_errors(bars),
+            capsize=2,
+            error_kw={"elinewidth": 0.8},
+        )
+        for x, v in zip(xs, bars.change, strict=True):
+            if v is None:  # a missing figure shows as a mark, not as a 0 bar
+                ax.text(x, 0.0, "—", ha="center", va="bottom", fontsize=7)
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(REPORT_GROUPS)), count_ticks([b.n for _, _, b in shown]))
+    ax.set_ylabel("percentage points")
+    if len(targets) == len(REPORT_GROUPS) - 1:
+        aim = "targets every type"
+    else:
+        aim = f"targets {', '.join(targets)}, shaded" if targets else "no target type"
+    gap = f" = the {name[len(CF_PREFIX) :]} - cue-broken gap" if name in GAPS else ""
+    ax.set_title(f"Change under {name}{gap} ({aim}): intervened - published (paired bootstrap 95% CI)")
+    ax.legend(fontsize=7, loc="best")
+    ax.grid(axis="y", alpha=0.3)
