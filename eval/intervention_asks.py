@@ -21,7 +21,6 @@ from mmspubench.eval.intervention_names import CF_NAME, CF_PREFIX, expected_name
 
 if TYPE_CHECKING:
     import datasets
-    import pyarrow as pa
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +53,8 @@ def check_dataset(dataset: datasets.Dataset, config: RunConfig, where: str) -> N
         )
     n = len(dataset) if config.limit is None else min(config.limit, len(dataset))
     columns = ["id", "image", "spurious_types", COUNTERFACTUALS_FIELD]
-    table = dataset.select_columns(columns).select(range(n)).with_format("arrow")[:]
     shipping = 0
-    for row in _undecoded_rows(table):
+    for row in undecoded_rows(dataset, columns, n):
         _check_row(row, config, where)
         shipping += bool(row[COUNTERFACTUALS_FIELD])
     if shipping == 0 and all(name.startswith(CF_PREFIX) for name in config.interventions):
@@ -66,8 +64,10 @@ def check_dataset(dataset: datasets.Dataset, config: RunConfig, where: str) -> N
         )
 
 
-def _undecoded_rows(table: pa.Table) -> Iterator[dict[str, Any]]:
-    """The rows of ``table`` one at a time, images as their stored bytes or path (not decoded)."""
+def undecoded_rows(dataset: datasets.Dataset, columns: Sequence[str], n: int) -> Iterator[dict[str, Any]]:
+    """The first ``n`` rows' ``columns``, a few at a time, images as their stored bytes or path and
+    class labels as their indices (nothing decoded: a check of names and sizes needs no pixels)."""
+    table = dataset.select_columns(list(columns)).select(range(n)).with_format("arrow")[:]
     for batch in table.to_batches(max_chunksize=64):
         yield from batch.to_pylist()
 

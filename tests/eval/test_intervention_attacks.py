@@ -395,3 +395,58 @@ def test_a_killed_run_resumes_to_the_same_figures(tmp_path: Path) -> None:
     (out / "results.json").unlink()
     again = _run(out)
     assert again["interventions"] == whole["interventions"]
+
+
+# ------------------------------------------------------------------ submit against the published twin
+
+
+@pytest.fixture(scope="module")
+def twin_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]], RunConfig]:
+    from mmspubench.cli import main
+    from mmspubench.dataset_builder.load import load_benchmark
+
+    root = tmp_path_factory.mktemp("twin")
+    assert (
+        main(["synth", "--out", str(root / "raw"), "--n", "9", "--image-size", "32", "--counterfactuals"])
+        == 0
+    )
+    dataset = load_benchmark(root / "raw")
+    got = _run(root / "run", dataset=dataset, answer_mode="logprob")
+    lines = [json.loads(line) for line in (root / "run" / "samples.jsonl").read_text().splitlines()]
+    return root / "raw", lines, RunConfig.from_json(got["config"])
+
+
+TWIN_EDITS: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
+    ("a cf entry dropped", lambda s: s["interventions"].pop(2), "are not the run's"),
+    ("every cf entry dropped", lambda s: s.update(interventions=s["interventions"][:1]), "are not the run's"),
+    ("cf entries swapped", _swap_cf, "are not the run's"),
+    (
+        "cf targets narrowed",
+        lambda s: _entry(s, 1).update(targets=s["types"][:1] if len(s["types"]) > 1 else []),
+        "targets",
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "edit", "needle"), TWIN_EDITS, ids=[c[0] for c in TWIN_EDITS])
+def test_submit_checks_the_entries_against_the_published_counterfactuals(
+    twin_run: tuple[Path, list[dict[str, Any]], RunConfig],
+    label: str,
+    edit: Callable[[dict[str, Any]], Any],
+    needle: str,
+) -> None:
+    """Without the dataset a cf:* sample that drops, reorders or retargets its entries cannot be told
+    from an item that ships fewer; the published split's records tell."""
+    from mmspubench.space.submit_dataset import _published, check_against_dataset
+
+    folder, lines, config = twin_run
+    items = _published("twin", "v1", str(folder))
+    assert all(len(item.counterfactuals) == 3 for item in items.values())
+    genuine = [SampleResult.from_json(s) for s in lines]
+    check_against_dataset(genuine, items, config, "samples.jsonl")
+    forged = copy.deepcopy(lines)
+    edit(forged[0])
+    with pytest.raises(MMSpuBenchError) as err:
+        check_against_dataset([SampleResult.from_json(s) for s in forged], items, config, "samples.jsonl")
+    assert f"record {lines[0]['id']!r}: field 'interventions'" in str(err.value)
+    assert needle in str(err.value)
