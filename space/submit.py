@@ -181,8 +181,8 @@ def check_ranges(results: Mapping[str, Any], where: str) -> None:
 
 
 def check_samples(samples: tuple[SampleResult, ...], where: str) -> None:
-    """Each id once; CGLs and option scores (the published order's, each rotation's and the blind
-    answer's) finite log-probabilities (<= 0)."""
+    """Each id once; CGLs and option scores (the published order's, each rotation's, the blind
+    answer's and each intervention's) finite log-probabilities (<= 0)."""
     seen: set[str] = set()
     for sample in samples:
         if sample.id in seen:
@@ -196,6 +196,9 @@ def check_samples(samples: tuple[SampleResult, ...], where: str) -> None:
             scores += [(f"rotations[{i}].option_scores", s) for s in r.reply.option_scores or ()]
         if sample.blind is not None:
             scores += [("blind.option_scores", s) for s in sample.blind.option_scores or ()]
+        for i, e in enumerate(sample.interventions or ()):
+            scores += [(f"interventions[{i}].option_scores", s) for s in e.reply.option_scores or ()]
+            scores += [(f"interventions[{i}].cgls", s) for s in e.cgls or ()]
         if sample.cgla_min is not None:
             scores.append(("cgla_min", sample.cgla_min))
         for field, value in scores:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -450,3 +451,67 @@ def test_submit_checks_the_entries_against_the_published_counterfactuals(
         check_against_dataset([SampleResult.from_json(s) for s in forged], items, config, "samples.jsonl")
     assert f"record {lines[0]['id']!r}: field 'interventions'" in str(err.value)
     assert needle in str(err.value)
+
+
+def _positive_scores(line: dict[str, Any]) -> None:
+    entry = _entry(line)
+    entry.update(option_scores=[5.0, 0.0, 0.0, 0.0], prediction="A", correct=line["answer"] == "A")
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (_positive_scores, "interventions[0].option_scores"),
+        (lambda s: _entry(s)["cgls"].__setitem__(0, 3.0), "interventions[0].cgls"),
+    ],
+)
+def test_submit_refuses_intervention_scores_that_are_no_log_probabilities(
+    logprob_run: tuple[list[dict[str, Any]], RunConfig], edit: Callable[[dict[str, Any]], Any], field: str
+) -> None:
+    """A letter score or CGL above 0 is no log-probability, as for the published answer's."""
+    from mmspubench.space.submit import check_samples
+
+    lines = copy.deepcopy(logprob_run[0])
+    check_samples(tuple(SampleResult.from_json(s) for s in lines), "samples.jsonl")
+    edit(lines[0])
+    with pytest.raises(
+        MMSpuBenchError, match=rf"record '000000': field '{re.escape(field)}'.*log-probability"
+    ):
+        check_samples(tuple(SampleResult.from_json(s) for s in lines), "samples.jsonl")
+
+
+def _section_of(logprob_run: tuple[list[dict[str, Any]], RunConfig]) -> tuple[dict[str, Any], Any]:
+    lines, config = logprob_run
+    samples = tuple(SampleResult.from_json(s) for s in lines)
+    return results.recompute(samples, config)["interventions"], samples
+
+
+SECTION_EDITS: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
+    ("gain raised", lambda s: s["by_intervention"]["grayscale"]["change"].update(gain=50.0), "change.gain"),
+    ("names reversed", lambda s: s["names"].reverse(), "interventions.names"),
+    ("an intervention dropped", lambda s: s["by_intervention"].pop("cf:cue-removed"), "cf:cue-removed"),
+    ("gaps dropped", lambda s: s.pop("counterfactual_gaps"), "counterfactual_gaps"),
+    (
+        "contrast nulled",
+        lambda s: s["by_intervention"]["grayscale"].update(targeted_contrast=None),
+        "targeted_contrast",
+    ),
+    ("flip rate as text", lambda s: s["by_intervention"]["grayscale"].update(flip_rate="0"), "flip_rate"),
+]
+
+
+@pytest.mark.parametrize(("label", "edit", "needle"), SECTION_EDITS, ids=[c[0] for c in SECTION_EDITS])
+def test_submit_refuses_an_edited_section(
+    logprob_run: tuple[list[dict[str, Any]], RunConfig],
+    label: str,
+    edit: Callable[[dict[str, Any]], Any],
+    needle: str,
+) -> None:
+    from mmspubench.space.submit import compare_aggregates
+
+    section, samples = _section_of(logprob_run)
+    recomputed = results.recompute(samples, logprob_run[1])["interventions"]
+    compare_aggregates(section, recomputed, "interventions", "results.json")
+    edit(section)
+    with pytest.raises(MMSpuBenchError, match=re.escape(needle)):
+        compare_aggregates(section, recomputed, "interventions", "results.json")
