@@ -19,7 +19,7 @@ from mmspubench.dataset_builder.schema import TYPE_ABBREV, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics, metrics_interventions
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.intervention_names import CF_ALL, CF_NAME, CF_PREFIX
+from mmspubench.eval.intervention_names import CF_ALL, CF_NAME, CF_PREFIX, check_names
 from mmspubench.eval.interventions import INTERVENTIONS
 from mmspubench.eval.records import InterventionAnswer, SampleResult
 from mmspubench.eval.results_confounds import letter_fault
@@ -120,6 +120,10 @@ def _check_cgla(sample: SampleResult, entry: InterventionAnswer, config: RunConf
 
 def checked(ordered: Sequence[SampleResult], config: RunConfig) -> list[tuple[InterventionAnswer, ...]]:
     """Each sample's entries, checked against the run and against themselves."""
+    try:  # a config read back from results.json is not validated: its names are checked here
+        check_names(config.interventions)
+    except MMSpuBenchError as err:
+        raise MMSpuBenchError(f"config: field 'interventions': {err}") from None
     out = []
     for sample in ordered:
         if sample.interventions is None:

@@ -515,3 +515,54 @@ def test_submit_refuses_an_edited_section(
     edit(section)
     with pytest.raises(MMSpuBenchError, match=re.escape(needle)):
         compare_aggregates(section, recomputed, "interventions", "results.json")
+
+
+@pytest.mark.parametrize(
+    ("names", "needle"),
+    [
+        (("bogus",), "unknown intervention 'bogus'"),
+        (("blur", "blur"), "'blur' is given twice"),
+        (tuple("grayscale"), "unknown intervention 'g'"),  # a text read back as its letters
+    ],
+)
+def test_a_config_read_back_with_names_eval_never_takes_is_refused(
+    names: tuple[str, ...], needle: str
+) -> None:
+    """results.json's config is read back without the option checks; a made-up name whose entries
+    were written to match would otherwise recompute (and pass the published-split check)."""
+    from dataclasses import replace
+
+    from mmspubench.dataset_builder.schema import TYPE_NAMES
+
+    config = replace(_config(), interventions=names, metrics=("accuracy", "interventions"))
+    line = {
+        "id": "000000",
+        "types": [TYPE_NAMES[0]],
+        "answer": "A",
+        "prediction": "A",
+        "correct": True,
+        "raw_output": "A",
+        "option_scores": None,
+        "class_name": "car",
+        "conditions": [],
+        "cgla_min": None,
+        "cgla_acc": None,
+        "interventions": [
+            {
+                "name": n,
+                "targets": [TYPE_NAMES[0]],
+                "digest": "ab" * 32,
+                "prediction": "A",
+                "correct": True,
+                "raw_output": "A",
+                "option_scores": None,
+                "cgls": None,
+                "cgla_min": None,
+                "cgla_acc": None,
+            }
+            for n in dict.fromkeys(names)
+        ],
+    }
+    with pytest.raises(MMSpuBenchError, match=re.escape(needle)) as err:
+        results.recompute([SampleResult.from_json(line)], config)
+    assert str(err.value).startswith("config: field 'interventions': ")
