@@ -129,6 +129,16 @@ def shown_of(item: Item, config: RunConfig, where: str) -> tuple[Shown, ...]:
         if name.startswith(CF_PREFIX):
             cf = shipped[name[len(CF_PREFIX) :]]
             image = interventions.to_rgb(cf.image)  # a decoded record's image (never a path here)
+            # check_dataset saw the stored records; an item built in memory (the Space) is seen here
+            if image.size != item.pil_image.size:
+                raise record_error(
+                    where,
+                    item.id,
+                    f"{COUNTERFACTUALS_FIELD}.image",
+                    f"{name}: image is "
+                    f"{image.size[0]}x{image.size[1]}; expected the item image's "
+                    f"{item.pil_image.size[0]}x{item.pil_image.size[1]}",
+                )
             out.append(Shown(name, cf.targets, image, interventions.pixel_digest(image)))
         else:
             image, digest = interventions.apply(name, item.pil_image)

@@ -566,3 +566,16 @@ def test_a_config_read_back_with_names_eval_never_takes_is_refused(
     with pytest.raises(MMSpuBenchError, match=re.escape(needle)) as err:
         results.recompute([SampleResult.from_json(line)], config)
     assert str(err.value).startswith("config: field 'interventions': ")
+
+
+def test_an_item_built_in_memory_with_a_counterfactual_of_another_size_is_refused() -> None:
+    """The Space scores one item at a time (``evaluate_item``), without the run's dataset check."""
+    from mmspubench.eval.data import row_to_item
+    from mmspubench.eval.runner import evaluate_item
+
+    row = _dataset(1, edit=lambda i, r: [_cf(r, "cue-aligned", image=r["image"].resize((8, 8)))])[0]
+    item = row_to_item(row, "hand-made")
+    with pytest.raises(
+        MMSpuBenchError, match=r"record '000000': field 'counterfactuals.image': cf:cue-aligned: image is 8x8"
+    ):
+        evaluate_item(FakeModel(), item, _config(interventions=("cf:*",)))
