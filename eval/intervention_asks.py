@@ -94,12 +94,12 @@ def _check_row(row: Mapping[str, Any], config: RunConfig, where: str) -> None:
             why = "given twice" if CF_NAME.fullmatch(name) else "does not match [a-z0-9-]+"
             raise record_error(where, rid, f"{field}.name", f"name {name[:60]!r} {why}")
         targets = [TYPE_NAMES[t] for t in entry["targets"] or []]
-        if not targets or any(t not in types for t in targets):
+        if not targets or any(t not in types for t in targets) or len(set(targets)) != len(targets):
             raise record_error(
                 where,
                 rid,
                 f"{field}.targets",
-                f"{targets} is not a non-empty subset of the item's types {types}",
+                f"{targets} is not a non-empty subset of the item's types {types}, each once",
             )
         if entry["image"] is None:
             raise record_error(where, rid, f"{field}.image", "no image")

@@ -185,6 +185,12 @@ RECORD_EDITS: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("entry a string", lambda s: s["interventions"].__setitem__(0, "grayscale"), "must be an object"),
     ("entry without digest", lambda s: _entry(s).pop("digest"), "missing key 'digest'"),
     ("entry with a description", lambda s: _entry(s).update(description="x"), "unknown key 'description'"),
+    ("targets as abbreviations", lambda s: _entry(s, 1).update(targets=["Col."]), "distinct type names"),
+    (
+        "a thousand built-in entries",
+        lambda s: s["interventions"].extend([dict(_entry(s), name="noise") for i in range(1000)]),
+        "is not an intervention of the run",
+    ),
     ("lower-case letter", lambda s: _entry(s).update(prediction="c"), "is not A, B, C, D or null"),
     ("huge name", lambda s: _entry(s).update(name="x" * 100_000), "expected 'grayscale'"),
 ]
@@ -336,6 +342,12 @@ DATASET_CASES: list[tuple[str, Any, Sequence[str], str]] = [
         ("cf:*",),
         "counterfactuals[0].targets",
     ),
+    (
+        "targets twice",
+        _only_on(7, lambda r: [_cf(r, "cue-aligned", targets=r["spurious_types"][:1] * 2)]),
+        ("cf:*",),
+        "each once",
+    ),
     ("empty lists under cf:*", lambda i, r: [], ("cf:*",), "none of the 10 items ships a counterfactual"),
 ]
 
@@ -421,6 +433,11 @@ TWIN_EDITS: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("a cf entry dropped", lambda s: s["interventions"].pop(2), "are not the run's"),
     ("every cf entry dropped", lambda s: s.update(interventions=s["interventions"][:1]), "are not the run's"),
     ("cf entries swapped", _swap_cf, "are not the run's"),
+    (
+        "a thousand cf entries added",  # under cf:* only the published items tell them from shipped ones
+        lambda s: s["interventions"].extend([dict(_entry(s, 1), name=f"cf:x{i}") for i in range(1000)]),
+        "are not the run's",
+    ),
     (
         "cf targets narrowed",
         lambda s: _entry(s, 1).update(targets=s["types"][:1] if len(s["types"]) > 1 else []),
