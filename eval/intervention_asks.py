@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD, TYPE_NAMES, Item
+from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD, TYPE_NAMES, Item, label_name
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import interventions
 from mmspubench.eval.config import RunConfig
@@ -83,7 +83,7 @@ def _look(stored: Any) -> tuple[tuple[int, int], str]:
 
 def _check_row(row: Mapping[str, Any], config: RunConfig, where: str) -> None:
     rid = str(row["id"])
-    types = [TYPE_NAMES[t] for t in row["spurious_types"]]
+    types = [label_name(t, TYPE_NAMES, where, rid, "spurious_types") for t in row["spurious_types"]]
     entries = row[COUNTERFACTUALS_FIELD] or []
     names = [str(e["name"]) for e in entries]
     look = None
@@ -93,7 +93,7 @@ def _check_row(row: Mapping[str, Any], config: RunConfig, where: str) -> None:
         if not CF_NAME.fullmatch(name) or names.index(name) != position:
             why = "given twice" if CF_NAME.fullmatch(name) else "does not match [a-z0-9-]+"
             raise record_error(where, rid, f"{field}.name", f"name {name[:60]!r} {why}")
-        targets = [TYPE_NAMES[t] for t in entry["targets"] or []]
+        targets = [label_name(t, TYPE_NAMES, where, rid, f"{field}.targets") for t in entry["targets"] or []]
         if not targets or any(t not in types for t in targets) or len(set(targets)) != len(targets):
             raise record_error(
                 where,

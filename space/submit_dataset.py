@@ -118,7 +118,13 @@ def _published(dataset_id: str, revision: str, folder: str) -> Mapping[str, Publ
     if COUNTERFACTUALS_FIELD in ds.column_names:  # names and targets only, never the images
         for row in undecoded_rows(ds, ["id", COUNTERFACTUALS_FIELD], len(ds)):
             shipped = tuple(
-                (str(c["name"]), tuple(TYPE_NAMES[t] for t in c["targets"]))
+                (
+                    str(c["name"]),
+                    tuple(
+                        label_name(t, TYPE_NAMES, where, str(row["id"]), COUNTERFACTUALS_FIELD)
+                        for t in c["targets"]
+                    ),
+                )
                 for c in row[COUNTERFACTUALS_FIELD] or ()
             )
             items[str(row["id"])] = replace(items[str(row["id"])], counterfactuals=shipped)

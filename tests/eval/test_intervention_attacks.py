@@ -596,3 +596,43 @@ def test_an_item_built_in_memory_with_a_counterfactual_of_another_size_is_refuse
         MMSpuBenchError, match=r"record '000000': field 'counterfactuals.image': cf:cue-aligned: image is 8x8"
     ):
         evaluate_item(FakeModel(), item, _config(interventions=("cf:*",)))
+
+
+def test_resume_after_a_counterfactual_image_changed_is_refused(tmp_path: Path) -> None:
+    """The counterfactual images are part of the dataset's content hash, so of the run's identity."""
+    from mmspubench.cli import main
+    from mmspubench.eval.api import evaluate
+    from PIL import Image
+
+    raw = tmp_path / "raw"
+    assert main(["synth", "--out", str(raw), "--n", "9", "--image-size", "32", "--counterfactuals"]) == 0
+    options = {"metrics": ("accuracy", "interventions"), "interventions": ("cf:cue-aligned",), "limit": 2}
+    evaluate(dataset=raw, out=tmp_path / "run", **options)
+    image = raw / "data" / "images" / "counterfactuals" / "000000-cue-aligned.png"
+    with Image.open(image) as picture:
+        Image.new(picture.mode, picture.size).save(image)
+    with pytest.raises(MMSpuBenchError, match="holds a different run"):
+        evaluate(dataset=raw, out=tmp_path / "run", **options)
+
+
+def test_a_stored_label_outside_the_types_is_refused_not_wrapped(tmp_path: Path) -> None:
+    """A ClassLabel index of -1 (a missing label in Arrow) must not read as the last type."""
+    import pyarrow as pa
+
+    data = _dataset()
+    table = data.data.table
+    column = table.column("counterfactuals").to_pylist()
+    column[7][0]["targets"] = [-1]
+    patched = table.set_column(
+        table.column_names.index("counterfactuals"),
+        "counterfactuals",
+        pa.array(column, table.schema.field("counterfactuals").type),
+    )
+    import datasets
+
+    bad = datasets.Dataset(patched, info=data.info)
+    with pytest.raises(
+        MMSpuBenchError, match=r"record '000007': field 'counterfactuals\[0\]\.targets': bad value -1"
+    ):
+        run_eval(FakeModel, bad, dict(DATASET_INFO), _config(), tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()
