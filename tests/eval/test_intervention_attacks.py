@@ -155,8 +155,7 @@ RECORD_EDITS: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
         lambda s: _entry(s).update(targets=["background"]),
         "expected ['colorization']",
     ),
-    ("cf targets another type", lambda s: _entry(s, 1).update(targets=["shape"]), "not a non-empty subset"),
-    ("cf targets empty", lambda s: _entry(s, 1).update(targets=[]), "not a non-empty subset"),
+    ("cf targets empty", lambda s: _entry(s, 1).update(targets=[]), "none given"),
     ("cf targets twice", lambda s: _entry(s, 1).update(targets=s["types"] * 2), "distinct type names"),
     (
         "cf entry repeated",
@@ -433,6 +432,7 @@ TWIN_EDITS: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("a cf entry dropped", lambda s: s["interventions"].pop(2), "are not the run's"),
     ("every cf entry dropped", lambda s: s.update(interventions=s["interventions"][:1]), "are not the run's"),
     ("cf entries swapped", _swap_cf, "are not the run's"),
+    ("cf targets another type", lambda s: _entry(s, 1).update(targets=["shape"]), "targets ['shape']"),
     (
         "a thousand cf entries added",  # under cf:* only the published items tell them from shipped ones
         lambda s: s["interventions"].extend([dict(_entry(s, 1), name=f"cf:x{i}") for i in range(1000)]),
