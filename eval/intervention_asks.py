@@ -8,15 +8,16 @@ the published ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import io
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD, Item
+from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD, TYPE_NAMES, Item, label_name
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import interventions
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.intervention_names import CF_PREFIX, expected_names, uses_counterfactuals
+from mmspubench.eval.intervention_names import CF_NAME, CF_PREFIX, expected_names, uses_counterfactuals
 
 if TYPE_CHECKING:
     import datasets
@@ -37,7 +38,11 @@ class Shown:
 
 
 def check_dataset(dataset: datasets.Dataset, config: RunConfig, where: str) -> None:
-    """A run asking ``cf:`` names needs a dataset whose records have counterfactuals."""
+    """A run asking ``cf:`` names needs a dataset whose records have counterfactuals, and every item
+    of the run is checked before the model loads (a bad record met in a later chunk would leave a
+    half-written run folder): each counterfactual named ``[a-z0-9-]+`` once, targeting some of the
+    item's own types, its image the item image's size and mode, every ``cf:NAME`` asked shipped;
+    with only ``cf:*`` asked, some item ships one."""
     if "interventions" not in config.metrics or not uses_counterfactuals(config.interventions):
         return
     if COUNTERFACTUALS_FIELD not in dataset.column_names:
@@ -46,6 +51,71 @@ def check_dataset(dataset: datasets.Dataset, config: RunConfig, where: str) -> N
             f"{where}: --interventions {asked} needs counterfactual images, but no record has the "
             f"{COUNTERFACTUALS_FIELD!r} field (make them with mmspubench synth --counterfactuals)"
         )
+    n = len(dataset) if config.limit is None else min(config.limit, len(dataset))
+    columns = ["id", "image", "spurious_types", COUNTERFACTUALS_FIELD]
+    shipping = 0
+    for row in undecoded_rows(dataset, columns, n):
+        _check_row(row, config, where)
+        shipping += bool(row[COUNTERFACTUALS_FIELD])
+    if shipping == 0 and all(name.startswith(CF_PREFIX) for name in config.interventions):
+        raise MMSpuBenchError(
+            f"{where}: --interventions {','.join(config.interventions)}: none of the {n} items ships a "
+            f"counterfactual (field {COUNTERFACTUALS_FIELD!r} is empty in every record)"
+        )
+
+
+def undecoded_rows(dataset: datasets.Dataset, columns: Sequence[str], n: int) -> Iterator[dict[str, Any]]:
+    """The first ``n`` rows' ``columns``, a few at a time, images as their stored bytes or path and
+    class labels as their indices (nothing decoded: a check of names and sizes needs no pixels)."""
+    table = dataset.select_columns(list(columns)).select(range(n)).with_format("arrow")[:]
+    for batch in table.to_batches(max_chunksize=64):
+        yield from batch.to_pylist()
+
+
+def _look(stored: Any) -> tuple[tuple[int, int], str]:
+    """``(size, mode)`` of a stored image, from its header only."""
+    from PIL import Image
+
+    source = io.BytesIO(stored["bytes"]) if stored.get("bytes") is not None else stored["path"]
+    with Image.open(source) as image:
+        return image.size, image.mode
+
+
+def _check_row(row: Mapping[str, Any], config: RunConfig, where: str) -> None:
+    rid = str(row["id"])
+    types = [label_name(t, TYPE_NAMES, where, rid, "spurious_types") for t in row["spurious_types"]]
+    entries = row[COUNTERFACTUALS_FIELD] or []
+    names = [str(e["name"]) for e in entries]
+    look = None
+    for position, entry in enumerate(entries):
+        field = f"{COUNTERFACTUALS_FIELD}[{position}]"
+        name = names[position]
+        if not CF_NAME.fullmatch(name) or names.index(name) != position:
+            why = "given twice" if CF_NAME.fullmatch(name) else "does not match [a-z0-9-]+"
+            raise record_error(where, rid, f"{field}.name", f"name {name[:60]!r} {why}")
+        targets = [label_name(t, TYPE_NAMES, where, rid, f"{field}.targets") for t in entry["targets"] or []]
+        if not targets or any(t not in types for t in targets) or len(set(targets)) != len(targets):
+            raise record_error(
+                where,
+                rid,
+                f"{field}.targets",
+                f"{targets} is not a non-empty subset of the item's types {types}, each once",
+            )
+        if entry["image"] is None:
+            raise record_error(where, rid, f"{field}.image", "no image")
+        look = look or _look(row["image"])
+        own = _look(entry["image"])
+        if own != look:
+            raise record_error(
+                where,
+                rid,
+                f"{field}.image",
+                f"image is {own[0][0]}x{own[0][1]} {own[1]}; expected the item image's "
+                f"{look[0][0]}x{look[0][1]} {look[1]}",
+            )
+    missing = expected_names(config.interventions, names)
+    if isinstance(missing, str):
+        raise record_error(where, rid, COUNTERFACTUALS_FIELD, missing)
 
 
 def shown_of(item: Item, config: RunConfig, where: str) -> tuple[Shown, ...]:
@@ -65,6 +135,16 @@ def shown_under(item: Item, asked: Sequence[str], where: str) -> tuple[Shown, ..
         if name.startswith(CF_PREFIX):
             cf = shipped[name[len(CF_PREFIX) :]]
             image = interventions.to_rgb(cf.image)  # a decoded record's image (never a path here)
+            # check_dataset saw the stored records; an item built in memory (the Space) is seen here
+            if image.size != item.pil_image.size:
+                raise record_error(
+                    where,
+                    item.id,
+                    f"{COUNTERFACTUALS_FIELD}.image",
+                    f"{name}: image is "
+                    f"{image.size[0]}x{image.size[1]}; expected the item image's "
+                    f"{item.pil_image.size[0]}x{item.pil_image.size[1]}",
+                )
             out.append(Shown(name, cf.targets, image, interventions.pixel_digest(image)))
         else:
             image, digest = interventions.apply(name, item.pil_image)

@@ -105,3 +105,23 @@ def expected_names(names: Sequence[str], shipped: Sequence[str]) -> tuple[str, .
         else:
             out.append(name)
     return tuple(out)
+
+
+def entries_fault(
+    got: Sequence[tuple[str, tuple[str, ...]]],
+    names: Sequence[str],
+    shipped: Sequence[tuple[str, tuple[str, ...]]],
+) -> str | None:
+    """Why a sample's entries ``got`` (name, targets) are not those the run asks of an item that
+    ships the counterfactuals ``shipped`` (name, targets, dataset order), or ``None``: the names in
+    order (``cf:*`` expanded), each counterfactual's targets the dataset's."""
+    expected = expected_names(names, [name for name, _ in shipped])
+    if isinstance(expected, str):
+        return expected
+    if [name for name, _ in got] != list(expected):
+        return f"entries {[n[:60] for n, _ in got][:40]} are not the run's {list(expected)} for this item"
+    targets = {CF_PREFIX + name: tuple(t) for name, t in shipped}
+    for name, held in got:
+        if name in targets and tuple(held) != targets[name]:
+            return f"{name}: targets {list(held)} are not the item's counterfactual's {list(targets[name])}"
+    return None

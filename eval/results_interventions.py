@@ -10,6 +10,7 @@ holds the Backgrounds-Challenge-style gaps against the published item (``cue-bro
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -18,7 +19,7 @@ from mmspubench.dataset_builder.schema import TYPE_ABBREV, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics, metrics_interventions
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.intervention_names import CF_ALL, CF_NAME, CF_PREFIX
+from mmspubench.eval.intervention_names import CF_ALL, CF_NAME, CF_PREFIX, check_names
 from mmspubench.eval.interventions import INTERVENTIONS
 from mmspubench.eval.records import InterventionAnswer, SampleResult
 from mmspubench.eval.results_confounds import letter_fault
@@ -44,11 +45,11 @@ def _check_names(sample: SampleResult, entries: Sequence[InterventionAnswer], na
         elif at < len(got) and got[at] == name:
             at += 1
         else:
-            found = got[at] if at < len(got) else "nothing"
+            found = repr(got[at][:60]) if at < len(got) else "nothing"
             raise _bad(
                 sample,
                 "interventions",
-                f"entry {at} is {found!r}; expected {name!r} (run order {list(names)})",
+                f"entry {at} is {found}; expected {name!r} (run order {list(names)})",
             )
     if at != len(got):
         raise _bad(sample, "interventions", f"entry {at} {got[at][:60]!r} is not an intervention of the run")
@@ -78,6 +79,10 @@ def _check_entry(sample: SampleResult, entry: InterventionAnswer, config: RunCon
     builtin = INTERVENTIONS.get(entry.name)
     if builtin is not None and entry.targets != builtin.targets:
         raise _bad(sample, "interventions.targets", label + f"expected {list(builtin.targets)}")
+    # A counterfactual changes some cue. Whether its targets are the item's own can only be told
+    # from the dataset (eval checks them before the model loads, submit against the published split).
+    if builtin is None and not entry.targets:
+        raise _bad(sample, "interventions.targets", label + "none given; a counterfactual targets some type")
     _check_cgla(sample, entry, config, label)
 
 
@@ -93,20 +98,27 @@ def _check_cgla(sample: SampleResult, entry: InterventionAnswer, config: RunConf
             "interventions.cgls",
             label + f"{held} values; expected one per condition ({len(sample.conditions)})",
         )
+    if not all(math.isfinite(v) for v in entry.cgls):
+        raise _bad(sample, "interventions.cgls", label + "every CGL must be a finite number")
     kinds = [c.kind for c in sample.conditions]
     core = [v for v, k in zip(entry.cgls, kinds, strict=True) if k == "core"]
     spurious = [v for v, k in zip(entry.cgls, kinds, strict=True) if k == "spurious"]
     value = metrics.cgla_min(core, spurious, config.core_reduction)
-    if entry.cgla_min != value or entry.cgla_acc != metrics.cgla_acc(value):
+    if entry.cgla_min != value or entry.cgla_acc is not metrics.cgla_acc(value):
         raise _bad(
             sample,
             "interventions.cgla_min",
-            label + f"{entry.cgla_min!r} does not follow from its cgls (expected {value!r})",
+            label + f"{entry.cgla_min!r} (cgla_acc {entry.cgla_acc!r}) does not follow from its cgls "
+            f"(expected {value!r}, cgla_acc {metrics.cgla_acc(value)!r})",
         )
 
 
 def checked(ordered: Sequence[SampleResult], config: RunConfig) -> list[tuple[InterventionAnswer, ...]]:
     """Each sample's entries, checked against the run and against themselves."""
+    try:  # a config read back from results.json is not validated: its names are checked here
+        check_names(config.interventions)
+    except MMSpuBenchError as err:
+        raise MMSpuBenchError(f"config: field 'interventions': {err}") from None
     out = []
     for sample in ordered:
         if sample.interventions is None:
@@ -150,8 +162,11 @@ def _figures(pairs: Sequence[tuple[SampleResult, InterventionAnswer]], config: R
     }
     if config.answer_mode == "logprob":
         out["gold_prob_change"] = metrics_interventions.gold_prob_change(
-            [_scores(s, s.option_scores) for s in samples],
-            [_scores(s, e.reply.option_scores) for s, e in pairs],
+            [_scores(s, "option_scores", "", s.option_scores) for s in samples],
+            [
+                _scores(s, "interventions.option_scores", f"{e.name}: ", e.reply.option_scores)
+                for s, e in pairs
+            ],
             [s.answer for s in samples],
             config.seed,
         )
@@ -162,9 +177,14 @@ def _figures(pairs: Sequence[tuple[SampleResult, InterventionAnswer]], config: R
     return out
 
 
-def _scores(sample: SampleResult, scores: tuple[float, ...] | None) -> tuple[float, ...]:
-    if scores is None or len(scores) != 4:
-        raise _bad(sample, "option_scores", "four letter scores are needed in a logprob-mode run")
+def _scores(
+    sample: SampleResult, field: str, label: str, scores: tuple[float, ...] | None
+) -> tuple[float, ...]:
+    if scores is None or len(scores) != 4 or not all(math.isfinite(v) for v in scores):
+        shown = None if scores is None else [float(f"{v:.6g}") for v in scores][:6]
+        raise _bad(
+            sample, field, f"{label}{shown}: four finite letter scores are needed in a logprob-mode run"
+        )
     return scores
 
 

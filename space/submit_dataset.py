@@ -9,7 +9,9 @@ dataset order), and each condition's prompt and continuation as the recorded tem
 them (the part of a prompt the chat template adds cannot be re-rendered without the model: the
 rendered user text must appear in it and it must end with the assistant prefix). In ``generate``
 mode the prediction must be what the answer parser reads from ``raw_output``, and so must each
-rotation's (against the item's options rotated by its shift) and the blind answer's.
+rotation's (against the item's options rotated by its shift) and the blind answer's. In an
+interventions run each sample's entries are the run's names in order, ``cf:*`` expanded to the
+counterfactuals the published item ships (names and targets, read without their images).
 
 The published split is read from ``$MMSPUBENCH_PUBLISHED_DATASET`` (a local copy of the published
 revision: a built folder or raw release; set on the Space or offline), else from the Hub at the
@@ -22,14 +24,16 @@ import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES, label_name
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, COUNTERFACTUALS_FIELD, TYPE_NAMES, label_name
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import prompts
 from mmspubench.eval.config import RunConfig
+from mmspubench.eval.intervention_asks import undecoded_rows
+from mmspubench.eval.intervention_names import entries_fault
 from mmspubench.eval.records import Condition, SampleResult
 
 if TYPE_CHECKING:
@@ -65,6 +69,8 @@ class PublishedItem:
     """The four option texts (what the answer parser matches a generated answer against)."""
     conditions: tuple[tuple[str, str], ...]
     """``(attribute, kind)`` of every CGLA condition: core then spurious attributes, in dataset order."""
+    counterfactuals: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """``(name, targets)`` of each counterfactual image the item ships, in dataset order."""
 
 
 def _item(row: Mapping[str, Any], where: str) -> PublishedItem:
@@ -109,6 +115,19 @@ def _published(dataset_id: str, revision: str, folder: str) -> Mapping[str, Publ
         if item.id in items:
             raise record_error(where, item.id, "id", "appears more than once in the published split")
         items[item.id] = item
+    if COUNTERFACTUALS_FIELD in ds.column_names:  # names and targets only, never the images
+        for row in undecoded_rows(ds, ["id", COUNTERFACTUALS_FIELD], len(ds)):
+            shipped = tuple(
+                (
+                    str(c["name"]),
+                    tuple(
+                        label_name(t, TYPE_NAMES, where, str(row["id"]), COUNTERFACTUALS_FIELD)
+                        for t in c["targets"]
+                    ),
+                )
+                for c in row[COUNTERFACTUALS_FIELD] or ()
+            )
+            items[str(row["id"])] = replace(items[str(row["id"])], counterfactuals=shipped)
     return MappingProxyType(items)
 
 
@@ -237,6 +256,11 @@ def _check_item(sample: SampleResult, item: PublishedItem, config: RunConfig, wh
         if got != expected:
             raise record_error(where, sample.id, field, f"{got!r} but the published item has {expected!r}")
     _check_prediction(sample, item, config, where)
+    if sample.interventions is not None and "interventions" in config.metrics:
+        got = [(e.name, e.targets) for e in sample.interventions]
+        fault = entries_fault(got, config.interventions, item.counterfactuals)
+        if fault:
+            raise record_error(where, sample.id, "interventions", fault)
     if "cgla" in config.metrics:
         _check_conditions(sample, item, config, where)
 
