@@ -73,10 +73,8 @@ def check_names(names: Sequence[str]) -> tuple[str, ...]:
 
 
 def parse_names(text: str) -> tuple[str, ...]:
-    """``grayscale,cf:cue-aligned`` -> the names in the order given (checked by :func:`check_names`);
-    an empty text is the default (the command line's when the flag is not given): every built-in."""
-    if not text.strip():
-        return ()
+    """``grayscale,cf:cue-aligned`` -> the names in the order given (checked by :func:`check_names`;
+    an empty text names nothing and is refused: leave the option out for every built-in)."""
     parts = [part.strip() for part in text.split(",")]
     for position, part in enumerate(parts, start=1):
         if not part and len(parts) > 1:

@@ -148,7 +148,9 @@ def _add_field(parser: Any, f: dataclasses.Field[Any]) -> None:
     if required and not meta.get("positional"):
         kwargs["required"] = True
     if meta["parse"] is not None:
-        kwargs["default"] = ",".join(default) if isinstance(default, tuple) else default
+        # An empty list's flag defaults to None (read back as the field's default), so that a
+        # value given empty on the command line reaches the parser and is refused there.
+        kwargs["default"] = (",".join(default) or None) if isinstance(default, tuple) else default
     else:
         kwargs["default"] = default
         choices = choices_of(f)
@@ -172,6 +174,8 @@ def values_of(cls: type, args: argparse.Namespace) -> dict[str, Any]:
         if not f.metadata.get("cli", False):
             continue
         value = getattr(args, f.name)
+        if value is None and cli_default(f) == ():  # the flag was not given (see add_fields)
+            value = ()
         parse = f.metadata["parse"]
         values[f.name] = parse(value) if parse is not None and isinstance(value, str) else value
     return values
