@@ -20,10 +20,11 @@ from typing import Any
 from mmspubench.dataset_builder.files import MAX_JSONL_LINE_BYTES, size_text
 from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError, record_error
-from mmspubench.eval import metrics_confounds, prompts, results
+from mmspubench.eval import intervention_asks, metrics_confounds, prompts, results
 from mmspubench.eval.config import RunConfig
+from mmspubench.eval.intervention_asks import Shown
 from mmspubench.eval.parse import parse_answer
-from mmspubench.eval.records import Answer, Rotation, SampleResult
+from mmspubench.eval.records import Answer, InterventionAnswer, Rotation, SampleResult
 from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.integrations.items import Split, SplitItem, by_id
 
@@ -31,6 +32,8 @@ IMAGE = "image"
 """A view shown with the item's image (the published order, or a rotation of it)."""
 BLIND = "blind"
 """The view asked without the image."""
+INTERVENTION = "intervention"
+"""The view asked with the item's image changed by an intervention (``-T interventions``)."""
 TOLERANCE = 1e-9
 """How far a figure the harness recorded may sit from ours (float formatting, nothing more)."""
 
@@ -52,11 +55,16 @@ class HarnessAnswer:
     target: str | None = None
     """The answer letter the harness scored against, when it records one (checked against ours)."""
     view: str = IMAGE
-    """``image`` (shown with the item's image) or ``blind`` (the blind view)."""
+    """``image`` (shown with the item's image), ``blind`` (the blind view) or ``intervention``."""
     rotation: int = 0
     """The rotation of the options shown (0: the published order; ``eval.metrics_confounds``)."""
     images: int | None = None
     """How many images the prompt held, when the harness records it (checked against the view)."""
+    intervention: str = ""
+    """The intervention of the ``intervention`` view (a built-in name or ``cf:NAME``); else empty."""
+    image_digest: str | None = None
+    """``interventions.pixel_digest`` of the image the prompt showed, when the harness records the
+    image (checked against the intervened image in the ``intervention`` view)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +103,28 @@ class HarnessRun:
     """The confound views the run asked (``circular``, ``blind``), as ``mmspubench eval --metrics``."""
     blind_image: str = "none"
     """What the blind view showed: ``none`` or ``grey`` (``--blind-image``)."""
+    interventions: tuple[str, ...] = ()
+    """The interventions the run asked (``--interventions``, ``cf:*`` not expanded); empty: none."""
+
+
+Key = tuple[str, int, str]
+"""One answer of an item: (view, rotation, intervention)."""
 
 
 def hub_repo_of(model: str) -> str | None:
     """``model`` when it reads as an ``org/name`` Hub id and names no local folder, else ``None``."""
     return model if is_hub_id(model) and "/" in model and not Path(model).exists() else None
+
+
+def _view_text(answer: HarnessAnswer) -> str:
+    """``blind 0``, ``image 2``, or the intervention's name."""
+    return answer.intervention if answer.view == INTERVENTION else f"{answer.view} {answer.rotation}"
+
+
+def _label(item_id: str, answer: HarnessAnswer) -> str:
+    """The record a message names: the item id, with the view when it is not the published order."""
+    published = answer.view == IMAGE and answer.rotation == 0
+    return item_id if published else f"{item_id} ({_view_text(answer)})"
 
 
 def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: str) -> Answer:
@@ -108,7 +133,7 @@ def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: s
     item = split_item.item
     options = metrics_confounds.rotated_options(item.options, rotation)
     gold = metrics_confounds.rotated_answer(item.answer, rotation)
-    where = item.id if answer.view == IMAGE and rotation == 0 else f"{item.id} ({answer.view} {rotation})"
+    where = _label(item.id, answer)
     if (
         answer.user_text is not None
         and answer.user_text != prompts.mcq_prompt(item.question, options, "generate").user_text
@@ -135,12 +160,34 @@ def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: s
     return Answer(prediction, correct, answer.raw_output, None)
 
 
+def _intervened(
+    group: Mapping[Key, HarnessAnswer], read: Mapping[Key, Answer], shown: Sequence[Shown], source: str
+) -> tuple[InterventionAnswer, ...]:
+    """The sample's ``interventions`` entries; each image the harness showed must be the intervened one."""
+    out = []
+    for changed in shown:
+        key = (INTERVENTION, 0, changed.name)
+        digest = group[key].image_digest
+        if digest is not None and digest != changed.digest:
+            raise record_error(
+                source,
+                _label(group[key].id, group[key]),
+                "input",
+                f"the image shown (digest {digest[:12]}...) is not the item's {changed.name} image "
+                f"(digest {changed.digest[:12]}...)",
+            )
+        out.append(
+            InterventionAnswer(changed.name, changed.targets, changed.digest, read[key], None, None, None)
+        )
+    return tuple(out)
+
+
 def _sample(
-    group: Mapping[tuple[str, int], HarnessAnswer], split_item: SplitItem, run: HarnessRun
+    group: Mapping[Key, HarnessAnswer], split_item: SplitItem, run: HarnessRun, shown: Sequence[Shown]
 ) -> SampleResult:
     item, source = split_item.item, run.source
     read = {key: _read(answer, split_item, key[1], source) for key, answer in group.items()}
-    published = read[(IMAGE, 0)]
+    published = read[(IMAGE, 0, "")]
     rotations = None
     if "circular" in run.views:
         rotations = tuple(
@@ -148,7 +195,7 @@ def _sample(
                 k,
                 metrics_confounds.rotation_order(k),
                 metrics_confounds.rotated_answer(item.answer, k),
-                read[(IMAGE, k)],
+                read[(IMAGE, k, "")],
             )
             for k in metrics_confounds.ROTATIONS
         )
@@ -165,14 +212,26 @@ def _sample(
         cgla_min=None,
         cgla_acc=None,
         rotations=rotations,
-        blind=read[(BLIND, 0)] if "blind" in run.views else None,
+        blind=read[(BLIND, 0, "")] if "blind" in run.views else None,
+        interventions=_intervened(group, read, shown, source) if run.interventions else None,
     )
 
 
-def expected_views(run: HarnessRun) -> set[tuple[str, int]]:
-    """The (view, rotation) answers every item has in ``run``."""
+def expected_views(run: HarnessRun, shown: Sequence[Shown] = ()) -> set[Key]:
+    """The (view, rotation, intervention) answers an item has in ``run`` (``shown``: the item's
+    intervened images, :func:`shown_of`)."""
     rotations = metrics_confounds.ROTATIONS if "circular" in run.views else (0,)
-    return {(IMAGE, k) for k in rotations} | ({(BLIND, 0)} if "blind" in run.views else set())
+    out = {(IMAGE, k, "") for k in rotations} | ({(BLIND, 0, "")} if "blind" in run.views else set())
+    return out | {(INTERVENTION, 0, s.name) for s in shown}
+
+
+def shown_of(run: HarnessRun, split_item: SplitItem) -> tuple[Shown, ...]:
+    """The item's intervened images in the run's order, as ``mmspubench eval`` shows them (none
+    without interventions; a ``cf:NAME`` the item does not ship is one error line)."""
+    if not run.interventions:
+        return ()
+    config = RunConfig(metrics=("accuracy", "interventions"), interventions=run.interventions)
+    return intervention_asks.shown_of(split_item.item, config, run.source)
 
 
 def _check_images(answer: HarnessAnswer, run: HarnessRun) -> None:
@@ -188,32 +247,49 @@ def _check_images(answer: HarnessAnswer, run: HarnessRun) -> None:
         )
 
 
-def samples_for(run: HarnessRun, split: Split) -> list[SampleResult]:
-    """Our samples from the harness's answers; every id an item of the split, each view of it
-    (published order, rotations, blind) once, all present."""
-    items = by_id(split.items)
-    groups: dict[str, dict[tuple[str, int], HarnessAnswer]] = {}
-    wanted = expected_views(run)
+def _grouped(run: HarnessRun, items: Mapping[str, SplitItem]) -> dict[str, dict[Key, HarnessAnswer]]:
+    """The answers by item id and key, each an item of the split, each key once."""
+    groups: dict[str, dict[Key, HarnessAnswer]] = {}
     for answer in run.answers:
-        key = (answer.view, answer.rotation)
+        key = (answer.view, answer.rotation, answer.intervention)
         if answer.id not in items:
             raise record_error(run.source, answer.id, "id", "not an item of the split")
-        if key not in wanted:
-            raise record_error(run.source, answer.id, "view", f"{key} is not a view of this run")
         group = groups.setdefault(answer.id, {})
         if key in group:
-            raise record_error(
-                run.source, answer.id, "id", f"appears twice ({answer.view} {answer.rotation})"
-            )
+            raise record_error(run.source, answer.id, "id", f"appears twice ({_view_text(answer)})")
         _check_images(answer, run)
         group[key] = answer
-    missing = [s.item.id for s in split.items if set(groups.get(s.item.id, {})) != wanted]
+    return groups
+
+
+def samples_for(run: HarnessRun, split: Split) -> list[SampleResult]:
+    """Our samples from the harness's answers; every id an item of the split, each view of it
+    (published order, rotations, blind, interventions) once, all present."""
+    items = by_id(split.items)
+    groups = _grouped(run, items)
+    shown = {s.item.id: shown_of(run, s) for s in split.items}
+    missing = []
+    for split_item in split.items:
+        wanted = expected_views(run, shown[split_item.item.id])
+        got = groups.get(split_item.item.id, {})
+        extra = sorted(set(got) - wanted)
+        if extra:
+            view, rotation, name = extra[0]
+            raise record_error(
+                run.source,
+                split_item.item.id,
+                "view",
+                f"{name or (view, rotation)} is not a view of this run",
+            )
+        if set(got) != wanted:
+            missing.append(split_item.item.id)
     if missing:
+        names = sorted(f"{v} {n or k}" for v, k, n in expected_views(run, shown[missing[0]]))
         raise MMSpuBenchError(
             f"{run.source}: {len(missing)} item(s) of the split lack an answer of a view "
-            f"({', '.join(sorted(f'{v} {k}' for v, k in wanted))}), e.g. {missing[:3]}"
+            f"({', '.join(names)}), e.g. {missing[:3]}"
         )
-    return [_sample(groups[i], items[i], run) for i in groups]
+    return [_sample(groups[i], items[i], run, shown[i]) for i in groups]
 
 
 VIEW_FIGURES = {
@@ -230,6 +306,23 @@ VIEW_FIGURES = {
 """A confound figure a harness may record -> the results.json section and key it must equal."""
 
 
+INTERVENTION_FIGURES = ("accuracy", "change", "flip_rate", "targeted_contrast")
+"""The figures a harness may record per intervention ``NAME``, as ``NAME_<figure>``."""
+
+
+def intervention_figures(built: Mapping[str, Any]) -> dict[str, float]:
+    """``NAME_accuracy``, ``NAME_change``, ``NAME_flip_rate`` and ``NAME_targeted_contrast`` (where
+    there is one) of every intervention in results.json's ``interventions`` section."""
+    out: dict[str, float] = {}
+    for name, figures in ((built.get("interventions") or {}).get("by_intervention") or {}).items():
+        out[f"{name}_accuracy"] = figures["accuracy"]["overall"]
+        out[f"{name}_change"] = figures["change"]["gain"]
+        out[f"{name}_flip_rate"] = figures["flip_rate"]
+        if figures["targeted_contrast"] is not None:
+            out[f"{name}_targeted_contrast"] = figures["targeted_contrast"]["value"]
+    return out
+
+
 def check_claims(run: HarnessRun, built: Mapping[str, Any]) -> None:
     """The harness's overall figures equal ours (``built``: results.json), recomputed from the same answers."""
     accuracy = built["accuracy"]
@@ -242,6 +335,7 @@ def check_claims(run: HarnessRun, built: Mapping[str, Any]) -> None:
     for name, (section, key) in VIEW_FIGURES.items():
         if built.get(section) is not None:
             ours[name] = built[section][key]
+    ours.update(intervention_figures(built))
     for name, value in run.claimed.items():
         close = name in ours and math.isfinite(float(value)) and abs(float(value) - ours[name]) <= TOLERANCE
         if not close:
@@ -256,8 +350,9 @@ def _config(run: HarnessRun) -> RunConfig:
         dataset=run.dataset,
         split=run.split,
         dataset_revision=run.revision,
-        metrics=("accuracy", *run.views),
+        metrics=("accuracy", *run.views, *(("interventions",) if run.interventions else ())),
         blind_image="grey" if run.blind_image == "grey" else "none",
+        interventions=run.interventions,
         limit=run.limit,
         answer_mode="generate",
         max_new_tokens=run.max_new_tokens,
