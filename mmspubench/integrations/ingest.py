@@ -275,12 +275,8 @@ def samples_for(run: HarnessRun, split: Split) -> list[SampleResult]:
         extra = sorted(set(got) - wanted)
         if extra:
             view, rotation, name = extra[0]
-            raise record_error(
-                run.source,
-                split_item.item.id,
-                "view",
-                f"{name or (view, rotation)} is not a view of this run",
-            )
+            what = f"intervention {name!r}" if view == INTERVENTION else str((view, rotation))
+            raise record_error(run.source, split_item.item.id, "view", f"{what} is not a view of this run")
         if set(got) != wanted:
             missing.append(split_item.item.id)
     if missing:
