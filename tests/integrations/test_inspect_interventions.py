@@ -413,3 +413,28 @@ def test_inspects_own_limit_with_interventions(
     varying = _run(model, {"dataset": str(twin), "interventions": "cf:*"}, tmp_path / "b", limit=4)
     code, err = _ingest(varying.location, tmp_path / "run2", capsys)
     assert code == 2 and "cut the run with -T limit= instead" in err and not (tmp_path / "run2").exists()
+
+
+@pytest.mark.slow
+def test_the_bundled_model_gives_evals_intervention_answers_item_by_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    limit, names = 4, "grayscale,noise"
+    run = tmp_path / "eval"
+    argv = ["eval", "--out", str(run), "--no-progress", "--limit", str(limit), "--answer-mode", "generate"]
+    assert main([*argv, "--metrics", "accuracy,interventions", "--interventions", names]) == 0
+    log = _run("mmspubench/bundled", {"limit": limit, "interventions": names}, tmp_path / "logs")
+    code, err = _ingest(log.location, tmp_path / "ingested", capsys)
+    assert code == 0, err
+    ours = json.loads((run / "results.json").read_text())
+    back = json.loads((tmp_path / "ingested" / "results.json").read_text())
+    for section in ("accuracy", "interventions"):
+        assert back[section] == ours[section], section
+    assert back["config"]["interventions"] == ours["config"]["interventions"] == names.split(",")
+    figures = _figures(log)
+    for name in names.split(","):
+        assert figures[f"{name}_change"] == ours["interventions"]["by_intervention"][name]["change"]["gain"]
+    keys = ("id", "prediction", "correct", "raw_output", "interventions")
+    assert [{k: s[k] for k in keys} for s in _lines(tmp_path / "ingested")] == [
+        {k: s[k] for k in keys} for s in _lines(run)
+    ]
