@@ -105,8 +105,8 @@ def check_interventions(value: Any) -> tuple[str, ...]:
     try:
         if isinstance(value, str):
             names = parse_names(value) or check_names(())
-        elif isinstance(value, list):
-            names = check_names(value)
+        elif isinstance(value, list):  # Inspect splits "grayscale, blur" into 'grayscale' and ' blur'
+            names = check_names([n.strip() if isinstance(n, str) else n for n in value])
         else:
             raise MMSpuBenchError(f"--interventions: {type(value).__name__} is not a list of names")
     except MMSpuBenchError as err:

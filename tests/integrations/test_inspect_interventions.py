@@ -69,9 +69,9 @@ def _coloured(image: Image.Image) -> bool:
 
 
 def colour_reader(items: Any) -> Reply:
-    """Right while the image has colour, "A" on a grey one (it reads only the colour)."""
+    """Right while the image has colour, "B" on a grey one (it reads only the colour)."""
     gold = {s.user_text: s.item.answer for s in items}
-    return lambda image, text: gold[text] if _coloured(image) else "A"
+    return lambda image, text: gold[text] if _coloured(image) else "B"
 
 
 def published_only(items: Any) -> Reply:
@@ -93,9 +93,11 @@ def _figures(log: EvalLog) -> dict[str, float]:
 
 
 def _ingest(path: Path | str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The exit code and the message: the error line, or the summary line on success."""
     capsys.readouterr()
     code = main(["ingest", "inspect", str(path), "--out", str(out)])
-    return code, capsys.readouterr().err.strip()
+    done = capsys.readouterr()
+    return code, (done.err if code else done.out).strip()
 
 
 def _lines(run: Path) -> list[dict[str, Any]]:
@@ -140,7 +142,7 @@ def test_a_colour_reader_loses_only_under_grayscale_in_inspect_and_after_ingest(
     assert all(_coloured(s.item.pil_image.convert("RGB")) for s in items)
     golds = [s.item.answer for s in items]
     types = [s.item.spurious_types for s in items]
-    expected = _by_hand([g == "A" for g in golds], types, "colorization")
+    expected = _by_hand([g == "B" for g in golds], types, "colorization")
     got = _figures(hub_log)
     assert got["overall"] == 100.0
     assert {k: got[f"grayscale_{k}"] for k in expected} == pytest.approx(expected, abs=1e-9)
@@ -148,8 +150,9 @@ def test_a_colour_reader_loses_only_under_grayscale_in_inspect_and_after_ingest(
     assert got["blur_accuracy"] == 100.0 and got["blur_change"] == 0.0 and got["blur_flip_rate"] == 0.0
     assert hub_log.samples is not None and len(hub_log.samples) == 3 * hub.N_IMAGES
 
-    code, err = _ingest(hub_log.location, tmp_path / "run", capsys)
-    assert code == 0, err
+    code, said = _ingest(hub_log.location, tmp_path / "run", capsys)
+    assert code == 0, said
+    assert said.endswith(f"accuracy 100.00%, grayscale {expected['accuracy']:.2f}%, blur 100.00%"), said
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["config"]["metrics"] == ["accuracy", "interventions"]
     assert results["config"]["interventions"] == ["grayscale", "blur"]
@@ -159,7 +162,7 @@ def test_a_colour_reader_loses_only_under_grayscale_in_inspect_and_after_ingest(
     assert gray["n"] == hub.N_IMAGES and gray["targets"] == ["Col."]
     assert gray["accuracy"]["overall"] == pytest.approx(expected["accuracy"])
     assert gray["change"]["gain"] == pytest.approx(expected["change"])
-    assert gray["change"]["only_vanilla"] == sum(g != "A" for g in golds)
+    assert gray["change"]["only_vanilla"] == sum(g != "B" for g in golds)
     assert gray["change"]["only_intervened"] == 0 and gray["flip_rate"] == pytest.approx(
         expected["flip_rate"]
     )
@@ -171,7 +174,7 @@ def test_a_colour_reader_loses_only_under_grayscale_in_inspect_and_after_ingest(
             pixel_digest(grayscale(image)),
             pixel_digest(blur(image)),
         ]
-        assert [e["prediction"] for e in line["interventions"]] == ["A", split_item.item.answer]
+        assert [e["prediction"] for e in line["interventions"]] == ["B", split_item.item.answer]
     argv = ["submit", str(tmp_path / "run" / "results.json"), "--model-repo", "org/model"]
     assert main([*argv, "--dry-run", str(tmp_path / "pr"), "--dataset-revision", hub.COMMIT]) == 0
 
@@ -286,6 +289,14 @@ def test_the_intervention_names_are_checked_in_one_line_before_the_data_is_read(
     assert message.endswith("(as --interventions)")
 
 
+def test_names_split_by_inspect_at_a_comma_and_a_space_are_read_as_eval_reads_them() -> None:
+    from mmspubench.integrations.inspect_task import mm_spubench
+
+    (item,) = [s.item for s in _split_bundled(1)]  # Inspect: -T 'interventions=grayscale, blur'
+    task = mm_spubench(limit=1, interventions=["grayscale", " blur"])
+    assert [s.id for s in task.dataset] == [item.id, f"{item.id}/grayscale", f"{item.id}/blur"]
+
+
 def test_counterfactuals_a_dataset_does_not_ship_are_one_line(published: Path, twin: Path) -> None:
     from mmspubench.integrations.inspect_task import mm_spubench
 
@@ -371,9 +382,45 @@ def _renamed(log: EvalLog) -> None:
     _sample(log, "/blur").metadata["intervention"] = "noise"
 
 
+def _no_image(log: EvalLog) -> None:
+    user = _sample(log, "/grayscale").input[1]
+    user.content = [p for p in user.content if not isinstance(p, ContentImage)]
+
+
+def _image_as(uri: str) -> Callable[[EvalLog], None]:
+    def edit(log: EvalLog) -> None:
+        _sample(log, "/grayscale").input[1].content[0].image = uri
+
+    return edit
+
+
+def _question_edited(log: EvalLog) -> None:
+    _sample(log, "/blur").input[1].content[1].text += " Look at the background."
+
+
+def _target_edited(log: EvalLog) -> None:
+    sample = _sample(log, "/blur")
+    sample.target = "D" if sample.target != "D" else "A"
+
+
+def _twice(log: EvalLog) -> None:  # (written as a .json log: an .eval log keeps one sample per id)
+    assert log.samples is not None
+    log.samples.append(_sample(log, "/blur").model_copy(deep=True))
+
+
+NOT_PNG = "data:image/png;base64," + base64.b64encode(b"not a picture").decode()
+
+
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
+        (_no_image, "0 image(s) in the intervention view, expected 1"),
+        (_image_as("https://example.org/x.png"), "the image is not a readable base64 data: URI"),
+        (_image_as("data:image/png;base64,!!!"), "the image is not a readable base64 data: URI"),
+        (_image_as(NOT_PNG), "the image is not a readable base64 data: URI"),
+        (_question_edited, "the prompt text is not mmspubench's multiple-choice text"),
+        (_target_edited, "field 'target'"),
+        (_twice, "appears twice (blur)"),
         (_show_published, "field 'metadata': digest"),
         (_show_published_and_claim_it, "is not the item's grayscale image"),
         (_flip_score, "field 'score'"),
@@ -392,7 +439,8 @@ def test_an_edited_interventions_log_is_refused(
     edit: Callable[[EvalLog], None],
     expected: str,
 ) -> None:
-    code, err = _ingest(_edited(hub_log, tmp_path / "log.eval", edit), tmp_path / "run", capsys)
+    name = "log.json" if edit is _twice else "log.eval"
+    code, err = _ingest(_edited(hub_log, tmp_path / name, edit), tmp_path / "run", capsys)
     assert code == 2 and expected in err and "\n" not in err, err
     assert not (tmp_path / "run").exists()
 
