@@ -173,7 +173,7 @@ def _shown_digest(sample: Any, source: str, label: str) -> str | None:
     from mmspubench.eval.interventions import pixel_digest, to_rgb
     from PIL import Image, UnidentifiedImageError
 
-    resolved = resolve_sample_attachments(sample.model_copy(deep=True))
+    resolved = resolve_sample_attachments(sample)  # a resolved copy; the log is left as read
     users = (
         [m for m in resolved.input if isinstance(m, ChatMessageUser)]
         if isinstance(resolved.input, list)
