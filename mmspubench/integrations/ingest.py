@@ -20,20 +20,24 @@ from typing import Any
 from mmspubench.dataset_builder.files import MAX_JSONL_LINE_BYTES, size_text
 from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError, record_error
-from mmspubench.eval import intervention_asks, metrics_confounds, prompts, results
+from mmspubench.eval import metrics_confounds, prompts, results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.intervention_asks import Shown
 from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.records import Answer, InterventionAnswer, Rotation, SampleResult
 from mmspubench.eval.run_stamp import run_stamp
+from mmspubench.integrations.ingest_interventions import (
+    INTERVENTION,
+    check_shown,
+    intervention_figures,
+    shown_of,
+)
 from mmspubench.integrations.items import Split, SplitItem, by_id
 
 IMAGE = "image"
 """A view shown with the item's image (the published order, or a rotation of it)."""
 BLIND = "blind"
 """The view asked without the image."""
-INTERVENTION = "intervention"
-"""The view asked with the item's image changed by an intervention (``-T interventions``)."""
 TOLERANCE = 1e-9
 """How far a figure the harness recorded may sit from ours (float formatting, nothing more)."""
 
@@ -167,15 +171,7 @@ def _intervened(
     out = []
     for changed in shown:
         key = (INTERVENTION, 0, changed.name)
-        digest = group[key].image_digest
-        if digest is not None and digest != changed.digest:
-            raise record_error(
-                source,
-                _label(group[key].id, group[key]),
-                "input",
-                f"the image shown (digest {digest[:12]}...) is not the item's {changed.name} image "
-                f"(digest {changed.digest[:12]}...)",
-            )
+        check_shown(source, _label(group[key].id, group[key]), group[key].image_digest, changed)
         out.append(
             InterventionAnswer(changed.name, changed.targets, changed.digest, read[key], None, None, None)
         )
@@ -219,19 +215,10 @@ def _sample(
 
 def expected_views(run: HarnessRun, shown: Sequence[Shown] = ()) -> set[Key]:
     """The (view, rotation, intervention) answers an item has in ``run`` (``shown``: the item's
-    intervened images, :func:`shown_of`)."""
+    intervened images, ``ingest_interventions.shown_of``)."""
     rotations = metrics_confounds.ROTATIONS if "circular" in run.views else (0,)
     out = {(IMAGE, k, "") for k in rotations} | ({(BLIND, 0, "")} if "blind" in run.views else set())
     return out | {(INTERVENTION, 0, s.name) for s in shown}
-
-
-def shown_of(run: HarnessRun, split_item: SplitItem) -> tuple[Shown, ...]:
-    """The item's intervened images in the run's order, as ``mmspubench eval`` shows them (none
-    without interventions; a ``cf:NAME`` the item does not ship is one error line)."""
-    if not run.interventions:
-        return ()
-    config = RunConfig(metrics=("accuracy", "interventions"), interventions=run.interventions)
-    return intervention_asks.shown_of(split_item.item, config, run.source)
 
 
 def _check_images(answer: HarnessAnswer, run: HarnessRun) -> None:
@@ -267,7 +254,7 @@ def samples_for(run: HarnessRun, split: Split) -> list[SampleResult]:
     (published order, rotations, blind, interventions) once, all present."""
     items = by_id(split.items)
     groups = _grouped(run, items)
-    shown = {s.item.id: shown_of(run, s) for s in split.items}
+    shown = {s.item.id: shown_of(run.interventions, s, run.source) for s in split.items}
     missing = []
     for split_item in split.items:
         wanted = expected_views(run, shown[split_item.item.id])
@@ -300,23 +287,6 @@ VIEW_FIGURES = {
     "blind_gain": ("blind", "gain"),
 }
 """A confound figure a harness may record -> the results.json section and key it must equal."""
-
-
-INTERVENTION_FIGURES = ("accuracy", "change", "flip_rate", "targeted_contrast")
-"""The figures a harness may record per intervention ``NAME``, as ``NAME_<figure>``."""
-
-
-def intervention_figures(built: Mapping[str, Any]) -> dict[str, float]:
-    """``NAME_accuracy``, ``NAME_change``, ``NAME_flip_rate`` and ``NAME_targeted_contrast`` (where
-    there is one) of every intervention in results.json's ``interventions`` section."""
-    out: dict[str, float] = {}
-    for name, figures in ((built.get("interventions") or {}).get("by_intervention") or {}).items():
-        out[f"{name}_accuracy"] = figures["accuracy"]["overall"]
-        out[f"{name}_change"] = figures["change"]["gain"]
-        out[f"{name}_flip_rate"] = figures["flip_rate"]
-        if figures["targeted_contrast"] is not None:
-            out[f"{name}_targeted_contrast"] = figures["targeted_contrast"]["value"]
-    return out
 
 
 def check_claims(run: HarnessRun, built: Mapping[str, Any]) -> None:

@@ -23,13 +23,17 @@ from mmspubench.eval.metrics_confounds import ROTATIONS
 from mmspubench.integrations.ingest import (
     BLIND,
     IMAGE,
-    INTERVENTION,
-    INTERVENTION_FIGURES,
     VIEW_FIGURES,
     HarnessAnswer,
     HarnessRun,
     claimed_from,
     hub_repo_of,
+)
+from mmspubench.integrations.ingest_interventions import (
+    INTERVENTION,
+    INTERVENTION_FIGURES,
+    shown_digest,
+    task_interventions,
 )
 from mmspubench.redact import clean
 
@@ -160,48 +164,6 @@ def _images(users: list[Any]) -> int | None:
     return sum(isinstance(part, ContentImage) for part in users[0].content)
 
 
-def _shown_digest(sample: Any, source: str, label: str) -> str | None:
-    """``pixel_digest`` of the RGB pixels of the prompt's one image (a ``data:`` URI), as the
-    provider decodes it; the sample's metadata ``digest`` must name the same pixels. (A log keeps
-    an image as an ``attachment://`` reference; it is resolved here, for this sample only.)"""
-    import base64
-    import binascii
-    import io
-
-    from inspect_ai.log import resolve_sample_attachments
-    from inspect_ai.model import ChatMessageUser, ContentImage
-    from mmspubench.eval.interventions import pixel_digest, to_rgb
-    from PIL import Image, UnidentifiedImageError
-
-    resolved = resolve_sample_attachments(sample)  # a resolved copy; the log is left as read
-    users = (
-        [m for m in resolved.input if isinstance(m, ChatMessageUser)]
-        if isinstance(resolved.input, list)
-        else []
-    )
-    parts = [] if len(users) != 1 or isinstance(users[0].content, str) else users[0].content
-    images = [p.image for p in parts if isinstance(p, ContentImage)]
-    if len(images) != 1:
-        return None  # the image count is checked with the view (ingest._check_images)
-    head, _, body = str(images[0]).partition(",")
-    try:
-        if not (head.startswith("data:image/") and head.endswith(";base64")):
-            raise ValueError("not a base64 data: URI")
-        with Image.open(io.BytesIO(base64.b64decode(body, validate=True))) as image:
-            digest = pixel_digest(to_rgb(image))
-    except (ValueError, binascii.Error, OSError, UnidentifiedImageError, Image.DecompressionBombError):
-        raise record_error(source, label, "input", "the image is not a readable base64 data: URI") from None
-    claimed = (sample.metadata or {}).get("digest")
-    if claimed != digest:
-        raise record_error(
-            source,
-            label,
-            "metadata",
-            f"digest {clean(str(claimed))[:70]!r} is not the image shown ({digest})",
-        )
-    return digest
-
-
 def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
     from mmspubench.eval import prompts
@@ -228,7 +190,7 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
     target = sample.target if isinstance(sample.target, str) else None
     digest = None
     if view == INTERVENTION:
-        digest = _shown_digest(sample, source, f"{item_id} ({intervention})")
+        digest = shown_digest(sample, source, f"{item_id} ({intervention})")
     return HarnessAnswer(
         id=item_id,
         raw_output=completion,
@@ -258,16 +220,6 @@ def _views(args: Mapping[str, Any], source: str) -> tuple[tuple[str, ...], str]:
             f"{source}: task argument blind_image={clean(image)!r}: not a blind view's image"
         )
     return views, image
-
-
-def _interventions(args: Mapping[str, Any], source: str) -> tuple[str, ...]:
-    """The interventions the task arguments asked, checked as the task checks them."""
-    from mmspubench.integrations.inspect_args import check_interventions
-
-    try:
-        return check_interventions(args.get("interventions"))
-    except MMSpuBenchError as err:
-        raise MMSpuBenchError(f"{source}: task argument {clean(str(err))}") from None
 
 
 def _samples_per_item(views: tuple[str, ...], interventions: tuple[str, ...]) -> int | None:
@@ -336,7 +288,7 @@ def read_inspect_log(path: Path) -> HarnessRun:
             "runs of the standard prompt only (score a mitigation prompt with mmspubench eval --prompt-variant)"
         )
     views, blind_image = _views(args, source)
-    interventions = _interventions(args, source)
+    interventions = task_interventions(args, source)
     claimed: dict[str, float] = {}
     for score in log.results.scores if log.results else []:
         values = {k: m.value for k, m in score.metrics.items()}

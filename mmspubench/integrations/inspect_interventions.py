@@ -4,7 +4,7 @@ Each item is also asked under each intervention, after its other views: one samp
 image, id ``<item id>/<name>`` (``cf:*`` expanded to the item's own ``cf:NAME`` entries), holding
 the published question and options in the published order and the changed image as a PNG
 ``data:`` URI of exactly the pixels ``mmspubench eval --metrics accuracy,interventions`` shows
-(``eval.intervention_asks.shown_of``: a built-in transform, or the dataset's counterfactual). The
+(``ingest_interventions.shown_of``: a built-in transform, or the dataset's counterfactual). The
 sample's metadata names the item (``item_id``), ``view`` ``intervention``, the ``intervention``,
 its ``targets`` and the shown image's ``digest``.
 
@@ -25,19 +25,14 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, C
 from inspect_ai.scorer import Metric, SampleScore, metric, value_to_float
 from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import intervention_asks, metrics, metrics_interventions, prompts
-from mmspubench.eval.config import RunConfig
+from mmspubench.eval import metrics, metrics_interventions, prompts
 from mmspubench.eval.intervention_names import CF_PREFIX, uses_counterfactuals
-from mmspubench.integrations.ingest import IMAGE, INTERVENTION, INTERVENTION_FIGURES
+from mmspubench.integrations.ingest import IMAGE
+from mmspubench.integrations.ingest_interventions import INTERVENTION, INTERVENTION_FIGURES, shown_of
 from mmspubench.integrations.items import Split, SplitItem
 
 FIGURES = INTERVENTION_FIGURES
 """The figures reported per intervention, as ``<name>_<figure>`` (``grayscale_change``)."""
-
-
-def run_config(names: Sequence[str]) -> RunConfig:
-    """The ``RunConfig`` of ``mmspubench eval --metrics accuracy,interventions --interventions NAMES``."""
-    return RunConfig(metrics=("accuracy", "interventions"), interventions=tuple(names))
 
 
 def sample_id(item_id: str, name: str) -> str:
@@ -73,7 +68,7 @@ def intervention_samples(
     ).user_text
     system = prompts.variant(variant_name).system
     out = []
-    for shown in intervention_asks.shown_of(item, run_config(names), where):
+    for shown in shown_of(names, split_item, where):
         metadata = {"types": list(item.spurious_types), "class_name": item.class_name, "item_id": item.id}
         metadata.update({"view": INTERVENTION, "rotation": 0, "answer": item.answer})
         metadata.update({"intervention": shown.name, "targets": list(shown.targets), "digest": shown.digest})
