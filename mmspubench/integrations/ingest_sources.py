@@ -263,6 +263,17 @@ def unfinished(log: Any, source: str) -> MMSpuBenchError:
     )
 
 
+def _claimed(log: Any) -> dict[str, float]:
+    """The figures the log records: the fixed ones and every ``NAME_<figure>`` of an intervention
+    (one the run did not ask finds no figure of ours and is refused)."""
+    suffixes = tuple(f"_{f}" for f in INTERVENTION_FIGURES)
+    claimed: dict[str, float] = {}
+    for score in log.results.scores if log.results else []:
+        values = {k: m.value for k, m in score.metrics.items()}
+        claimed.update(claimed_from(values, (*FIGURES, *(k for k in values if k.endswith(suffixes)))))
+    return claimed
+
+
 def read_inspect_log(path: Path) -> HarnessRun:
     """An Inspect log of the ``mm_spubench`` task (``.eval`` or ``.json``), finished with success."""
     from inspect_ai.log import read_eval_log
@@ -289,11 +300,7 @@ def read_inspect_log(path: Path) -> HarnessRun:
         )
     views, blind_image = _views(args, source)
     interventions = task_interventions(args, source)
-    claimed: dict[str, float] = {}
-    for score in log.results.scores if log.results else []:
-        values = {k: m.value for k, m in score.metrics.items()}
-        per_intervention = [k for k in values if k.endswith(tuple(f"_{f}" for f in INTERVENTION_FIGURES))]
-        claimed.update(claimed_from(values, (*FIGURES, *(per_intervention if interventions else ()))))
+    claimed = _claimed(log)
     inspect_model = text_field(str(log.eval.model), source, "?", "eval.model")
     return HarnessRun(
         harness="inspect_ai",

@@ -378,6 +378,12 @@ def _unknown_name(log: EvalLog) -> None:
     log.eval.task_args["interventions"] = "nope"
 
 
+def _plain_run_claiming(log: EvalLog) -> None:  # no interventions asked, their figures still there
+    assert log.samples is not None
+    log.samples = [s for s in log.samples if "/" not in str(s.id)]
+    del log.eval.task_args["interventions"]
+
+
 def _renamed(log: EvalLog) -> None:
     _sample(log, "/blur").metadata["intervention"] = "noise"
 
@@ -430,6 +436,7 @@ NOT_PNG = "data:image/png;base64," + base64.b64encode(b"not a picture").decode()
         (_fewer_names, "intervention 'blur' is not a view of this run"),
         (_unknown_name, "task argument -T interventions='nope': unknown intervention"),
         (_renamed, "field 'id': does not name an intervention"),
+        (_plain_run_claiming, "figure 'grayscale_accuracy': recorded"),
     ],
 )
 def test_an_edited_interventions_log_is_refused(
