@@ -158,6 +158,8 @@ def run_ingest(args: argparse.Namespace) -> int:
     views = "".join(
         f", {name} {results[name]['accuracy']:.2f}%" for name in ("circular", "blind") if name in results
     )
+    for name, figures in (results.get("interventions") or {}).get("by_intervention", {}).items():
+        views += f", {name} {figures['accuracy']['overall']:.2f}%"
     print(clean(f"{line}, accuracy {acc['overall']:.2f}%{views}"))
     return 0
 

@@ -22,9 +22,16 @@ from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import metrics_confounds, prompts, results
 from mmspubench.eval.config import RunConfig
+from mmspubench.eval.intervention_asks import Shown
 from mmspubench.eval.parse import parse_answer
-from mmspubench.eval.records import Answer, Rotation, SampleResult
+from mmspubench.eval.records import Answer, InterventionAnswer, Rotation, SampleResult
 from mmspubench.eval.run_stamp import run_stamp
+from mmspubench.integrations.ingest_interventions import (
+    INTERVENTION,
+    check_shown,
+    intervention_figures,
+    shown_of,
+)
 from mmspubench.integrations.items import Split, SplitItem, by_id
 
 IMAGE = "image"
@@ -52,11 +59,16 @@ class HarnessAnswer:
     target: str | None = None
     """The answer letter the harness scored against, when it records one (checked against ours)."""
     view: str = IMAGE
-    """``image`` (shown with the item's image) or ``blind`` (the blind view)."""
+    """``image`` (shown with the item's image), ``blind`` (the blind view) or ``intervention``."""
     rotation: int = 0
     """The rotation of the options shown (0: the published order; ``eval.metrics_confounds``)."""
     images: int | None = None
     """How many images the prompt held, when the harness records it (checked against the view)."""
+    intervention: str = ""
+    """The intervention of the ``intervention`` view (a built-in name or ``cf:NAME``); else empty."""
+    image_digest: str | None = None
+    """``interventions.pixel_digest`` of the image the prompt showed, when the harness records the
+    image (checked against the intervened image in the ``intervention`` view)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +107,28 @@ class HarnessRun:
     """The confound views the run asked (``circular``, ``blind``), as ``mmspubench eval --metrics``."""
     blind_image: str = "none"
     """What the blind view showed: ``none`` or ``grey`` (``--blind-image``)."""
+    interventions: tuple[str, ...] = ()
+    """The interventions the run asked (``--interventions``, ``cf:*`` not expanded); empty: none."""
+
+
+Key = tuple[str, int, str]
+"""One answer of an item: (view, rotation, intervention)."""
 
 
 def hub_repo_of(model: str) -> str | None:
     """``model`` when it reads as an ``org/name`` Hub id and names no local folder, else ``None``."""
     return model if is_hub_id(model) and "/" in model and not Path(model).exists() else None
+
+
+def _view_text(answer: HarnessAnswer) -> str:
+    """``blind 0``, ``image 2``, or the intervention's name."""
+    return answer.intervention if answer.view == INTERVENTION else f"{answer.view} {answer.rotation}"
+
+
+def _label(item_id: str, answer: HarnessAnswer) -> str:
+    """The record a message names: the item id, with the view when it is not the published order."""
+    published = answer.view == IMAGE and answer.rotation == 0
+    return item_id if published else f"{item_id} ({_view_text(answer)})"
 
 
 def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: str) -> Answer:
@@ -108,7 +137,7 @@ def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: s
     item = split_item.item
     options = metrics_confounds.rotated_options(item.options, rotation)
     gold = metrics_confounds.rotated_answer(item.answer, rotation)
-    where = item.id if answer.view == IMAGE and rotation == 0 else f"{item.id} ({answer.view} {rotation})"
+    where = _label(item.id, answer)
     if (
         answer.user_text is not None
         and answer.user_text != prompts.mcq_prompt(item.question, options, "generate").user_text
@@ -135,12 +164,26 @@ def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: s
     return Answer(prediction, correct, answer.raw_output, None)
 
 
+def _intervened(
+    group: Mapping[Key, HarnessAnswer], read: Mapping[Key, Answer], shown: Sequence[Shown], source: str
+) -> tuple[InterventionAnswer, ...]:
+    """The sample's ``interventions`` entries; each image the harness showed must be the intervened one."""
+    out = []
+    for changed in shown:
+        key = (INTERVENTION, 0, changed.name)
+        check_shown(source, _label(group[key].id, group[key]), group[key].image_digest, changed)
+        out.append(
+            InterventionAnswer(changed.name, changed.targets, changed.digest, read[key], None, None, None)
+        )
+    return tuple(out)
+
+
 def _sample(
-    group: Mapping[tuple[str, int], HarnessAnswer], split_item: SplitItem, run: HarnessRun
+    group: Mapping[Key, HarnessAnswer], split_item: SplitItem, run: HarnessRun, shown: Sequence[Shown]
 ) -> SampleResult:
     item, source = split_item.item, run.source
     read = {key: _read(answer, split_item, key[1], source) for key, answer in group.items()}
-    published = read[(IMAGE, 0)]
+    published = read[(IMAGE, 0, "")]
     rotations = None
     if "circular" in run.views:
         rotations = tuple(
@@ -148,7 +191,7 @@ def _sample(
                 k,
                 metrics_confounds.rotation_order(k),
                 metrics_confounds.rotated_answer(item.answer, k),
-                read[(IMAGE, k)],
+                read[(IMAGE, k, "")],
             )
             for k in metrics_confounds.ROTATIONS
         )
@@ -165,14 +208,17 @@ def _sample(
         cgla_min=None,
         cgla_acc=None,
         rotations=rotations,
-        blind=read[(BLIND, 0)] if "blind" in run.views else None,
+        blind=read[(BLIND, 0, "")] if "blind" in run.views else None,
+        interventions=_intervened(group, read, shown, source) if run.interventions else None,
     )
 
 
-def expected_views(run: HarnessRun) -> set[tuple[str, int]]:
-    """The (view, rotation) answers every item has in ``run``."""
+def expected_views(run: HarnessRun, shown: Sequence[Shown] = ()) -> set[Key]:
+    """The (view, rotation, intervention) answers an item has in ``run`` (``shown``: the item's
+    intervened images, ``ingest_interventions.shown_of``)."""
     rotations = metrics_confounds.ROTATIONS if "circular" in run.views else (0,)
-    return {(IMAGE, k) for k in rotations} | ({(BLIND, 0)} if "blind" in run.views else set())
+    out = {(IMAGE, k, "") for k in rotations} | ({(BLIND, 0, "")} if "blind" in run.views else set())
+    return out | {(INTERVENTION, 0, s.name) for s in shown}
 
 
 def _check_images(answer: HarnessAnswer, run: HarnessRun) -> None:
@@ -188,32 +234,45 @@ def _check_images(answer: HarnessAnswer, run: HarnessRun) -> None:
         )
 
 
-def samples_for(run: HarnessRun, split: Split) -> list[SampleResult]:
-    """Our samples from the harness's answers; every id an item of the split, each view of it
-    (published order, rotations, blind) once, all present."""
-    items = by_id(split.items)
-    groups: dict[str, dict[tuple[str, int], HarnessAnswer]] = {}
-    wanted = expected_views(run)
+def _grouped(run: HarnessRun, items: Mapping[str, SplitItem]) -> dict[str, dict[Key, HarnessAnswer]]:
+    """The answers by item id and key, each an item of the split, each key once."""
+    groups: dict[str, dict[Key, HarnessAnswer]] = {}
     for answer in run.answers:
-        key = (answer.view, answer.rotation)
+        key = (answer.view, answer.rotation, answer.intervention)
         if answer.id not in items:
             raise record_error(run.source, answer.id, "id", "not an item of the split")
-        if key not in wanted:
-            raise record_error(run.source, answer.id, "view", f"{key} is not a view of this run")
         group = groups.setdefault(answer.id, {})
         if key in group:
-            raise record_error(
-                run.source, answer.id, "id", f"appears twice ({answer.view} {answer.rotation})"
-            )
+            raise record_error(run.source, answer.id, "id", f"appears twice ({_view_text(answer)})")
         _check_images(answer, run)
         group[key] = answer
-    missing = [s.item.id for s in split.items if set(groups.get(s.item.id, {})) != wanted]
+    return groups
+
+
+def samples_for(run: HarnessRun, split: Split) -> list[SampleResult]:
+    """Our samples from the harness's answers; every id an item of the split, each view of it
+    (published order, rotations, blind, interventions) once, all present."""
+    items = by_id(split.items)
+    groups = _grouped(run, items)
+    shown = {s.item.id: shown_of(run.interventions, s, run.source) for s in split.items}
+    missing = []
+    for split_item in split.items:
+        wanted = expected_views(run, shown[split_item.item.id])
+        got = groups.get(split_item.item.id, {})
+        extra = sorted(set(got) - wanted)
+        if extra:
+            view, rotation, name = extra[0]
+            what = f"intervention {name!r}" if view == INTERVENTION else str((view, rotation))
+            raise record_error(run.source, split_item.item.id, "view", f"{what} is not a view of this run")
+        if set(got) != wanted:
+            missing.append(split_item.item.id)
     if missing:
+        names = sorted(f"{v} {n or k}" for v, k, n in expected_views(run, shown[missing[0]]))
         raise MMSpuBenchError(
             f"{run.source}: {len(missing)} item(s) of the split lack an answer of a view "
-            f"({', '.join(sorted(f'{v} {k}' for v, k in wanted))}), e.g. {missing[:3]}"
+            f"({', '.join(names)}), e.g. {missing[:3]}"
         )
-    return [_sample(groups[i], items[i], run) for i in groups]
+    return [_sample(groups[i], items[i], run, shown[i]) for i in groups]
 
 
 VIEW_FIGURES = {
@@ -242,6 +301,7 @@ def check_claims(run: HarnessRun, built: Mapping[str, Any]) -> None:
     for name, (section, key) in VIEW_FIGURES.items():
         if built.get(section) is not None:
             ours[name] = built[section][key]
+    ours.update(intervention_figures(built))
     for name, value in run.claimed.items():
         close = name in ours and math.isfinite(float(value)) and abs(float(value) - ours[name]) <= TOLERANCE
         if not close:
@@ -256,8 +316,9 @@ def _config(run: HarnessRun) -> RunConfig:
         dataset=run.dataset,
         split=run.split,
         dataset_revision=run.revision,
-        metrics=("accuracy", *run.views),
+        metrics=("accuracy", *run.views, *(("interventions",) if run.interventions else ())),
         blind_image="grey" if run.blind_image == "grey" else "none",
+        interventions=run.interventions,
         limit=run.limit,
         answer_mode="generate",
         max_new_tokens=run.max_new_tokens,

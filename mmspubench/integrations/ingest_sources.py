@@ -18,6 +18,7 @@ from mmspubench.dataset_builder.files import MAX_ANNOTATION_BYTES, iter_lines_bo
 from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.errors import MMSpuBenchError, record_error
+from mmspubench.eval.intervention_names import CF_ALL
 from mmspubench.eval.metrics_confounds import ROTATIONS
 from mmspubench.integrations.ingest import (
     BLIND,
@@ -27,6 +28,12 @@ from mmspubench.integrations.ingest import (
     HarnessRun,
     claimed_from,
     hub_repo_of,
+)
+from mmspubench.integrations.ingest_interventions import (
+    INTERVENTION,
+    INTERVENTION_FIGURES,
+    shown_digest,
+    task_interventions,
 )
 from mmspubench.redact import clean
 
@@ -43,9 +50,9 @@ MAX_LOG_PART_BYTES = MAX_ANNOTATION_BYTES
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
 """A package version as pip writes one (PEP 440 and local labels): nothing a terminal could act on."""
 WEIGHT_PROVIDERS = ("mmspubench", "hf", "vllm")
-VIEWS = (IMAGE, BLIND)
-"""The ``view`` metadata of the Inspect task's samples (``integrations.inspect_views``)."""
 """Inspect providers whose model part is a Hub id or a local folder (the weights ran locally)."""
+VIEWS = (IMAGE, BLIND, INTERVENTION)
+"""The ``view`` metadata of the Inspect task's samples (``inspect_views``, ``inspect_interventions``)."""
 
 
 def text_field(value: Any, source: str, item_id: str, field: str) -> str:
@@ -81,10 +88,17 @@ def _int_or_none(value: Any, what: str, source: str) -> int | None:
         raise MMSpuBenchError(f"{source}: {what} {value!r} is not a whole number") from None
 
 
-def _limit(task_limit: Any, inspect_limit: Any, source: str, per_item: int = 1) -> int | None:
+def _limit(task_limit: Any, inspect_limit: Any, source: str, per_item: int | None = 1) -> int | None:
     """The items the run covers: ``-T limit=`` and Inspect's own ``--limit N`` (the first N samples;
-    with views, ``per_item`` samples make one item)."""
+    with views, ``per_item`` samples make one item; ``None``: a count that varies per item)."""
     limits = [_int_or_none(task_limit, "task argument limit", source)]
+    if per_item is None:
+        if inspect_limit is not None:
+            raise MMSpuBenchError(
+                f"{source}: --limit {inspect_limit!r}: under -T interventions=cf:* an item's sample count "
+                "varies with its counterfactuals; cut the run with -T limit= instead"
+            )
+        per_item = 1
     if isinstance(inspect_limit, int) and inspect_limit % per_item == 0:
         limits.append(inspect_limit // per_item)
     elif inspect_limit is not None:
@@ -116,23 +130,32 @@ def inspect_hub_repo(inspect_model: str) -> str | None:
     return hub_repo_of(model_id(inspect_model)) if provider in WEIGHT_PROVIDERS and rest else None
 
 
-def _view_of(sample: Any, source: str) -> tuple[str, str, int]:
-    """(item id, view, rotation) of a sample: the task's metadata, checked against the sample id
-    (a sample of a run without views is the published order of the item its id names)."""
-    from mmspubench.integrations.inspect_views import IMAGE, sample_id
+def _view_of(sample: Any, source: str) -> tuple[str, str, int, str]:
+    """(item id, view, rotation, intervention) of a sample: the task's metadata, checked against
+    the sample id (a sample of a run without views is the published order of the item its id names)."""
+    from mmspubench.integrations import inspect_interventions
+    from mmspubench.integrations.inspect_views import sample_id
 
     sample_key = text_field(str(sample.id), source, "?", "id")
     meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}
     if "view" not in meta:
-        return sample_key, IMAGE, 0
+        return sample_key, IMAGE, 0, ""
     item_id, view, rotation = meta.get("item_id"), meta.get("view"), meta.get("rotation")
+    name = meta.get("intervention", "") if view == INTERVENTION else ""
     if not isinstance(item_id, str) or not isinstance(rotation, int) or view not in VIEWS:
         raise record_error(source, sample_key, "metadata", "not a view of an mm_spubench item")
-    if rotation not in ROTATIONS or sample_id(item_id, str(view), rotation) != sample_key:
+    if view == INTERVENTION:
+        if (
+            not isinstance(name, str)
+            or rotation != 0
+            or inspect_interventions.sample_id(item_id, name) != sample_key
+        ):
+            raise record_error(source, sample_key, "id", f"does not name an intervention of item {item_id!r}")
+    elif rotation not in ROTATIONS or sample_id(item_id, str(view), rotation) != sample_key:
         raise record_error(
             source, sample_key, "id", f"does not name {view} view {rotation} of item {item_id!r}"
         )
-    return item_id, str(view), rotation
+    return item_id, str(view), rotation, name
 
 
 def _images(users: list[Any]) -> int | None:
@@ -147,7 +170,7 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
     from mmspubench.eval import prompts
 
-    item_id, view, rotation = _view_of(sample, source)
+    item_id, view, rotation, intervention = _view_of(sample, source)
     systems = (
         [m.text for m in sample.input if isinstance(m, ChatMessageSystem)]
         if isinstance(sample.input, list)
@@ -167,6 +190,9 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
         [m for m in sample.input if isinstance(m, ChatMessageUser)] if isinstance(sample.input, list) else []
     )
     target = sample.target if isinstance(sample.target, str) else None
+    digest = None
+    if view == INTERVENTION:
+        digest = shown_digest(sample, source, f"{item_id} ({intervention})")
     return HarnessAnswer(
         id=item_id,
         raw_output=completion,
@@ -177,6 +203,8 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
         view=view,
         rotation=rotation,
         images=_images(users),
+        intervention=intervention,
+        image_digest=digest,
     )
 
 
@@ -196,8 +224,11 @@ def _views(args: Mapping[str, Any], source: str) -> tuple[tuple[str, ...], str]:
     return views, image
 
 
-def _samples_per_item(views: tuple[str, ...]) -> int:
-    return (len(ROTATIONS) if "circular" in views else 1) + ("blind" in views)
+def _samples_per_item(views: tuple[str, ...], interventions: tuple[str, ...]) -> int | None:
+    """Samples per item (``None``: it varies with the item, under ``cf:*``)."""
+    if CF_ALL in interventions:
+        return None
+    return (len(ROTATIONS) if "circular" in views else 1) + ("blind" in views) + len(interventions)
 
 
 def check_strict_json(path: Path, source: str) -> None:
@@ -234,6 +265,17 @@ def unfinished(log: Any, source: str) -> MMSpuBenchError:
     )
 
 
+def _claimed(log: Any) -> dict[str, float]:
+    """The figures the log records: the fixed ones and every ``NAME_<figure>`` of an intervention
+    (one the run did not ask finds no figure of ours and is refused)."""
+    suffixes = tuple(f"_{f}" for f in INTERVENTION_FIGURES)
+    claimed: dict[str, float] = {}
+    for score in log.results.scores if log.results else []:
+        values = {k: m.value for k, m in score.metrics.items()}
+        claimed.update(claimed_from(values, (*FIGURES, *(k for k in values if k.endswith(suffixes)))))
+    return claimed
+
+
 def read_inspect_log(path: Path) -> HarnessRun:
     """An Inspect log of the ``mm_spubench`` task (``.eval`` or ``.json``), finished with success."""
     from inspect_ai.log import read_eval_log
@@ -258,11 +300,10 @@ def read_inspect_log(path: Path) -> HarnessRun:
             f"{source}: task argument prompt_variant={clean(str(args['prompt_variant']))!r}: ingest takes "
             "runs of the standard prompt only (score a mitigation prompt with mmspubench eval --prompt-variant)"
         )
-    claimed: dict[str, float] = {}
-    for score in log.results.scores if log.results else []:
-        claimed.update(claimed_from({k: m.value for k, m in score.metrics.items()}, FIGURES))
-    inspect_model = text_field(str(log.eval.model), source, "?", "eval.model")
     views, blind_image = _views(args, source)
+    interventions = task_interventions(args, source)
+    claimed = _claimed(log)
+    inspect_model = text_field(str(log.eval.model), source, "?", "eval.model")
     return HarnessRun(
         harness="inspect_ai",
         version=checked_version(log.eval.packages.get("inspect_ai"), source, "inspect_ai"),
@@ -271,7 +312,9 @@ def read_inspect_log(path: Path) -> HarnessRun:
         dataset=None if args.get("dataset") is None else str(args["dataset"]),
         revision=None if args.get("revision") is None else str(args["revision"]),
         split=str(args.get("split", "test")),
-        limit=_limit(args.get("limit"), log.eval.config.limit, source, _samples_per_item(views)),
+        limit=_limit(
+            args.get("limit"), log.eval.config.limit, source, _samples_per_item(views, interventions)
+        ),
         max_new_tokens=_int_or_none(args.get("max_tokens"), "task argument max_tokens", source) or 16,
         answers=tuple(_inspect_answer(s, source) for s in log.samples),
         claimed=claimed,
@@ -279,6 +322,7 @@ def read_inspect_log(path: Path) -> HarnessRun:
         hub_repo=inspect_hub_repo(inspect_model),
         views=views,
         blind_image=blind_image,
+        interventions=interventions,
     )
 
 

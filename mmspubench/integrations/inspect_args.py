@@ -19,6 +19,7 @@ from typing import Any
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.config_checks import check_field
+from mmspubench.eval.intervention_names import check_names, parse_names
 from mmspubench.options import choices_of
 
 try:  # Inspect prints this kind as its message alone (no traceback, no exception group)
@@ -94,3 +95,23 @@ def check_views(circular: Any, blind: Any, blind_image: str) -> None:
         raise MMSpuBenchError(
             f"-T blind_image={blind_image!r}: is used only with -T blind=true (as --blind-image)"
         )
+
+
+def check_interventions(value: Any) -> tuple[str, ...]:
+    """``-T interventions=``: ``None`` (not given) is none; else names checked as ``--interventions``
+    checks them (Inspect hands ``grayscale,blur`` over as a list, ``grayscale`` as a text)."""
+    if value is None:
+        return ()
+    try:
+        if isinstance(value, str):
+            names = parse_names(value) or check_names(())
+        elif isinstance(value, list):  # Inspect splits "grayscale, blur" into 'grayscale' and ' blur'
+            names = check_names([n.strip() if isinstance(n, str) else n for n in value])
+        else:
+            raise MMSpuBenchError(f"--interventions: {type(value).__name__} is not a list of names")
+    except MMSpuBenchError as err:
+        reason = str(err).removeprefix("--interventions: ")
+        if isinstance(value, str):  # parse_names names the text itself: "--interventions 'TEXT': ..."
+            reason = reason.removeprefix(f"--interventions {value[:80]!r}: ")
+        raise MMSpuBenchError(f"-T interventions={value!r}: {reason} (as --interventions)") from None
+    return names

@@ -26,8 +26,13 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics as our_metrics
 from mmspubench.eval import prompts
 from mmspubench.eval.parse import parse_answer, parse_final_answer
-from mmspubench.integrations import inspect_views
-from mmspubench.integrations.inspect_args import TaskOptionError, check_task_args, check_views
+from mmspubench.integrations import inspect_interventions, inspect_views
+from mmspubench.integrations.inspect_args import (
+    TaskOptionError,
+    check_interventions,
+    check_task_args,
+    check_views,
+)
 from mmspubench.integrations.items import Split, SplitItem, load_split
 from mmspubench.redact import clean
 
@@ -111,11 +116,14 @@ def mm_spubench(
     circular: bool = False,
     blind: bool = False,
     blind_image: str = "none",
+    interventions: str | list[str] | None = None,
 ) -> Task:
     """MM-SpuBench accuracy. ``dataset``: a Hub id (at ``revision``), a built folder or a raw
     release, as ``mmspubench eval --dataset`` (default: the bundled release). ``circular``: each
     item also in its rotations 1-3, ``blind``: also without the image (``blind_image`` ``grey``: a
     mid-grey image), as ``mmspubench eval --metrics accuracy,circular,blind`` (``inspect_views``).
+    ``interventions``: each item also asked under each named intervention (``grayscale,blur``,
+    ``cf:NAME``, ``cf:*``), as ``--metrics ...,interventions --interventions`` (``inspect_interventions``).
     Every option is checked as ``mmspubench eval`` checks its flag, before anything is read; a bad
     one is one line."""
     try:
@@ -123,7 +131,7 @@ def mm_spubench(
         given.update({"prompt_variant": prompt_variant, "limit": limit, "max_tokens": max_tokens})
         check_task_args({**given, "blind_image": blind_image})
         check_views(circular, blind, blind_image)
-        views = Views(circular, blind, blind_image)
+        views = Views(circular, blind, blind_image, check_interventions(interventions))
         return _task(dataset, revision, split, prompt_variant, limit, max_tokens, views)
     except MMSpuBenchError as err:
         raise TaskOptionError(clean(" ".join(str(err).split()))) from None
@@ -136,23 +144,26 @@ class Views:
     circular: bool
     blind: bool
     blind_image: str
+    interventions: tuple[str, ...] = ()
+    """The interventions asked (``-T interventions``), checked; empty: none."""
 
     @property
     def any(self) -> bool:
         """Whether any view beyond the published order is asked for."""
-        return self.circular or self.blind
+        return self.circular or self.blind or bool(self.interventions)
 
 
-def _samples(loaded: Split, prompt_variant: str, views: Views) -> list[Sample]:
+def _samples(loaded: Split, prompt_variant: str, views: Views, where: str) -> list[Sample]:
     if not views.any:
         return [to_sample(s, prompt_variant) for s in loaded.items]
-    return [
-        sample
-        for s in loaded.items
-        for sample in inspect_views.item_samples(
-            s, prompt_variant, views.circular, views.blind, views.blind_image
-        )
-    ]
+    if views.interventions:
+        inspect_interventions.check_split(loaded, views.interventions, where)
+    out = []
+    for s in loaded.items:
+        out += inspect_views.item_samples(s, prompt_variant, views.circular, views.blind, views.blind_image)
+        if views.interventions:
+            out += inspect_interventions.intervention_samples(s, prompt_variant, views.interventions, where)
+    return out
 
 
 def _metrics(views: Views) -> list[Metric | dict[str, list[Metric]]]:
@@ -163,6 +174,8 @@ def _metrics(views: Views) -> list[Metric | dict[str, list[Metric]]]:
         chosen.append(inspect_views.circular_figures())
     if views.blind:
         chosen.append(inspect_views.blind_figures())
+    if views.interventions:
+        chosen.append(inspect_interventions.intervention_figures())
     return chosen
 
 
@@ -177,9 +190,10 @@ def _task(
 ) -> Task:
     chosen = prompts.variant(prompt_variant)
     loaded = load_split(dataset, revision, split, limit)
+    where = str(dataset or "bundled")
     return Task(
         dataset=MemoryDataset(
-            _samples(loaded, prompt_variant, views), name="mm_spubench", location=str(dataset or "bundled")
+            _samples(loaded, prompt_variant, views, where), name="mm_spubench", location=where
         ),
         solver=mcq_answer(max_tokens or chosen.max_new_tokens, chosen.final_answer),
         scorer=choice(),
