@@ -106,15 +106,27 @@ def test_bad_names_are_one_line(given: Any, needle: str) -> None:
     assert needle in text and "\n" not in text and len(text) < 400
 
 
-def test_api_lists_keep_their_order_and_an_empty_value_is_the_default() -> None:
+def test_api_lists_keep_their_order_and_an_empty_text_is_refused() -> None:
     config = with_options(None, {"metrics": "accuracy,interventions", "interventions": ["noise", "cf:*"]})
     assert config.interventions == ("noise", "cf:*")
-    assert with_options(None, {"metrics": "accuracy,interventions", "interventions": " "}).interventions == (
+    assert with_options(None, {"metrics": "accuracy,interventions", "interventions": []}).interventions == (
         "grayscale",
         "blur",
         "equalize",
         "noise",
     )
+    for empty in ("", " ", ","):
+        with pytest.raises(MMSpuBenchError, match="--interventions"):
+            with_options(None, {"metrics": "accuracy,interventions", "interventions": empty})
+
+
+def test_an_empty_interventions_flag_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mmspubench.cli import main
+
+    argv = ["eval", "--metrics", "accuracy,interventions", "--out", str(tmp_path / "run")]
+    assert main([*argv, "--interventions", ""]) == 2
+    assert "--interventions: no name given" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
 
 
 # ------------------------------------------------------------------ forged entries, recompute
