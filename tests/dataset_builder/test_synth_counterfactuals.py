@@ -309,3 +309,20 @@ def test_synth_says_how_often_the_text_still_names_the_changed_cue(
     items = list(generate_items(90))
     assert all(text_names_cue(i) for i in items)
     assert not text_names_cue(replace(items[0], question="What is the object?"))
+
+
+def test_the_docs_count_of_cue_random_drawing_the_published_values() -> None:
+    """docs/benchmark/synthetic.md: 10 of the 90 default items draw their published values as cue-random."""
+    from mmspubench.dataset_builder.synth import generate_items
+
+    same = sum(
+        cf.scene.planted == item.scene.planted
+        for item in generate_items(90)
+        for cf in counterfactual_scenes(item.scene)
+        if cf.name == "cue-random"
+    )
+    assert same == 10
+    assert (
+        "in 10\n  of the 90 default items"
+        in (Path(__file__).parents[2] / "docs/benchmark/synthetic.md").read_text()
+    )
