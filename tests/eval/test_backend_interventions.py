@@ -46,6 +46,10 @@ def test_image_keys_are_the_content() -> None:
     assert keys.key(_one_pixel_off(image)) != keys.key(image)
     gray, _ = interventions.apply("grayscale", image)
     assert keys.key(gray) != keys.key(image)
+    data = image.tobytes()
+    turned = Image.frombytes("RGB", (5, 6), data)  # the same bytes at another size
+    as_gray = Image.frombytes("L", (18, 5), data)  # and in another mode
+    assert len({keys.key(image), keys.key(turned), keys.key(as_gray)}) == 3
 
 
 def test_palette_images_with_the_same_indices_but_other_colours_get_other_keys() -> None:
