@@ -39,14 +39,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends import server_answers as answers
 from mmspubench.eval.backends import server_cache
 from mmspubench.eval.backends.api_key import read_api_key
-from mmspubench.eval.backends.openai_messages import (
-    data_url,
-    render_messages,
-    url_of,
-    urls_of,
-    wave_key,
-    with_image,
-)
+from mmspubench.eval.backends.openai_messages import ImageUrls, data_url, render_messages, with_image
 from mmspubench.eval.backends.server_answers import continuation_sum
 from mmspubench.eval.backends.vllm_cache import CacheCounts
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
@@ -145,11 +138,11 @@ class OpenAIModel:
         """Greedy answers (temperature 0), requests in flight concurrently."""
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
-        urls = urls_of(images)
+        urls = ImageUrls(images)
 
         def job(image: Image | None, context: str) -> Callable[[Any], Awaitable[str]]:
             async def run(client: Any) -> str:
-                messages = with_image(context, url_of(urls, image))
+                messages = with_image(context, urls.url(image))
                 extra = self._extra()
                 if messages[-1]["role"] == "assistant":
                     if self.features.add_special_tokens is None:
@@ -177,20 +170,21 @@ class OpenAIModel:
             return []
         if not self.features.prompt_logprobs:
             raise MMSpuBenchError(NO_PROMPT_LOGPROBS)
-        urls = urls_of([r.image for r in requests])
-        keys = list(dict.fromkeys((id(r.image), r.context) for r in requests))
+        urls = ImageUrls([r.image for r in requests])
+        firsts = {(urls.key(r.image), r.context): r.image for r in requests}
+        keys = list(firsts)
 
-        def tokenize(key: tuple[int, str]) -> Callable[[Any], Awaitable[list[int]]]:
-            return lambda client: self._tokenize(client, with_image(key[1], urls.get(key[0])))
+        def tokenize(key: tuple[str | None, str]) -> Callable[[Any], Awaitable[list[int]]]:
+            return lambda client: self._tokenize(client, with_image(key[1], urls.url(firsts[key])))
 
         # letters of one question share their context's tokenization: asked once, first
         contexts = dict(zip(keys, _run(self, [tokenize(k) for k in keys]), strict=True))
 
         def job(request: ScoreRequest) -> Callable[[Any], Awaitable[float]]:
             async def run(client: Any) -> float:
-                messages = with_image(request.context, url_of(urls, request.image), request.continuation)
+                messages = with_image(request.context, urls.url(request.image), request.continuation)
                 tokenized = await self._tokenize(client, messages)
-                context = contexts[(id(request.image), request.context)]
+                context = contexts[(urls.key(request.image), request.context)]
                 ids, logprobs = await self._checked_logprobs(client, messages, len(tokenized) - len(context))
                 answers.check_same_tokens(tokenized, ids, request)
                 return continuation_sum(context, ids, logprobs, request)
@@ -201,7 +195,7 @@ class OpenAIModel:
             return _run(self, [job(r) for r in requests])
         # the first request of each image warms the server's cache for the others
         return server_cache.in_waves(
-            [wave_key(r) for r in requests], lambda wave: _run(self, [job(requests[i]) for i in wave])
+            [urls.wave_key(r) for r in requests], lambda wave: _run(self, [job(requests[i]) for i in wave])
         )
 
     async def _checked_logprobs(

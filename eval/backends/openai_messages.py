@@ -55,19 +55,32 @@ def data_url(image: Image) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def urls_of(images: Sequence[Image | None]) -> dict[int, str]:
-    """Each image's data URL by the image object's id (a text-only prompt's ``None`` has none)."""
-    return {id(image): data_url(image) for image in images if image is not None}
+class ImageUrls:
+    """The data URLs of one call's images, keyed by content
+    (:class:`~mmspubench.eval.modelio.encoding.ImageKeys`): each distinct picture is encoded once
+    (an item's letters and conditions share it), and an intervened image, even one pixel away from
+    the published one, gets its own URL, tokenization and cache wave."""
 
+    def __init__(self, images: Sequence[Image | None]) -> None:
+        from mmspubench.eval.modelio.encoding import ImageKeys
 
-def url_of(urls: dict[int, str], image: Image | None) -> str | None:
-    """The data URL of ``image`` in ``urls`` (:func:`urls_of`); ``None`` for a text-only prompt."""
-    return None if image is None else urls[id(image)]
+        self._keys = ImageKeys()
+        self._urls: dict[str, str] = {}
+        for image in images:
+            if image is not None and self._keys.key(image) not in self._urls:
+                self._urls[self._keys.key(image)] = data_url(image)
 
+    def key(self, image: Image | None) -> str | None:
+        """The content key of ``image`` (``None`` for a text-only prompt)."""
+        return None if image is None else self._keys.key(image)
 
-def wave_key(request: ScoreRequest) -> tuple[str, int | str]:
-    """The cache-wave group of a scoring request: its image, or for a text-only request its
-    context (the letters of one blind question), never the shared ``None``."""
-    if request.image is None:
-        return "text", request.context
-    return "image", id(request.image)
+    def url(self, image: Image | None) -> str | None:
+        """The data URL of ``image``; ``None`` for a text-only prompt."""
+        return None if image is None else self._urls[self._keys.key(image)]
+
+    def wave_key(self, request: ScoreRequest) -> tuple[str, str]:
+        """The cache-wave group of a scoring request: its image's content, or for a text-only
+        request its context (the letters of one blind question), never the shared ``None``."""
+        if request.image is None:
+            return "text", request.context
+        return "image", self._keys.key(request.image)

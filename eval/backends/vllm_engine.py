@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.backends.vllm_cache import CacheCounts, score_reading_cache
 from mmspubench.eval.modelio.chat import render_chat, render_text_chat
-from mmspubench.eval.modelio.encoding import add_special_tokens_for, encode_request
+from mmspubench.eval.modelio.encoding import ImageKeys, add_special_tokens_for, encode_request
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 
 if TYPE_CHECKING:
@@ -172,10 +172,7 @@ class VLLMModel:
 
         n_scored = [len(ids) - n_context for ids, n_context in encoded]
         if self.reads_cache:
-            keys = [
-                cache_key(None if r.image is None else id(r.image), ids, n_context, self._image_token_id)
-                for (ids, n_context), r in zip(encoded, requests, strict=True)
-            ]
+            keys = request_keys(requests, encoded, self._image_token_id)
             budget, block = _cache_size(self.llm)
             outputs = score_reading_cache(run, prompts, keys, n_scored, self.cache_counts, budget, block)
         else:
@@ -233,11 +230,13 @@ def check_same_tokens(ours: Sequence[int], ran: Sequence[int], image_token_id: i
 
 
 def cache_key(
-    image: int | None, ids: Sequence[int], n_context: int, image_token_id: int | None
-) -> tuple[int | None, tuple[int, ...]]:
+    image: str | None, ids: Sequence[int], n_context: int, image_token_id: int | None
+) -> tuple[str | None, tuple[int, ...]]:
     """The prefix-cache group of one scoring request (:mod:`~mmspubench.eval.backends.vllm_cache`).
 
-    With an image (``image``: the image object's id): the image and our tokens up to and including
+    With an image (``image``: its content key, :class:`~mmspubench.eval.modelio.encoding.ImageKeys`,
+    so an intervened image, even one pixel away from the published one, is a group of its own, as
+    it is in vLLM's own cache, which hashes the pixels): the image and our tokens up to and including
     its placeholder, so an item's conditions, letters and four rotations form one group that reads
     the image and the shared question from the first one's blocks. Without (``None``, a text-only
     prompt): ``None`` and the context's tokens, so the letters of one blind question form a group
@@ -247,6 +246,19 @@ def cache_key(
         return None, tuple(ids[:n_context])
     hits = [i for i, t in enumerate(ids) if t == image_token_id]
     return image, tuple(ids[: hits[-1] + 1] if hits else ids[:1])
+
+
+def request_keys(
+    requests: Sequence[ScoreRequest], encoded: Sequence[tuple[list[int], int]], image_token_id: int | None
+) -> list[tuple[str | None, tuple[int, ...]]]:
+    """:func:`cache_key` of each request of one call (``encoded``: its token ids and context
+    length), its image keyed by content: the same pixels in two objects share a group, while an
+    intervened image, even one pixel away from the published one, is a group of its own."""
+    images = ImageKeys()
+    return [
+        cache_key(None if r.image is None else images.key(r.image), ids, n_context, image_token_id)
+        for (ids, n_context), r in zip(encoded, requests, strict=True)
+    ]
 
 
 def _count_uncached(outputs: Sequence[Any], counts: CacheCounts) -> None:

@@ -292,7 +292,13 @@ def _flat(images: Any) -> list[Any]:
 
 
 class ImageKeys:
-    """Equal keys for the same PIL object or identical pixels; each image hashed once per call."""
+    """Equal keys for the same PIL object or identical pixels; each image hashed once per call.
+
+    The key is the image's content (mode, size, pixel bytes, and a palette image's palette: two
+    palette images with the same indices show different pixels), never the object: an intervened
+    image that differs from the published one by one pixel gets another key, while the same pixels
+    in two objects share one.
+    """
 
     def __init__(self) -> None:
         self._by_object: dict[int, str] = {}
@@ -303,7 +309,11 @@ class ImageKeys:
 
         known = self._by_object.get(id(image))
         if known is None:
-            digest = hashlib.sha1(image.tobytes()).hexdigest()
+            hasher = hashlib.sha1(image.tobytes())
+            palette = image.getpalette() if image.mode in ("P", "PA") else None
+            if palette is not None:  # the indices alone do not say which colours are shown
+                hasher.update(b"palette:" + bytes(palette))
+            digest = hasher.hexdigest()
             known = f"{image.mode}:{image.size[0]}x{image.size[1]}:{digest}"
             self._by_object[id(image)] = known
             self._alive.append(image)

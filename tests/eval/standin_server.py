@@ -19,7 +19,7 @@ prompt log-probability is +25 / NaN), ``short`` (one log-probability fewer than 
 ``float_tokens`` (``/tokenize`` answers floats), ``string_logprob`` (a log-probability is the string
 ``"-0.5"``), ``bool_ids`` (a prompt token id is ``true``). ``prefix_cache``: honest, and it honours
 ``skip_reading_prefix_cache: false`` like a vLLM engine: blocks of :data:`BLOCK` tokens of earlier
-prompts are read (at most all but the last token), reported in ``usage.prompt_tokens_details``, and
+prompts (their image tokens keyed by the image, as vLLM hashes it) are read (at most all but the last token), reported in ``usage.prompt_tokens_details``, and
 their log-probabilities are garbage (-9.0), as vLLM leaves them. Action ``html``: a 200 that is not JSON.
 """
 
@@ -76,8 +76,11 @@ class StandInServer:
         answer: str = "A",
         slow_seconds: float = 2.0,
         scoring: str | None = None,
+        answer_of: Callable[[dict[str, Any]], str] | None = None,
     ):
         self.policy = policy
+        self.answer_of = answer_of
+        """When given: the answer's text from the request body (e.g. from the image it carries)."""
         self.scoring = scoring
         self.answer = answer
         self.slow_seconds = slow_seconds
@@ -161,10 +164,11 @@ class StandInServer:
         """Positions read from the cache get GARBAGE; the prompt's blocks are cached afterwards."""
         with self._lock:
             cached = 0
+            keyed = _by_content(body, ids)
             if body.get("skip_reading_prefix_cache") is False:
-                hits = [k for k in range(BLOCK, len(ids), BLOCK) if tuple(ids[:k]) in self._blocks]
+                hits = [k for k in range(BLOCK, len(ids), BLOCK) if tuple(keyed[:k]) in self._blocks]
                 cached = max(hits, default=0)
-            self._blocks.update(tuple(ids[:k]) for k in range(BLOCK, len(ids) + 1, BLOCK))
+            self._blocks.update(tuple(keyed[:k]) for k in range(BLOCK, len(ids) + 1, BLOCK))
         for p in range(1, cached + 1):
             logprobs[p] = {str(ids[p]): {"logprob": GARBAGE, "rank": 1}}
         return {
@@ -177,6 +181,7 @@ class StandInServer:
 
     def _completion(self, body: Any) -> dict[str, Any]:
         extra = self._prompt_logprobs(body) if self.scoring and "prompt_logprobs" in body else {}
+        answer = self.answer if self.answer_of is None else self.answer_of(body)
         return {
             "id": "chatcmpl-standin",
             "object": "chat.completion",
@@ -185,7 +190,7 @@ class StandInServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": self.answer},
+                    "message": {"role": "assistant", "content": answer},
                     "finish_reason": "stop",
                 }
             ],
@@ -268,6 +273,30 @@ class StandInServer:
                     self._send(404, {"error": {"message": "not found", "type": "not_found"}})
 
         return Handler
+
+
+def image_urls(body: dict[str, Any]) -> list[str]:
+    """The ``image_url`` URLs of a request's messages, in order."""
+    return [
+        part["image_url"]["url"]
+        for message in body.get("messages", [])
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if part.get("type") == "image_url"
+    ]
+
+
+def _by_content(body: dict[str, Any], ids: list[int]) -> list[Any]:
+    """The prompt's tokens with each image token keyed by its image's URL, as vLLM keys its cache
+    blocks by the image's content hash: a prompt with another image reads no block past it."""
+    urls = iter(image_urls(body))
+    out: list[Any] = []
+    url = None
+    for index, token in enumerate(ids):
+        if token == IMAGE and (index == 0 or ids[index - 1] != IMAGE):
+            url = next(urls, None)
+        out.append((IMAGE, url) if token == IMAGE else token)
+    return out
 
 
 def _hostile(completion: dict[str, Any], action: str, auth: str) -> tuple[int, Any] | None:

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("openai", reason="the api extra (openai) is not installed")
 
-from mmspubench.eval.backends.openai_messages import render_messages, wave_key
+from mmspubench.eval.backends.openai_messages import ImageUrls, render_messages
 from mmspubench.eval.cli import main
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
 from PIL import Image
@@ -132,6 +132,7 @@ def test_cache_waves_key_text_only_requests_by_their_context() -> None:
         ScoreRequest(None, "[3]", " B"),
         ScoreRequest(None, "[4]", " A"),  # another question, another group
     ]
-    keys = [wave_key(r) for r in requests]
-    assert keys[0] == keys[1] == ("image", id(image))
+    urls = ImageUrls([r.image for r in requests])
+    keys = [urls.wave_key(r) for r in requests]
+    assert keys[0] == keys[1] and keys[0][0] == "image"
     assert keys[2] == keys[3] == ("text", "[3]") and keys[4] == ("text", "[4]")

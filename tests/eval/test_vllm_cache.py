@@ -137,9 +137,11 @@ IMG = 3  # the image placeholder of the requests below (cache_key and check_text
 def test_cache_key_groups_rotations_by_image_and_text_only_requests_by_context() -> None:
     head = [1, 10, IMG, 11, 12]  # BOS, system, the image placeholder, the question
     rotations = [[*head, 20 + k, 21 + k, 30 + letter] for k in range(4) for letter in range(4)]
-    image_keys = {cache_key(77, ids, len(ids) - 1, IMG) for ids in rotations}
-    assert image_keys == {(77, (1, 10, IMG))}  # all 16 asks of one item: one group
-    assert cache_key(78, rotations[0], 7, IMG) != cache_key(77, rotations[0], 7, IMG)  # another image
+    image_keys = {cache_key("img-a", ids, len(ids) - 1, IMG) for ids in rotations}
+    assert image_keys == {("img-a", (1, 10, IMG))}  # all 16 asks of one item: one group
+    assert cache_key("img-b", rotations[0], 7, IMG) != cache_key(
+        "img-a", rotations[0], 7, IMG
+    )  # another image
     blind = [[1, 10, 11, 12, 20, 21, 30 + letter] for letter in range(4)]
     other = [[1, 10, 11, 12, 22, 21, 30 + letter] for letter in range(4)]  # another question
     blind_keys = {cache_key(None, ids, 6, IMG) for ids in blind}
@@ -163,7 +165,7 @@ def test_rotations_and_blind_letters_read_the_shared_prefix_from_the_cache() -> 
     rotations = [[*question, 60 + k, 61, 62, 63, 64, 90 + letter] for k in range(4) for letter in range(4)]
     blind = [[1, *range(40, 47), *range(50, 58), 60, 61, 62, 63, 64, 90 + letter] for letter in range(4)]
     prompts = rotations + blind
-    keys = [cache_key(None if i >= 16 else 5, p, len(p) - 1, IMG) for i, p in enumerate(prompts)]
+    keys = [cache_key(None if i >= 16 else "img", p, len(p) - 1, IMG) for i, p in enumerate(prompts)]
     engine, counts = _Engine(), CacheCounts()
     reads: dict[int, int] = {}
 

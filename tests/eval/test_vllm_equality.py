@@ -193,6 +193,95 @@ def test_offline_circular_and_blind_equal_transformers(
     assert cache["cached_prompt_tokens"] == sum(c["cached"] for c in calls)
 
 
+@pytest.fixture(scope="module")
+def interventions_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """transformers runs (fast scorer) with every built-in intervention (CGLA under each in generate)."""
+    out = tmp_path_factory.mktemp("interventions-reference") / "transformers"
+    _driver("transformers", "fast", bundled_model_dir(), out, views="interventions")
+    return out
+
+
+SECTION_FIGURES = ("names", "targets", "n", "accuracy", "change", "flip_rate", "flip_rate_by_type")
+"""The interventions section's figures computed from predictions alone (equal, not close)."""
+
+
+def compare_interventions(got: Path, want: Path) -> tuple[float, int]:
+    """(max |score difference| over every intervened answer's option scores and CGLs, the number
+    of intervened answers whose scores differ from the published image's by more than 100 x
+    TOLERANCE); names, digests and predictions equal, and the section's figures."""
+    worst, moved = 0.0, 0
+    for mode in ("generate", "logprob"):
+        a, b = _samples(got / mode), _samples(want / mode)
+        assert a.keys() == b.keys() and len(a) == int(LIMIT)
+        for key in a:
+            x, y = a[key], b[key]
+            assert x["prediction"] == y["prediction"], (mode, key)
+            assert [(e["name"], e["digest"]) for e in x["interventions"]] == [
+                (e["name"], e["digest"]) for e in y["interventions"]
+            ]
+            for p, q in zip(x["interventions"], y["interventions"], strict=True):
+                assert p["prediction"] == q["prediction"], (mode, key, p["name"])
+                field, published = (
+                    ("option_scores", x["option_scores"])
+                    if mode == "logprob"
+                    else ("cgls", [c["cgl"] for c in x["conditions"]])
+                )
+                pairs = list(zip(p[field], q[field], strict=True))
+                assert pairs
+                worst = max(worst, *(abs(s - t) for s, t in pairs))
+                moved += max(abs(s - t) for s, t in zip(p[field], published, strict=True)) > 100 * TOLERANCE
+        found, wanted = (json.loads((run / mode / "results.json").read_text()) for run in (got, want))
+        assert found["accuracy"] == wanted["accuracy"]
+        assert found["interventions"]["names"] == wanted["interventions"]["names"]
+        for name, section in wanted["interventions"]["by_intervention"].items():
+            mine = found["interventions"]["by_intervention"][name]
+            for figure in SECTION_FIGURES:
+                assert mine.get(figure) == section.get(figure), (mode, name, figure)
+    return worst, moved
+
+
+def test_offline_interventions_equal_transformers(
+    interventions_reference: Path, vllm_model: Path, tmp_path: Path
+) -> None:
+    """Every built-in intervention through the offline engine: the same answers, option scores and
+    CGLs under each changed image as transformers gives, the same section figures. The intervened
+    images' scores differ from the published image's (so an intervened request that read the
+    published image's cache blocks or answers would show here), and the cache counts are the reads."""
+    out = tmp_path / "vllm"
+    _driver("vllm", "fast", vllm_model, out, SMALL_BLOCKS, "interventions")
+    worst, moved = compare_interventions(out, interventions_reference)
+    print(
+        f"offline interventions: max |vLLM - transformers| = {worst:.3g}; {moved} answers moved by the image"
+    )
+    assert worst <= TOLERANCE
+    assert moved >= int(LIMIT)  # far more than a few: the engine saw each changed image
+    (calls,) = json.loads((out / "cache_reads-logprob.json").read_text())
+    assert len(calls) == 4 * 5 * int(LIMIT)  # the published image and 4 interventions, 4 letters
+    before, cache = (
+        json.loads((out / mode / "results.json").read_text())["backend"]["prefix_cache"]
+        for mode in ("generate", "logprob")
+    )  # one engine for both runs: its counts add up, the generate run's CGLA first
+    assert cache["requests"] - before["requests"] == len(calls)
+    assert cache["cached_prompt_tokens"] - before["cached_prompt_tokens"] == sum(c["cached"] for c in calls)
+
+
+def test_server_interventions_equal_transformers(
+    interventions_reference: Path, vllm_server: str, tmp_path: Path
+) -> None:
+    """Through a real vLLM server: each changed image goes out as its data URL and is answered
+    and scored as transformers does."""
+    out = tmp_path / "api"
+    base = [sys.executable, "-m", "mmspubench.eval.cli", "eval", "--backend", "openai", "--base-url", vllm_server,
+            "--model", "tiny-llava", "--limit", LIMIT, "--no-progress", "--api-key-env", "none"]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    for mode, metrics in (("generate", "accuracy,cgla,interventions"), ("logprob", "accuracy,interventions")):
+        cmd = [*base, "--out", str(out / mode), "--answer-mode", mode, "--metrics", metrics]
+        subprocess.run(cmd, env=env, check=True, timeout=1200)
+    worst, moved = compare_interventions(out, interventions_reference)
+    print(f"server interventions: max |vLLM server - transformers| = {worst:.3g}; {moved} moved")
+    assert worst <= TOLERANCE and moved >= int(LIMIT)
+
+
 def _score_driver(model: Path, out: Path, items: int, engine_args: str) -> dict[str, Any]:
     cmd = [
         vllm_python(),

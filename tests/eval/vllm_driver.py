@@ -5,7 +5,7 @@ usage: python tests/eval/vllm_driver.py BACKEND SCORER MODEL OUT LIMIT [ENGINE_A
 writes OUT/generate and OUT/logprob run folders (results.json, samples.jsonl).
 
 VIEWS (e.g. ``circular,blind``): both modes run ``accuracy`` and these confound views instead
-(no CGLA); on vLLM the driver then also writes OUT/cache_reads-MODE.json: per ``score`` call, per
+(no CGLA; ``interventions``: every built-in intervention, with CGLA under each in generate mode); on vLLM the driver then also writes OUT/cache_reads-MODE.json: per ``score`` call, per
 request in input order, the prompt tokens the engine ran, whether it had an image, and how many its first pass read from
 the prefix cache (before any rescoring).
 """
@@ -70,6 +70,8 @@ def main() -> None:
     modes = (("generate", ("accuracy", *views)), ("logprob", ("accuracy", *views)))
     if not views:
         modes = (("generate", ("accuracy", "cgla")), ("logprob", ("accuracy",)))
+    if views == ("interventions",):  # every built-in, with CGLA under each in generate mode
+        modes = (("generate", ("accuracy", "cgla", *views)), ("logprob", ("accuracy", *views)))
     for mode, metrics in modes:
         config = RunConfig(
             model=model,
