@@ -340,7 +340,7 @@ def test_training_json_records_the_planting_options(tmp_path: Path) -> None:
     assert recorded["letter_bias"] == ["A", 0.9] and recorded["text_prior_types"] == ["background"]
 
 
-@pytest.mark.parametrize("name", ["balanced", "biased", "letter-bias", "text-prior"])
+@pytest.mark.parametrize("name", ["balanced", "biased", "color-cue", "letter-bias", "text-prior"])
 def test_a_shipped_training_json_reads_back_as_its_train_config(name: str) -> None:
     from dataclasses import asdict
 
