@@ -1,0 +1,140 @@
+"""bench/intervention_controls.py: rows and tables from results.json, the contrast difference, and
+(slow) the shipped controls separating under the interventions view."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "intervention_controls", ROOT / "bench" / "intervention_controls.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+ic = load_script()
+RUN = {"model": "m", "release": "cf", "mode": "generate"}
+
+
+def change(gain: float, by_type: dict[str, float | None]) -> dict[str, Any]:
+    return {
+        "gain": gain,
+        "ci95": [gain - 1, gain + 1],
+        "mcnemar_p": 0.5,
+        "only_vanilla": 0,
+        "only_intervened": 0,
+        "by_type": by_type,
+        "ci95_by_type": {k: None if v is None else [v - 2, v + 2] for k, v in by_type.items()},
+    }
+
+
+def sample(i: int, types: list[str], correct: bool, gray_correct: bool) -> dict[str, Any]:
+    entry = {"name": "grayscale", "digest": "x", "prediction": None, "correct": gray_correct}
+    return {"id": f"{i:06d}", "types": types, "correct": correct, "interventions": [entry]}
+
+
+def results(gain_col: float = 10.0) -> dict[str, Any]:
+    gray = {
+        "targets": ["Col."],
+        "description": "d",
+        "n": 4,
+        "accuracy": {"overall": 50.0},
+        "change": change(0.0, {"Col.": gain_col, "BG": -10.0}),
+        "flip_rate": 25.0,
+        "targeted_contrast": {"value": 20.0, "ci95": [1.0, 30.0], "n_targeted": 2, "n_other": 2},
+        "gold_prob_change": None,
+    }
+    return {
+        "accuracy": {"overall": 50.0, "n": 4, "n_by_type": {"Col.": 2, "BG": 2}},
+        "interventions": {
+            "names": ["grayscale"],
+            "by_intervention": {"grayscale": gray},
+            "counterfactual_gaps": {
+                "aligned_minus_broken": change(30.0, {"Col.": 50.0, "BG": 10.0}),
+                "removed_minus_broken": change(5.0, {"Col.": 5.0, "BG": None}),
+            },
+        },
+    }
+
+
+SAMPLES = [
+    sample(0, ["colorization"], False, True),
+    sample(1, ["background", "colorization"], True, True),
+    sample(2, ["background"], True, False),
+    sample(3, ["background"], False, False),
+]
+
+
+def test_gap_rows_hold_every_type_with_its_n_and_interval() -> None:
+    rows = {r["type"]: r for r in ic.gap_rows(RUN, results())}
+    assert list(rows) == ["all", *ic.ABBREVS]
+    assert rows["all"]["n"] == 4 and rows["all"]["aligned_minus_broken"]["value"] == 30.0
+    assert rows["Col."]["aligned_minus_broken"] == {"value": 50.0, "ci95": [48.0, 52.0]}
+    assert rows["BG"]["removed_minus_broken"] == {"value": None, "ci95": None}
+    assert rows["TN"]["n"] == 0 and rows["TN"]["aligned_minus_broken"]["value"] is None
+    table = ic.gap_table(list(rows.values()), "generate")
+    assert "| m | Col. | 2 | +50.0 [+48.0, +52.0] | +5.0 [+3.0, +7.0] |" in table
+    assert "| m | TN | 0 | n/a | n/a |" in table
+    assert ic.gap_table(list(rows.values()), "logprob").count("| m |") == 0
+
+
+def test_grayscale_row_splits_targeted_items_by_their_types() -> None:
+    row = ic.grayscale_row(RUN, results(), SAMPLES)
+    # Item 1 has BG and Col.: it is a targeted item. Gains: Col. items +1 of 2, others -1 of 2.
+    assert (row["n_target"], row["n_other"]) == (2, 2)
+    assert row["gain_other"] == -50.0 and row["gain_target"] == 10.0
+    assert ic.paired_outcomes(SAMPLES, "grayscale", ["Col."]) == [
+        (True, False, True),
+        (True, True, True),
+        (False, True, False),
+        (False, False, False),
+    ]
+    with pytest.raises(ValueError, match="sample '000000': no intervention 'blur'"):
+        ic.paired_outcomes(SAMPLES, "blur", ["Col."])
+
+
+def test_contrast_difference_is_the_difference_of_the_contrasts() -> None:
+    pairs = ic.paired_outcomes(SAMPLES, "grayscale", ["Col."])
+    same = ic.contrast_difference(pairs, pairs)
+    assert same["value"] == 0.0 and same["ci95"] == [0.0, 0.0]
+    # A twin that never changes: the difference is the model's own contrast, +50 - (-50) = +100.
+    still = [(t, b, b) for t, b, _ in pairs]
+    diff = ic.contrast_difference(pairs, still)
+    assert diff["value"] == 100.0 and diff["ci95"][0] <= 100.0 <= diff["ci95"][1]
+    with pytest.raises(ValueError, match="not the same items"):
+        ic.contrast_difference(pairs, pairs[:3])
+    assert ic.contrast_difference(pairs[2:], pairs[2:]) == {"value": None, "ci95": None}
+
+
+def test_grayscale_table_prints_the_contrast_and_the_difference_to_the_twin() -> None:
+    row = ic.grayscale_row(RUN, results(), SAMPLES) | {
+        "versus_balanced": {"value": 12.5, "ci95": [2.0, 20.0]}
+    }
+    table = ic.grayscale_table([row])
+    assert (
+        "| m | cf | generate | 4 | 50.0 | +0.0 [-1.0, +1.0] | 2 | +10.0 [+8.0, +12.0] | 2 | -50.0 |" in table
+    )
+    assert table.endswith("| +20.0 [+1.0, +30.0] | +12.5 [+2.0, +20.0] |")
+    twin = ic.grayscale_row(RUN, results(), SAMPLES) | {"targeted_contrast": None}
+    assert ic.grayscale_table([twin]).endswith("| n/a | n/a |")
+
+
+def test_bad_options_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--out", "x", "--n", "0"], ["--out", "x", "--modes", "greedy"]):
+        with pytest.raises(SystemExit) as exc:
+            ic.parse_args(argv)
+        assert exc.value.code == 2
+    assert "--n must be positive" in capsys.readouterr().err
