@@ -19,6 +19,7 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics_calibration, metrics_confounds, prompts
 from mmspubench.eval.config import RunConfig
+from mmspubench.eval.intervention_asks import Shown
 from mmspubench.eval.parse import answer_parser
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
 from mmspubench.eval.records import Answer, Rotation
@@ -55,6 +56,8 @@ class Views:
     rotations: tuple[Rotation, ...] | None
     blind: Answer | None
     option_probs: tuple[float, ...] | None
+    interventions: tuple[tuple[Shown, Answer], ...] | None = None
+    """Each changed image with the answer to it (``interventions``), in the run's order."""
 
 
 def finite(scores: Sequence[float], what: str, item_id: str) -> list[float]:
@@ -139,8 +142,11 @@ def blind_image(item: Item, config: RunConfig) -> Any:
     return Image.new("RGB", item.pil_image.size, GREY)
 
 
-def asks_of(items: Sequence[Item], config: RunConfig) -> list[Ask]:
-    """The published asks of every item, then its rotations 1-3 (circular), then its blind ask."""
+def asks_of(
+    items: Sequence[Item], config: RunConfig, shown: Sequence[Sequence[Shown]] | None = None
+) -> list[Ask]:
+    """The published asks of every item, then its rotations 1-3 (circular), then its blind ask,
+    then its changed images (``shown``, interventions) in the published option order."""
     asks = [Ask(i, tuple(i.options), i.pil_image) for i in items]
     if "circular" in config.metrics:
         for item in items:
@@ -148,6 +154,8 @@ def asks_of(items: Sequence[Item], config: RunConfig) -> list[Ask]:
                 asks.append(Ask(item, metrics_confounds.rotated_options(item.options, k), item.pil_image))
     if "blind" in config.metrics:
         asks += [Ask(i, tuple(i.options), blind_image(i, config)) for i in items]
+    for item, images in zip(items, shown or [() for _ in items], strict=True):
+        asks += [Ask(item, tuple(item.options), s.image) for s in images]
     return asks
 
 
@@ -155,13 +163,19 @@ def _answer(reply: Reply, gold: str) -> Answer:
     return Answer(reply.prediction, reply.prediction == gold, reply.raw_output, reply.option_scores)
 
 
-def records_of(items: Sequence[Item], replies: Sequence[Reply], config: RunConfig) -> list[Views]:
+def records_of(
+    items: Sequence[Item],
+    replies: Sequence[Reply],
+    config: RunConfig,
+    shown: Sequence[Sequence[Shown]] | None = None,
+) -> list[Views]:
     """Each item's views from the replies in :func:`asks_of` order."""
     n = len(items)
     rest = list(replies[n:])
     out = []
     rotated = rest[: 3 * n] if "circular" in config.metrics else []
-    blind = rest[len(rotated) :] if "blind" in config.metrics else []
+    blind = rest[len(rotated) : len(rotated) + n] if "blind" in config.metrics else []
+    changed = iter(rest[len(rotated) + len(blind) :])
     for index, item in enumerate(items):
         published = replies[index]
         rotations = None
@@ -179,5 +193,10 @@ def records_of(items: Sequence[Item], replies: Sequence[Reply], config: RunConfi
         probs = None
         if "calibration" in config.metrics and published.option_scores is not None:
             probs = metrics_calibration.option_probs(published.option_scores)
-        out.append(Views(published, rotations, _answer(blind[index], item.answer) if blind else None, probs))
+        asked = None
+        if "interventions" in config.metrics and shown is not None:
+            asked = tuple((s, _answer(next(changed), item.answer)) for s in shown[index])
+        out.append(
+            Views(published, rotations, _answer(blind[index], item.answer) if blind else None, probs, asked)
+        )
     return out

@@ -20,6 +20,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends import registry
 from mmspubench.eval.backends.plugin import Backend
 from mmspubench.eval.config_checks import check_field, check_fields
+from mmspubench.eval.intervention_names import BUILTIN_NAMES, check_names, parse_names
 from mmspubench.eval.prompts import CGLA_VARIANTS, STANDARD, VARIANTS
 from mmspubench.options import (
     add_fields,
@@ -42,7 +43,7 @@ __all__ = [
     "with_options",
 ]
 
-Metric = Literal["accuracy", "cgla", "circular", "blind", "calibration"]
+Metric = Literal["accuracy", "cgla", "circular", "blind", "calibration", "interventions"]
 AnswerMode = Literal["generate", "logprob"]
 ScorerName = Literal["plain", "fast"]
 CoreReduction = Literal["best", "mean", "first"]
@@ -55,6 +56,8 @@ DEFAULT_METRICS: tuple[str, ...] = ("accuracy", "cgla")
 """The metrics of a run that names none (the paper's two)."""
 CONFOUND_METRICS: tuple[str, ...] = ("circular", "blind", "calibration")
 """The confound views (opt-in; each needs ``accuracy``)."""
+CAUSAL_METRICS: tuple[str, ...] = ("interventions",)
+"""The image interventions (opt-in; needs ``accuracy``): the item asked again with its image changed."""
 BLIND_IMAGES: tuple[str, ...] = get_args(BlindImage)
 ANSWER_MODES: tuple[str, ...] = get_args(AnswerMode)
 SCORERS: tuple[str, ...] = get_args(ScorerName)
@@ -113,7 +116,7 @@ class RunConfig:
     metrics: tuple[str, ...] = option(
         DEFAULT_METRICS,
         "comma-separated subset of " + ",".join(METRICS) + " (default: accuracy,cgla); circular, "
-        "blind and calibration need accuracy, calibration --answer-mode logprob",
+        "blind, calibration and interventions need accuracy, calibration --answer-mode logprob",
         choices=METRICS,
         parse=parse_metrics,
     )
@@ -234,6 +237,19 @@ class RunConfig:
         recorded_when_set=True,
     )
     """The blind view's image: ``none`` (text-only chat path) or ``grey``; recorded only when ``grey``."""
+    interventions: tuple[str, ...] = option(
+        (),
+        "with --metrics ...,interventions: the image interventions to ask each item under, "
+        f"comma-separated: {', '.join(BUILTIN_NAMES)} (photometric, every position kept), cf:NAME "
+        "(a counterfactual image every item of the dataset ships) or cf:* (each item's own); "
+        f"default: {','.join(BUILTIN_NAMES)}",
+        parse=parse_names,
+        added_later=True,
+        identity_when_set=True,
+        recorded_when_set=True,
+    )
+    """Interventions asked (``mmspubench.eval.intervention_names``); empty unless the run computes
+    ``interventions``, where an empty value is resolved to every built-in one."""
     prompts: Mapping[str, Any] = option(
         None,
         "prompt templates with their version",
@@ -243,6 +259,8 @@ class RunConfig:
     """Prompt templates with their version (``mmspubench.eval.prompts.prompt_spec()``)."""
 
     def __post_init__(self) -> None:
+        if self.interventions == () and isinstance(self.metrics, tuple) and "interventions" in self.metrics:
+            object.__setattr__(self, "interventions", BUILTIN_NAMES)
         # The chosen backend's defaults when none are given, or when those given are another
         # backend's defaults (``dataclasses.replace(config, backend=...)``); anything else is
         # left for validate() to name.
@@ -267,6 +285,7 @@ class RunConfig:
         _check_choices(self)
         _check_variant(self)
         _check_confounds(self)
+        _check_interventions(self)
         plugin = self.plugin()
         if not isinstance(self.backend_options, plugin.options):
             _refuse_foreign_options(self.backend_options)
@@ -332,6 +351,20 @@ def _check_confounds(config: RunConfig) -> None:
         )
     if config.blind_image != "none" and "blind" not in config.metrics:
         raise MMSpuBenchError(f"--blind-image {config.blind_image} is used only with --metrics ...,blind")
+
+
+def _check_interventions(config: RunConfig) -> None:
+    """The interventions view reads the multiple-choice answers (it needs ``accuracy``); its names
+    are checked where the option is read (:func:`~mmspubench.eval.intervention_names.check_names`)."""
+    if "interventions" not in config.metrics:
+        if config.interventions:
+            raise MMSpuBenchError(
+                f"--interventions {','.join(config.interventions)} is used only with --metrics ...,interventions"
+            )
+        return
+    if "accuracy" not in config.metrics:
+        raise MMSpuBenchError(f"--metrics {','.join(config.metrics)}: interventions needs accuracy too")
+    check_names(config.interventions)
 
 
 def check_values(**values: Any) -> None:
@@ -432,6 +465,10 @@ def with_options(config: RunConfig | None, options: Mapping[str, Any]) -> RunCon
         values["metrics"] = parse_metrics(values["metrics"])
     elif values.get("metrics") is not None:
         values["metrics"] = tuple(values["metrics"])
+    if isinstance(values.get("interventions"), str):
+        values["interventions"] = parse_names(values["interventions"])
+    elif isinstance(values.get("interventions"), list):
+        values["interventions"] = tuple(values["interventions"])
     backend = values.get("backend", base.backend)
     values["backend_options"] = _backend_options(base, backend, {n: options[n] for n in engine})
     return dataclasses.replace(base, **values).validate()

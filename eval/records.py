@@ -16,6 +16,8 @@ ANSWER_KEYS = ("prediction", "correct", "raw_output", "option_scores")
 """The fields of a view's answer (the blind one, or one rotation's) in samples.jsonl."""
 ROTATION_KEYS = ("rotation", "order", "answer", *ANSWER_KEYS)
 """The fields of one rotation in samples.jsonl."""
+INTERVENTION_KEYS = ("name", "targets", "digest", *ANSWER_KEYS, "cgls", "cgla_min", "cgla_acc")
+"""The fields of one intervention's entry in samples.jsonl."""
 NUM_ROTATIONS = 4
 """Rotations per item in a circular run: one per option position (``schema.NUM_OPTIONS``, not
 imported here so that reading records needs no ``datasets``)."""
@@ -142,6 +144,64 @@ class Rotation:
 
 
 @dataclass(frozen=True, slots=True)
+class InterventionAnswer:
+    """The item asked again with its image changed by one intervention, and what the model said."""
+
+    name: str
+    """The intervention: a built-in name or ``cf:NAME`` (``mmspubench.eval.intervention_names``)."""
+    targets: tuple[str, ...]
+    """Canonical names of the spurious types whose channel it changes (for the targeted contrast)."""
+    digest: str
+    """``interventions.pixel_digest`` of the image shown (SHA-256 of its mode, size and pixels)."""
+    reply: Answer
+    """The multiple-choice answer to the changed image (published option order)."""
+    cgls: tuple[float, ...] | None
+    """CGL of each of the sample's conditions, in their order, under the changed image (``cgla``)."""
+    cgla_min: float | None
+    """CGLA_min from ``cgls`` under the run's core reduction; ``None`` without ``cgla``."""
+    cgla_acc: bool | None
+    """``cgla_min > 0``; ``None`` without ``cgla``."""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict with the fields of :data:`INTERVENTION_KEYS`."""
+        return {
+            "name": self.name,
+            "targets": list(self.targets),
+            "digest": self.digest,
+            **self.reply.to_json(),
+            "cgls": None if self.cgls is None else list(self.cgls),
+            "cgla_min": self.cgla_min,
+            "cgla_acc": self.cgla_acc,
+        }
+
+    @staticmethod
+    def from_json(obj: Mapping[str, Any], name: str = "interventions") -> InterventionAnswer:
+        """Inverse of ``to_json``; ``name`` is the record's field, named by every error."""
+        _check_keys(obj, name, INTERVENTION_KEYS)
+        label = _strict_str(obj["name"], f"{name}.name")
+        digest = _strict_str(obj["digest"], f"{name}.digest")
+        targets = obj["targets"]
+        if label is None or digest is None:
+            raise TypeError(
+                f"field {name + ('.name' if label is None else '.digest')!r} must be a string, got null"
+            )
+        if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+            raise TypeError(
+                f"field {name + '.targets'!r} must be a list of type names, got {_shown(targets)}"
+            )
+        cgla_min = obj["cgla_min"]
+        return InterventionAnswer(
+            name=label,
+            targets=tuple(targets),
+            digest=digest,
+            reply=Answer.from_json({k: obj[k] for k in ANSWER_KEYS}, name),
+            cgls=_numbers(obj["cgls"], f"{name}.cgls"),
+            cgla_min=None if cgla_min is None else _finite(cgla_min, f"{name}.cgla_min"),
+            cgla_acc=_opt_bool(obj["cgla_acc"], f"{name}.cgla_acc"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class SampleResult:
     """Everything recorded about one item: one line of ``samples.jsonl``."""
 
@@ -173,6 +233,8 @@ class SampleResult:
     """The answer without the image (``blind``); else ``None``."""
     option_probs: tuple[float, ...] | None = None
     """Softmax of ``option_scores`` (``calibration``); else ``None``."""
+    interventions: tuple[InterventionAnswer, ...] | None = None
+    """The item asked under each intervention, in the run's order (``interventions``); else ``None``."""
 
     @property
     def unparsed(self) -> bool:
@@ -216,6 +278,7 @@ class SampleResult:
             rotations=_rotations(obj.get("rotations")),
             blind=None if obj.get("blind") is None else Answer.from_json(obj["blind"], "blind"),
             option_probs=_numbers(obj.get("option_probs"), "option_probs"),
+            interventions=_interventions(obj.get("interventions")),
         )
 
 
@@ -288,6 +351,16 @@ def _rotations(value: Any) -> tuple[Rotation, ...] | None:
     return tuple(Rotation.from_json(r, f"rotations[{i}]") for i, r in enumerate(value))
 
 
+def _interventions(value: Any) -> tuple[InterventionAnswer, ...] | None:
+    """``interventions``: ``null``, or a list of entry objects (their names and answers are checked
+    by ``results_interventions``)."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise TypeError(f"field 'interventions' must be a list of objects, got {_shown(value)}")
+    return tuple(InterventionAnswer.from_json(e, f"interventions[{i}]") for i, e in enumerate(value))
+
+
 def _strict_str(value: Any, name: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
@@ -304,6 +377,8 @@ def _optional(sample: SampleResult) -> dict[str, Any]:
         out["blind"] = sample.blind.to_json()
     if sample.option_probs is not None:
         out["option_probs"] = list(sample.option_probs)
+    if sample.interventions is not None:
+        out["interventions"] = [e.to_json() for e in sample.interventions]
     return out
 
 

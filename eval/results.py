@@ -24,7 +24,7 @@ from typing import IO, Any
 from mmspubench.dataset_builder.files import iter_lines_bounded, shown
 from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import metrics, results_confounds
+from mmspubench.eval import metrics, results_confounds, results_interventions
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
 
@@ -232,7 +232,7 @@ def recompute(
     samples: Sequence[SampleResult], config: RunConfig, ids: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """results.json's ``accuracy`` and ``cgla`` sections from per-item records (``None`` if not run),
-    and the confound sections the run asked for (``circular``, ``blind``, ``calibration``).
+    and the views the run asked for (``circular``, ``blind``, ``calibration``, ``interventions``).
 
     ``ids`` selects and orders the items (default: every sample, by id); the figures do not depend
     on the order in which items finished.
@@ -252,7 +252,8 @@ def recompute(
         values = [metrics.Scored(s.types, _check_cgla(s, config.core_reduction)) for s in ordered]
         cgla = metrics.cgla_summary(values, config.core_reduction, config.seed)
     confounds = results_confounds.sections(ordered, config)
-    return {"accuracy": results_confounds.with_worst(accuracy, config), "cgla": cgla, **confounds}
+    causal = results_interventions.sections(ordered, config)
+    return {"accuracy": results_confounds.with_worst(accuracy, config), "cgla": cgla, **confounds, **causal}
 
 
 def build_results(

@@ -27,6 +27,7 @@ from mmspubench.eval import (
     backends,
     data,
     distributed,
+    intervention_asks,
     metrics,
     prompts,
     results,
@@ -35,8 +36,9 @@ from mmspubench.eval import (
 )
 from mmspubench.eval.asking import max_new_tokens
 from mmspubench.eval.config import RunConfig
+from mmspubench.eval.intervention_asks import Shown
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
-from mmspubench.eval.records import Condition, SampleResult
+from mmspubench.eval.records import Answer, Condition, InterventionAnswer, SampleResult
 from mmspubench.eval.run_stamp import check_stamps, run_stamp
 
 if TYPE_CHECKING:
@@ -56,38 +58,76 @@ class Clock:
 
 
 def _conditions(
-    model: VisionLanguageModel, items: Sequence[Item], cgla_variant: str = prompts.STANDARD
-) -> list[tuple[Condition, ...]]:
-    """CGL conditions of each item; every item's requests go into one ``score`` call."""
-    plans, per_item = [], []
-    for item in items:
+    model: VisionLanguageModel,
+    items: Sequence[Item],
+    cgla_variant: str = prompts.STANDARD,
+    shown: Sequence[Sequence[Shown]] | None = None,
+) -> list[tuple[tuple[Condition, ...], tuple[tuple[float, ...], ...]]]:
+    """CGL conditions of each item, and the CGLs of the same conditions under each changed image
+    of ``shown`` (interventions); every request of every item goes into one ``score`` call."""
+    shown = shown if shown is not None else [() for _ in items]
+    plans, groups, owners = [], [], []
+    for item, images in zip(items, shown, strict=True):
         continuation = prompts.cgla_continuation(item.class_name)
         plan = [(a, "core") for a in item.core_attributes] + [
             (a, "spurious") for a in item.spurious_attributes
         ]
-        plans.append(plan)
-        per_item.append(
-            [
-                ScoreRequest(
-                    item.pil_image, model.render(prompts.cgla_prompt(attribute, cgla_variant)), continuation
-                )
-                for attribute, _ in plan
-            ]
+        contexts = [model.render(prompts.cgla_prompt(attribute, cgla_variant)) for attribute, _ in plan]
+        plans.append((plan, contexts, continuation))
+        for image in [item.pil_image, *(s.image for s in images)]:
+            groups.append([ScoreRequest(image, context, continuation) for context in contexts])
+            owners.append(item)
+    scores = iter(asking.score_per_item(model, groups, owners, "CGL"))
+    out = []
+    for (plan, contexts, continuation), images in zip(plans, shown, strict=True):
+        own = next(scores)
+        conditions = tuple(
+            Condition(attribute, kind, context, continuation, cgl)
+            for (attribute, kind), context, cgl in zip(plan, contexts, own, strict=True)
         )
-    return [
-        tuple(
-            Condition(attribute, kind, request.context, request.continuation, cgl)
-            for (attribute, kind), request, cgl in zip(plan, requests, scores, strict=True)
+        out.append((conditions, tuple(tuple(next(scores)) for _ in images)))
+    return out
+
+
+def _intervened(
+    asked: tuple[tuple[Shown, Answer], ...] | None,
+    conditions: tuple[Condition, ...] | None,
+    cgls: tuple[tuple[float, ...], ...] | None,
+    config: RunConfig,
+) -> tuple[InterventionAnswer, ...] | None:
+    """The sample's ``interventions`` entries: each changed image's answer and, with CGLA, its CGLs."""
+    if asked is None:
+        return None
+    out = []
+    for index, (shown, answer) in enumerate(asked):
+        own = None if cgls is None else cgls[index]
+        value = None
+        if own is not None and conditions is not None:
+            kinds = [c.kind for c in conditions]
+            core = [v for v, k in zip(own, kinds, strict=True) if k == "core"]
+            spurious = [v for v, k in zip(own, kinds, strict=True) if k == "spurious"]
+            value = metrics.cgla_min(core, spurious, config.core_reduction)
+        out.append(
+            InterventionAnswer(
+                shown.name,
+                shown.targets,
+                shown.digest,
+                answer,
+                own,
+                value,
+                None if value is None else metrics.cgla_acc(value),
+            )
         )
-        for plan, requests, scores in zip(
-            plans, per_item, asking.score_per_item(model, per_item, items, "CGL"), strict=True
-        )
-    ]
+    return tuple(out)
 
 
 def _result(
-    item: Item, views: asking.Views | None, conditions: tuple[Condition, ...] | None, config: RunConfig
+    item: Item,
+    views: asking.Views | None,
+    scored: tuple[tuple[Condition, ...], tuple[tuple[float, ...], ...]] | None,
+    config: RunConfig,
 ) -> SampleResult:
+    conditions = None if scored is None else scored[0]
     cgla_min = cgla_acc = None
     if conditions is not None:
         core = [c.cgl for c in conditions if c.kind == "core"]
@@ -110,6 +150,9 @@ def _result(
         rotations=None if views is None else views.rotations,
         blind=None if views is None else views.blind,
         option_probs=None if views is None else views.option_probs,
+        interventions=None
+        if views is None
+        else _intervened(views.interventions, conditions, None if scored is None else scored[1], config),
     )
 
 
@@ -124,16 +167,17 @@ def evaluate_items(
     """
     clock = clock if clock is not None else Clock()
     answers: list[asking.Views | None] = [None] * len(items)
+    shown = intervention_asks.shown_per_item(items, config, str(config.dataset))
     if "accuracy" in config.metrics:
         start = time.perf_counter()
         asking.check_blind_path(model, config)
-        replies = asking.answers(model, asking.asks_of(items, config), config)
-        answers = list(asking.records_of(items, replies, config))
+        replies = asking.answers(model, asking.asks_of(items, config, shown), config)
+        answers = list(asking.records_of(items, replies, config, shown))
         clock.accuracy_seconds += time.perf_counter() - start
-    conditions: list[tuple[Condition, ...] | None] = [None] * len(items)
+    conditions: list[tuple[tuple[Condition, ...], tuple[tuple[float, ...], ...]] | None] = [None] * len(items)
     if "cgla" in config.metrics:
         start = time.perf_counter()
-        conditions = list(_conditions(model, items, config.cgla_prompt_variant))
+        conditions = list(_conditions(model, items, config.cgla_prompt_variant, shown))
         clock.cgla_seconds += time.perf_counter() - start
     return [
         _result(item, answer, conds, config)
@@ -272,6 +316,7 @@ def _run_eval(
 ) -> dict[str, Any] | None:
     start = time.perf_counter()
     data.check_columns(dataset, config.dataset)
+    intervention_asks.check_dataset(dataset, config, str(config.dataset))
     ids = data.item_ids(dataset, config.limit)
     if not ids:
         raise MMSpuBenchError(f"{config.dataset}: split {config.split!r} has no items")

@@ -72,7 +72,7 @@ TASK_FIGURES: dict[str, tuple[str, str]] = {
     "cgla_accuracy": ("cgla", "acc"),
 }
 """Where each eval.yaml task's value lives in results.json."""
-CONFOUND_SECTIONS = ("circular", "blind", "calibration")
+CONFOUND_SECTIONS = ("circular", "blind", "calibration", "interventions")
 """results.json sections of the confound views: each recomputed from samples.jsonl before a
 submission (a section the run's metrics do not name, or one that disagrees, is refused)."""
 

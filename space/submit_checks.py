@@ -78,7 +78,12 @@ def _check_answer(sample: SampleResult, config: RunConfig, where: str) -> None:
         raise record_error(where, sample.id, *fault)
 
 
-VIEW_FIELDS = (("circular", "rotations"), ("blind", "blind"), ("calibration", "option_probs"))
+VIEW_FIELDS = (
+    ("circular", "rotations"),
+    ("blind", "blind"),
+    ("calibration", "option_probs"),
+    ("interventions", "interventions"),
+)
 """Each confound view and the sample field that records it (present exactly when the run asked)."""
 
 
@@ -133,6 +138,8 @@ def _check_views(sample: SampleResult, config: RunConfig, where: str) -> None:
             )
     if sample.blind is not None:
         _check_view_answer(sample, "blind", "", sample.blind, config.answer_mode, where)
+    for entry in sample.interventions or ():
+        _check_view_answer(sample, "interventions", f"{entry.name}: ", entry.reply, config.answer_mode, where)
 
 
 def _check_cgla(sample: SampleResult, config: RunConfig, where: str) -> None:

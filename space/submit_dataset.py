@@ -187,8 +187,8 @@ def _readings(
     sample: SampleResult, item: PublishedItem
 ) -> list[tuple[str, str, str | None, str | None, tuple[str, ...]]]:
     """``(field, label, raw_output, prediction, options as shown)`` of every answer of ``sample``:
-    the published order's, each rotation's (the item's options rotated by its shift) and the
-    blind one's (the published order)."""
+    the published order's, each rotation's (the item's options rotated by its shift), the
+    blind one's and each intervention's (the published order)."""
     from mmspubench.eval.metrics_confounds import rotated_options
 
     out = [("", "", sample.raw_output, sample.prediction, item.options)]
@@ -197,6 +197,8 @@ def _readings(
         out.append(("rotations.", f"rotation {r.rotation}: ", r.reply.raw_output, r.reply.prediction, shown))
     if sample.blind is not None:
         out.append(("blind.", "", sample.blind.raw_output, sample.blind.prediction, item.options))
+    for e in sample.interventions or ():
+        out.append(("interventions.", f"{e.name}: ", e.reply.raw_output, e.reply.prediction, item.options))
     return out
 
 

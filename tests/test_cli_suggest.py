@@ -127,7 +127,7 @@ def test_a_metric_typo_names_the_closest_metric(tmp_path: Path, capsys: pytest.C
     assert err == (
         "mmspubench eval: error: --metrics 'accuracy,circuler': unknown metric 'circuler' "
         "(did you mean circular?); expected a comma-separated subset of "
-        "accuracy,cgla,circular,blind,calibration\n"
+        "accuracy,cgla,circular,blind,calibration,interventions\n"
     )
 
 

@@ -275,9 +275,10 @@ def test_eval_ignores_the_counterfactuals(tmp_path: Path) -> None:
         run_eval(lambda: FakeModel(0.0), ds, dict(DATASET_INFO), config, out, progress=False)
         outputs.append(out)
     assert (outputs[0] / "samples.jsonl").read_bytes() == (outputs[1] / "samples.jsonl").read_bytes()
-    # results.json is the same but for the wall-clock timings.
+    # results.json is the same but for the wall-clock timings and the time it was written.
     plain, with_cf = (json.loads((out / "results.json").read_text(encoding="utf-8")) for out in outputs)
-    assert plain.pop("timing") and with_cf.pop("timing")
+    for run in (plain, with_cf):
+        assert run.pop("timing") and run.pop("created_at")
     assert plain == with_cf
 
 
