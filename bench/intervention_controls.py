@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV
+from mmspubench.dataset_builder.synth_vocab import CLASSES
 from mmspubench.eval.bundled import ASSETS, BALANCED_MODEL, BIASED_MODEL
 
 COLOR_CUE_MODEL = ASSETS / "tiny-llava-color-cue"
@@ -130,15 +131,10 @@ def _typed(change: Mapping[str, Any], abbrev: str) -> dict[str, Any]:
     return {"value": change["by_type"].get(abbrev), "ci95": change["ci95_by_type"].get(abbrev)}
 
 
-def grayscale_row(
-    run: Mapping[str, Any], results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
+def grayscale_row(run: Mapping[str, Any], results: Mapping[str, Any]) -> dict[str, Any]:
     """The grayscale figures of one run: gains on Col. and elsewhere, the targeted contrast."""
     view = results["interventions"]["by_intervention"]["grayscale"]
-    change = view["change"]
-    pairs = paired_outcomes(samples, "grayscale", view["targets"])
-    targeted = [p for p in pairs if p[0]]
-    other = [p for p in pairs if not p[0]]
+    change, contrast = view["change"], view["targeted_contrast"] or {}
     return {
         **run,
         "n": view["n"],
@@ -146,11 +142,11 @@ def grayscale_row(
         "vanilla": results["accuracy"]["overall"],
         "gain": change["gain"],
         "gain_ci95": change["ci95"],
-        "gain_target": change["by_type"].get(TARGET),
+        "gain_target": contrast.get("targeted_change"),
         "gain_target_ci95": change["ci95_by_type"].get(TARGET),
-        "gain_other": _mean_gain(other),
-        "n_target": len(targeted),
-        "n_other": len(other),
+        "gain_other": contrast.get("other_change"),
+        "n_target": contrast.get("n_targeted", 0),
+        "n_other": contrast.get("n_other", 0),
         "targeted_contrast": view["targeted_contrast"],
         "gold_prob_change": view["gold_prob_change"],
         "flip_rate": view["flip_rate"],
@@ -164,18 +160,10 @@ def paired_outcomes(
     sample, in order."""
     out = []
     for s in samples:
-        entry = next((e for e in s["interventions"] if e["name"] == name), None)
-        if entry is None:
-            raise ValueError(f"sample {s.get('id')!r}: no intervention {name!r} in its interventions")
+        entry = _entry(s, name)
         targeted = any(TYPE_ABBREV[t] in targets for t in s["types"])
         out.append((targeted, bool(s["correct"]), bool(entry["correct"])))
     return out
-
-
-def _mean_gain(pairs: Sequence[tuple[bool, bool, bool]]) -> float | None:
-    if not pairs:
-        return None
-    return 100.0 * sum(int(after) - int(before) for _, before, after in pairs) / len(pairs)
 
 
 def contrast_difference(
@@ -201,6 +189,48 @@ def contrast_difference(
         "value": 100.0 * float(inside.mean() - outside.mean()),
         "ci95": [100.0 * float(low), 100.0 * float(high)],
     }
+
+
+def cue_answers(
+    run: Mapping[str, Any], samples: Sequence[Mapping[str, Any]], items: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Why grayscale is a weak probe of the colour cue: per group (Col. items, the others), the
+    percent of answers naming the decoy class (whose home values were planted) and naming the
+    class whose home tint is ``gray`` (what a grayscale picture looks like), without and with
+    grayscale. ``items``: the release's ``SynthItem``s by id (their decoy is not in the records)."""
+    gray_home = next(c.name for c in CLASSES if c.home_key("colorization") == "gray")
+    rows = []
+    for group in (TARGET, "other"):
+        chosen = [s for s in samples if ("colorization" in s["types"]) == (group == TARGET)]
+        after = [_entry(s, "grayscale")["raw_output"] for s in chosen]
+        before = [s["raw_output"] for s in chosen]
+
+        def share(outputs: Sequence[str | None], names: Sequence[str | None]) -> float:
+            hits = sum(o is not None and o.strip() == n for o, n in zip(outputs, names, strict=True))
+            return 100.0 * hits / len(outputs) if outputs else 0.0
+
+        decoys = [items[s["id"]].decoy for s in chosen]
+        rows.append(
+            {
+                **run,
+                "group": group,
+                "n": len(chosen),
+                "gray_home": gray_home,
+                "decoy": [share(before, decoys), share(after, decoys)],
+                "gray_class": [
+                    share(before, [gray_home] * len(chosen)),
+                    share(after, [gray_home] * len(chosen)),
+                ],
+            }
+        )
+    return rows
+
+
+def _entry(sample: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    entry = next((e for e in sample["interventions"] if e["name"] == name), None)
+    if entry is None:
+        raise ValueError(f"sample {sample.get('id')!r}: no intervention {name!r} in its interventions")
+    return entry
 
 
 # ---------------------------------------------------------------- tables
@@ -252,10 +282,34 @@ def grayscale_table(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def render_tables(gaps: Sequence[Mapping[str, Any]], gray: Sequence[Mapping[str, Any]]) -> str:
+def cue_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Answers naming the decoy class and the gray tint's home class, without -> with grayscale."""
+    home = rows[0]["gray_home"] if rows else MISSING
+    lines = [
+        "Answers naming the decoy class (whose home values were planted) and naming the "
+        f"{home} (the home class of the gray tint), published image -> grayscale, % of the group's items:",
+        "",
+        "| model | release | answer mode | items | n | decoy % | gray's home class % |",
+        "|---|---|---|---|---:|---|---|",
+    ]
+    for r in rows:
+        decoy, gray = r["decoy"], r["gray_class"]
+        lines.append(
+            f"| {r['model']} | {r['release']} | {r['mode']} | {r['group']} | {r['n']} | "
+            f"{decoy[0]:.1f} -> {decoy[1]:.1f} | {gray[0]:.1f} -> {gray[1]:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def render_tables(
+    gaps: Sequence[Mapping[str, Any]],
+    gray: Sequence[Mapping[str, Any]],
+    cues: Sequence[Mapping[str, Any]] = (),
+) -> str:
     """Every table of the controls that ran."""
     modes = list(dict.fromkeys(r["mode"] for r in gaps))
     tables = [gap_table(gaps, m) for m in modes] + ([grayscale_table(gray)] if gray else [])
+    tables += [cue_table(cues)] if cues else []
     return "".join(f"{t}\n\n" for t in tables)
 
 
@@ -264,7 +318,14 @@ def render_tables(gaps: Sequence[Mapping[str, Any]], gray: Sequence[Mapping[str,
 
 def run_all(models: Mapping[str, Path], out: Path, *, args: argparse.Namespace) -> dict[str, Any]:
     """Every model on every release in every answer mode; writes runs/, summary.json, tables.md."""
+    from mmspubench.dataset_builder.synth import generate_items
+
     releases = write_releases(out / "releases", n=args.n, image_size=args.image_size)
+    # The cf release's items again (the generator is deterministic): their decoy class.
+    items = {
+        i.id: i for i in generate_items(args.n, seed=CF_SEED, image_size=args.image_size, mode="benchmark")
+    }
+    cues: list[dict[str, Any]] = []
     gaps: list[dict[str, Any]] = []
     gray: list[dict[str, Any]] = []
     pairs: dict[tuple[str, str, str], list[tuple[bool, bool, bool]]] = {}
@@ -277,7 +338,8 @@ def run_all(models: Mapping[str, Path], out: Path, *, args: argparse.Namespace) 
                 samples = read_samples(run_dir)
                 if release == "cf":
                     gaps += gap_rows(run, results)
-                gray.append(grayscale_row(run, results, samples))
+                    cues += cue_answers(run, samples, items)
+                gray.append(grayscale_row(run, results))
                 targets = results["interventions"]["by_intervention"]["grayscale"]["targets"]
                 pairs[(model, release, mode)] = paired_outcomes(samples, "grayscale", targets)
                 print(
@@ -299,7 +361,7 @@ def run_all(models: Mapping[str, Path], out: Path, *, args: argparse.Namespace) 
         "grayscale_rows": gray,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out / "tables.md").write_text(render_tables(gaps, gray), encoding="utf-8")
+    (out / "tables.md").write_text(render_tables(gaps, gray, cues), encoding="utf-8")
     return summary
 
 
@@ -341,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     models = {"biased": args.biased_model, "color-cue": args.color_cue_model, "balanced": args.balanced_model}
     summary = replace_folder(args.out, lambda folder: run_all(models, folder, args=args))
-    print(render_tables(summary["gap_rows"], summary["grayscale_rows"]), end="")
+    print(render_tables(summary["gap_rows"], summary["grayscale_rows"], summary["cue_rows"]), end="")
     return 0
 
 

@@ -54,7 +54,14 @@ def results(gain_col: float = 10.0) -> dict[str, Any]:
         "accuracy": {"overall": 50.0},
         "change": change(0.0, {"Col.": gain_col, "BG": -10.0}),
         "flip_rate": 25.0,
-        "targeted_contrast": {"value": 20.0, "ci95": [1.0, 30.0], "n_targeted": 2, "n_other": 2},
+        "targeted_contrast": {
+            "value": 20.0,
+            "ci95": [1.0, 30.0],
+            "targeted_change": gain_col,
+            "other_change": -50.0,
+            "n_targeted": 2,
+            "n_other": 2,
+        },
         "gold_prob_change": None,
     }
     return {
@@ -91,11 +98,12 @@ def test_gap_rows_hold_every_type_with_its_n_and_interval() -> None:
     assert ic.gap_table(list(rows.values()), "logprob").count("| m |") == 0
 
 
-def test_grayscale_row_splits_targeted_items_by_their_types() -> None:
-    row = ic.grayscale_row(RUN, results(), SAMPLES)
-    # Item 1 has BG and Col.: it is a targeted item. Gains: Col. items +1 of 2, others -1 of 2.
+def test_grayscale_row_takes_the_views_figures_and_pairs_split_by_type() -> None:
+    row = ic.grayscale_row(RUN, results())
     assert (row["n_target"], row["n_other"]) == (2, 2)
     assert row["gain_other"] == -50.0 and row["gain_target"] == 10.0
+    assert row["gain_target_ci95"] == [8.0, 12.0] and row["targets"] == ["Col."]
+    # Item 1 has BG and Col.: it is a targeted item.
     assert ic.paired_outcomes(SAMPLES, "grayscale", ["Col."]) == [
         (True, False, True),
         (True, True, True),
@@ -120,15 +128,13 @@ def test_contrast_difference_is_the_difference_of_the_contrasts() -> None:
 
 
 def test_grayscale_table_prints_the_contrast_and_the_difference_to_the_twin() -> None:
-    row = ic.grayscale_row(RUN, results(), SAMPLES) | {
-        "versus_balanced": {"value": 12.5, "ci95": [2.0, 20.0]}
-    }
+    row = ic.grayscale_row(RUN, results()) | {"versus_balanced": {"value": 12.5, "ci95": [2.0, 20.0]}}
     table = ic.grayscale_table([row])
     assert (
         "| m | cf | generate | 4 | 50.0 | +0.0 [-1.0, +1.0] | 2 | +10.0 [+8.0, +12.0] | 2 | -50.0 |" in table
     )
     assert table.endswith("| +20.0 [+1.0, +30.0] | +12.5 [+2.0, +20.0] |")
-    twin = ic.grayscale_row(RUN, results(), SAMPLES) | {"targeted_contrast": None}
+    twin = ic.grayscale_row(RUN, results()) | {"targeted_contrast": None}
     assert ic.grayscale_table([twin]).endswith("| n/a | n/a |")
 
 
@@ -138,3 +144,34 @@ def test_bad_options_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
             ic.parse_args(argv)
         assert exc.value.code == 2
     assert "--n must be positive" in capsys.readouterr().err
+
+
+def test_cue_answers_count_the_decoy_and_the_gray_tints_home_class() -> None:
+    from types import SimpleNamespace
+
+    def answered(i: int, types: list[str], before: str | None, after: str | None) -> dict[str, Any]:
+        entry = {"name": "grayscale", "correct": False, "raw_output": after}
+        return {
+            "id": str(i),
+            "types": types,
+            "correct": False,
+            "raw_output": before,
+            "interventions": [entry],
+        }
+
+    samples = [
+        answered(0, ["colorization"], "rocket", "mailbox"),
+        answered(1, ["colorization", "shape"], " rocket\n", "rocket"),
+        answered(2, ["background"], "mailbox", None),
+    ]
+    items = {
+        "0": SimpleNamespace(decoy="rocket"),
+        "1": SimpleNamespace(decoy="lamp"),
+        "2": SimpleNamespace(decoy=None),
+    }
+    col, other = ic.cue_answers(RUN, samples, items)
+    assert col["gray_home"] == "mailbox" and (col["group"], col["n"]) == ("Col.", 2)
+    assert col["decoy"] == [50.0, 0.0] and col["gray_class"] == [0.0, 50.0]
+    assert (other["n"], other["decoy"], other["gray_class"]) == (1, [0.0, 0.0], [100.0, 0.0])
+    table = ic.cue_table([col, other])
+    assert "| m | cf | generate | Col. | 2 | 50.0 -> 0.0 | 0.0 -> 50.0 |" in table and "mailbox" in table
