@@ -242,6 +242,15 @@ def _pp(value: float | None, ci: Sequence[float] | None = None) -> str:
     return f"{value:+.1f}" if ci is None else f"{value:+.1f} [{ci[0]:+.1f}, {ci[1]:+.1f}]"
 
 
+def _prob(change: Mapping[str, Any] | None) -> str:
+    """results.json ``gold_prob_change`` (logprob mode only): mean change of the gold option's
+    probability (0-1 scale) [95% CI]."""
+    if change is None:
+        return MISSING
+    low, high = change["ci95"]
+    return f"{change['mean']:+.4f} [{low:+.4f}, {high:+.4f}]"
+
+
 def gap_table(rows: Sequence[Mapping[str, Any]], mode: str) -> str:
     """Counterfactual gaps per (model, type) in one answer mode, percentage points [95% CI]."""
     lines = [
@@ -264,11 +273,12 @@ def grayscale_table(rows: Sequence[Mapping[str, Any]]) -> str:
     minus the balanced twin's, per (model, release, mode)."""
     lines = [
         "Grayscale (accuracy with the grayscale image minus with the published one, points; "
-        "contrast = Col. gain minus the other items' gain):",
+        "contrast = Col. gain minus the other items' gain; gold p change: mean change of the "
+        "gold option's probability, logprob mode only):",
         "",
         "| model | release | answer mode | n | vanilla % | gain all [95% CI] | n Col. | gain Col. [95% CI] "
-        "| n other | gain other | contrast [95% CI] | contrast - balanced's [95% CI] |",
-        "|---|---|---|---:|---:|---|---:|---|---:|---:|---|---|",
+        "| n other | gain other | contrast [95% CI] | contrast - balanced's [95% CI] | gold p change [95% CI] |",
+        "|---|---|---|---:|---:|---|---:|---|---:|---:|---|---|---|",
     ]
     for r in rows:
         contrast = r["targeted_contrast"] or {"value": None, "ci95": None}
@@ -277,7 +287,8 @@ def grayscale_table(rows: Sequence[Mapping[str, Any]]) -> str:
             f"| {r['model']} | {r['release']} | {r['mode']} | {r['n']} | {r['vanilla']:.1f} | "
             f"{_pp(r['gain'], r['gain_ci95'])} | {r['n_target']} | "
             f"{_pp(r['gain_target'], r['gain_target_ci95'])} | {r['n_other']} | {_pp(r['gain_other'])} | "
-            f"{_pp(contrast['value'], contrast['ci95'])} | {_pp(versus['value'], versus['ci95'])} |"
+            f"{_pp(contrast['value'], contrast['ci95'])} | {_pp(versus['value'], versus['ci95'])} | "
+            f"{_prob(r['gold_prob_change'])} |"
         )
     return "\n".join(lines)
 

@@ -133,9 +133,11 @@ def test_grayscale_table_prints_the_contrast_and_the_difference_to_the_twin() ->
     assert (
         "| m | cf | generate | 4 | 50.0 | +0.0 [-1.0, +1.0] | 2 | +10.0 [+8.0, +12.0] | 2 | -50.0 |" in table
     )
-    assert table.endswith("| +20.0 [+1.0, +30.0] | +12.5 [+2.0, +20.0] |")
+    assert table.endswith("| +20.0 [+1.0, +30.0] | +12.5 [+2.0, +20.0] | n/a |")
+    scored = row | {"gold_prob_change": {"mean": 0.0125, "ci95": [-0.001, 0.02]}}
+    assert ic.grayscale_table([scored]).endswith("| +0.0125 [-0.0010, +0.0200] |")
     twin = ic.grayscale_row(RUN, results()) | {"targeted_contrast": None}
-    assert ic.grayscale_table([twin]).endswith("| n/a | n/a |")
+    assert ic.grayscale_table([twin]).endswith("| n/a | n/a | n/a |")
 
 
 def test_bad_options_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
