@@ -349,6 +349,8 @@ def run_all(models: Mapping[str, Path], out: Path, *, args: argparse.Namespace) 
                 samples = read_samples(run_dir)
                 if release == "cf":
                     gaps += gap_rows(run, results)
+                if release == "cf" and mode == "generate":
+                    # Read from the answer as written: a logprob run's raw output is no class name.
                     cues += cue_answers(run, samples, items)
                 gray.append(grayscale_row(run, results))
                 targets = results["interventions"]["by_intervention"]["grayscale"]["targets"]
@@ -370,6 +372,7 @@ def run_all(models: Mapping[str, Path], out: Path, *, args: argparse.Namespace) 
         "image_size": args.image_size,
         "gap_rows": gaps,
         "grayscale_rows": gray,
+        "cue_rows": cues,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     (out / "tables.md").write_text(render_tables(gaps, gray, cues), encoding="utf-8")
