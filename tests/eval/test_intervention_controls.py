@@ -182,7 +182,8 @@ def test_cue_answers_count_the_decoy_and_the_gray_tints_home_class() -> None:
 @pytest.mark.slow
 def test_the_shipped_controls_separate_under_the_counterfactuals(tmp_path: Path) -> None:
     """The shipped biased, color-cue and balanced models, end to end in ``generate`` mode (about
-    a minute on an idle 2-core machine, 6.5 on a busy one): the figures of docs/experiments/interventions.md, with margins. The exact
+    a minute on an idle 2-core machine, 6.5 on a busy one): the figures of
+    docs/experiments/interventions.md, with margins. The exact
     counterfactuals separate the planted cue per type; grayscale's targeted contrast does not
     separate the color-cue model from the balanced twin (grayscale also takes the object's own
     colour, a core feature, from the other items), but the color-cue model reads a grayscale
