@@ -47,14 +47,15 @@ def _types(text: str) -> tuple[str, ...]:
     return tuple(name for name in TYPE_NAMES if name in chosen)
 
 
-def parse_type_list(text: str) -> tuple[str, ...]:
-    """``--text-prior-types``'s value as type names; a bad value is one error line (exit 2)."""
+def parse_type_list(text: str, flag: str = "--text-prior-types") -> tuple[str, ...]:
+    """A list of types (``flag``'s value, e.g. ``--text-prior-types``) as type names; a bad value
+    is one error line naming ``flag`` (exit 2)."""
     from mmspubench.errors import MMSpuBenchError
 
     try:
         return _types(text)
     except argparse.ArgumentTypeError as err:
-        raise MMSpuBenchError(f"synth: --text-prior-types: {err}") from None
+        raise MMSpuBenchError(f"synth: {flag}: {err}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import Item
@@ -261,19 +261,35 @@ def train(
     return replace_folder(out, train_into)
 
 
-def _confounds(
-    parser: argparse.ArgumentParser, letter_bias: str | None, prior_types: str | None
-) -> tuple[tuple[str, float] | None, tuple[str, ...] | None]:
-    """``--letter-bias`` and ``--text-prior-types`` parsed as ``mmspubench synth`` parses them."""
+def _planting(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> tuple[tuple[str, ...] | None, tuple[str, float] | None, tuple[str, ...] | None]:
+    """``--correlated-types``, ``--letter-bias`` and ``--text-prior-types`` parsed as
+    ``mmspubench synth`` parses them.
+
+    A bad value is one line and exit 2, without the usage: the value, not the command, is wrong.
+    """
     from mmspubench.dataset_builder.synth_cli import parse_type_list
     from mmspubench.dataset_builder.synth_confounds import parse_letter_bias
 
+    if args.correlated_types is not None and args.correlation is None:
+        # Balanced data plants random values on every type: there is no cue to restrict.
+        _refuse(parser, "--correlated-types needs --correlation (balanced data has no correlated cue)")
     try:
-        bias = None if letter_bias is None else parse_letter_bias(letter_bias)
-        types = None if prior_types is None else parse_type_list(prior_types)
+        correlated = (
+            None
+            if args.correlated_types is None
+            else parse_type_list(args.correlated_types, "--correlated-types")
+        )
+        bias = None if args.letter_bias is None else parse_letter_bias(args.letter_bias)
+        types = None if args.text_prior_types is None else parse_type_list(args.text_prior_types)
     except MMSpuBenchError as err:
-        parser.error(str(err))
-    return bias, types
+        _refuse(parser, str(err))
+    return correlated, bias, types
+
+
+def _refuse(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    parser.exit(2, f"{parser.prog}: error: {message}\n")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
@@ -301,6 +317,13 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         help="answer learned in generate mode: the option's text (default) or its letter",
     )
     parser.add_argument(
+        "--correlated-types",
+        metavar="TYPE,...",
+        default=None,
+        help="plant the correlated cue only on these types (e.g. colorization or Col.); "
+        "the other types' values are drawn uniformly; needs --correlation",
+    )
+    parser.add_argument(
         "--letter-bias",
         metavar="LETTER:SHARE",
         default=None,
@@ -317,7 +340,7 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
     args = parser.parse_args(argv)
     if args.correlation is not None and not 0.0 <= args.correlation <= 1.0:
         parser.error(f"--correlation must be in [0, 1], got {args.correlation}")
-    letter_bias, prior_types = _confounds(parser, args.letter_bias, args.text_prior_types)
+    correlated_types, letter_bias, prior_types = _planting(parser, args)
     return TrainConfig(
         out=args.out,
         correlation=args.correlation,
@@ -330,6 +353,7 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         threads=args.threads,
         log_every=args.log_every,
         generate_answer=args.generate_answer,
+        correlated_types=correlated_types,
         letter_bias=letter_bias,
         text_prior_types=prior_types,
         arch=replace(defaults.arch, image_size=args.image_size, patch_size=args.patch_size),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -274,7 +274,52 @@ def test_planting_options_are_parsed_and_reach_the_training_items() -> None:
 def test_bad_planting_options_exit_2(extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         train_tiny.parse_args(["--out", "x", *extra])
-    assert exc.value.code == 2 and "synth:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "synth:" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_correlated_types_are_parsed_and_reach_the_training_items() -> None:
+    config = train_tiny.parse_args(["--out", "x", "--correlation", "1", "--correlated-types", "Col."])
+    assert config.correlated_types == ("colorization",)
+    assert train_tiny.parse_args(["--out", "x", "--correlation", "1"]).correlated_types is None
+    items = train_tiny.training_items(replace(config, arch=TINY), 60)
+    # Correlation 1 on colorization only: every colorization value is the class's home value, the
+    # other types' values are drawn uniformly (some not the class's own).
+    from mmspubench.dataset_builder.synth import CLASSES
+
+    home = {c.name: c for c in CLASSES}
+    planted = [(i, t, k) for i in items for t, k in i.scene.planted]
+    assert any(t == "colorization" for _, t, _ in planted)
+    assert all(home[i.class_name].home_key(t) == k for i, t, k in planted if t == "colorization")
+    assert any(home[i.class_name].home_key(t) != k for i, t, k in planted if t != "colorization")
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--correlation", "0.9", "--correlated-types", "weather"], "synth: --correlated-types: "),
+        (["--correlation", "0.9", "--correlated-types", ","], "synth: --correlated-types: "),
+        (["--correlated-types", "Col."], "--correlated-types needs --correlation"),
+    ],
+)
+def test_bad_correlated_types_are_one_line_and_exit_2(
+    extra: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        train_tiny.parse_args(["--out", "x", *extra])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and expected in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_training_json_records_the_correlated_types(tmp_path: Path) -> None:
+    config = train_tiny.parse_args(
+        ["--out", str(tmp_path / "model"), "--correlation", "0.95", "--correlated-types", "colorization"]
+    )
+    config = replace(config, steps=1, batch_size=4, warmup=1, log_every=1, arch=TINY)
+    train_tiny.train(config, fake_items(4), log=lambda _: None)
+    recorded = json.loads((tmp_path / "model" / "training.json").read_text())["config"]
+    assert recorded["correlated_types"] == ["colorization"] and recorded["correlation"] == 0.95
+    assert train_tiny.config_from_json(recorded).correlated_types == ("colorization",)
 
 
 def test_training_json_records_the_planting_options(tmp_path: Path) -> None:
@@ -295,7 +340,7 @@ def test_training_json_records_the_planting_options(tmp_path: Path) -> None:
     assert recorded["letter_bias"] == ["A", 0.9] and recorded["text_prior_types"] == ["background"]
 
 
-@pytest.mark.parametrize("name", ["balanced", "biased", "letter-bias", "text-prior"])
+@pytest.mark.parametrize("name", ["balanced", "biased", "color-cue", "letter-bias", "text-prior"])
 def test_a_shipped_training_json_reads_back_as_its_train_config(name: str) -> None:
     from dataclasses import asdict
 
