@@ -16,35 +16,25 @@ bin counting more items than ``calibration.n`` is an edited file, refused in one
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis.plot_data import OVERALL, REPORT_GROUPS, Interval
+from mmspubench.eval.analysis.plot_data import (
+    OVERALL,
+    REPORT_GROUPS,
+    Interval,
+    read_interval,
+    read_mapping,
+    read_number,
+)
 
 SHARE_KEYS: tuple[str, ...] = (*ANSWER_LETTERS, "unparsed")
 """Bars of the letter-share panel."""
 GOLD_SHARE = 1.0 / NUM_OPTIONS
 """Share of each letter among the gold letters of the four rotations."""
-
-
-def _opt(value: Any) -> float | None:
-    finite = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if finite else None
-
-
-def _interval(value: Any) -> Interval | None:
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(_opt(v) is not None for v in value):
-        return (float(value[0]), float(value[1]))
-    return None
-
-
-def _map(obj: Any, key: str) -> Mapping[str, Any]:
-    value = obj.get(key) if isinstance(obj, Mapping) else None
-    return value if isinstance(value, Mapping) else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,23 +61,23 @@ class ConfoundSeries:
 
 
 def _letter_share(results: Mapping[str, Any]) -> tuple[float | None, ...] | None:
-    share = _map(_map(results, "circular"), "letter_share")
-    return tuple(_opt(share.get(k)) for k in SHARE_KEYS) if share else None
+    share = read_mapping(read_mapping(results, "circular"), "letter_share")
+    return tuple(read_number(share.get(k)) for k in SHARE_KEYS) if share else None
 
 
 def _gain(results: Mapping[str, Any]) -> tuple[tuple[float | None, ...] | None, Interval | None]:
-    blind = _map(results, "blind")
+    blind = read_mapping(results, "blind")
     if not blind:
         return None, None
-    seen, unseen = _map(_map(results, "accuracy"), "by_type"), _map(blind, "by_type")
+    seen, unseen = read_mapping(read_mapping(results, "accuracy"), "by_type"), read_mapping(blind, "by_type")
     out: list[float | None] = []
     for group in REPORT_GROUPS:
         if group == OVERALL:
-            out.append(_opt(blind.get("gain")))
+            out.append(read_number(blind.get("gain")))
             continue
-        x, y = _opt(seen.get(group)), _opt(unseen.get(group))
+        x, y = read_number(seen.get(group)), read_number(unseen.get(group))
         out.append(None if x is None or y is None else x - y)
-    return tuple(out), _interval(blind.get("gain_ci95"))
+    return tuple(out), read_interval(blind.get("gain_ci95"))
 
 
 def _count(value: Any) -> TypeGuard[int]:
@@ -95,7 +85,7 @@ def _count(value: Any) -> TypeGuard[int]:
 
 
 def _reliability(results: Mapping[str, Any], where: str) -> tuple[tuple[float, float, int], ...] | None:
-    section = _map(results, "calibration")
+    section = read_mapping(results, "calibration")
     bins, total = section.get("bins"), section.get("n")
     if not isinstance(bins, list) or not _count(total):
         return None
@@ -103,7 +93,7 @@ def _reliability(results: Mapping[str, Any], where: str) -> tuple[tuple[float, f
     for i, b in enumerate(bins):
         if not isinstance(b, Mapping):
             return None
-        conf, acc, n = _opt(b.get("confidence")), _opt(b.get("accuracy")), b.get("n")
+        conf, acc, n = read_number(b.get("confidence")), read_number(b.get("accuracy")), b.get("n")
         if _count(n) and n > total:  # more items in one bin than the run calibrated: an edited file
             text = str(n) if len(str(n)) <= 20 else f"{str(n)[:20]}... ({len(str(n))} digits)"
             raise MMSpuBenchError(
@@ -124,7 +114,7 @@ def confound_series(results: Mapping[str, Any], label: str, where: str = "result
         gain=gain,
         gain_ci95=gain_ci,
         reliability=_reliability(results, where),
-        ece=_opt(_map(results, "calibration").get("ece")),
+        ece=read_number(read_mapping(results, "calibration").get("ece")),
     )
 
 

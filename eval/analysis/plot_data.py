@@ -49,21 +49,35 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _interval(value: Any) -> Interval | None:
+def read_interval(value: Any) -> Interval | None:
     """Two finite numbers, or ``None`` (a hand-edited file shows no interval, never a crash)."""
     if isinstance(value, (list, tuple)) and len(value) == 2 and all(_number(v) for v in value):
         return (float(value[0]), float(value[1]))
     return None
 
 
-def _opt(value: Any) -> float | None:
+def read_number(value: Any) -> float | None:
+    """A finite number as a float, or ``None``."""
     return float(value) if _number(value) else None
 
 
-def _map(obj: Any, key: str) -> Mapping[str, Any]:
+def read_mapping(obj: Any, key: str) -> Mapping[str, Any]:
     """``obj[key]`` when both are objects, else empty."""
     value = obj.get(key) if isinstance(obj, Mapping) else None
     return value if isinstance(value, Mapping) else {}
+
+
+def error_bars(values: Sequence[float | None], cis: Sequence[Interval | None]) -> list[list[float]]:
+    """Matplotlib ``yerr`` of bars with their intervals (0 where a value or interval is missing)."""
+    low, high = [], []
+    for value, ci in zip(values, cis, strict=True):
+        if value is None or ci is None:
+            low.append(0.0)
+            high.append(0.0)
+        else:
+            low.append(max(0.0, value - ci[0]))
+            high.append(max(0.0, ci[1] - value))
+    return [low, high]
 
 
 def _ci_from_samples(samples: Sequence[SampleResult], get: Any, seed: int) -> dict[str, Interval | None]:
@@ -82,37 +96,42 @@ def _ci_from_samples(samples: Sequence[SampleResult], get: Any, seed: int) -> di
 def _accuracy(
     results: Mapping[str, Any], samples: Sequence[SampleResult] | None, seed: int
 ) -> tuple[list[Any], list[Any]]:
-    acc = _map(results, "accuracy")
-    by_type = {**_map(acc, "by_type"), OVERALL: acc.get("overall")}
-    ci = _map(acc, "ci95")
-    intervals = {**_map(ci, "by_type"), OVERALL: ci.get("overall")}
+    acc = read_mapping(results, "accuracy")
+    by_type = {**read_mapping(acc, "by_type"), OVERALL: acc.get("overall")}
+    ci = read_mapping(acc, "ci95")
+    intervals = {**read_mapping(ci, "by_type"), OVERALL: ci.get("overall")}
     if samples and not (ci.get("by_type") and ci.get("overall")):
         intervals = dict(_ci_from_samples(samples, lambda s: s.correct, seed))
-    return [_opt(by_type.get(g)) for g in REPORT_GROUPS], [_interval(intervals.get(g)) for g in REPORT_GROUPS]
+    return [read_number(by_type.get(g)) for g in REPORT_GROUPS], [
+        read_interval(intervals.get(g)) for g in REPORT_GROUPS
+    ]
 
 
 def _cgla(
     results: Mapping[str, Any], samples: Sequence[SampleResult] | None, seed: int
 ) -> tuple[list[Any], list[Any]]:
-    cgla = _map(results, "cgla")
-    by_type = {**_map(cgla, "by_type"), OVERALL: cgla.get("acc")}
-    ci = _map(cgla, "ci95")
-    intervals: dict[str, Any] = {**_map(ci, "by_type"), OVERALL: ci.get("acc")}
+    cgla = read_mapping(results, "cgla")
+    by_type = {**read_mapping(cgla, "by_type"), OVERALL: cgla.get("acc")}
+    ci = read_mapping(cgla, "ci95")
+    intervals: dict[str, Any] = {**read_mapping(ci, "by_type"), OVERALL: ci.get("acc")}
     if samples and cgla and not ci.get("by_type"):
         intervals = {**_ci_from_samples(samples, lambda s: s.cgla_acc, seed), OVERALL: ci.get("acc")}
-    return [_opt(by_type.get(g)) for g in REPORT_GROUPS], [_interval(intervals.get(g)) for g in REPORT_GROUPS]
+    return [read_number(by_type.get(g)) for g in REPORT_GROUPS], [
+        read_interval(intervals.get(g)) for g in REPORT_GROUPS
+    ]
 
 
-def _count(value: Any) -> int | None:
+def read_count(value: Any) -> int | None:
+    """A non-negative integer, or ``None``."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _n(results: Mapping[str, Any]) -> tuple[int | None, ...]:
     """Items per group, from the accuracy section (else the CGLA one); a type it lists no item of: 0."""
-    section = _map(results, "accuracy") or _map(results, "cgla")
-    by_type = _map(section, "n_by_type")
+    section = read_mapping(results, "accuracy") or read_mapping(results, "cgla")
+    by_type = read_mapping(section, "n_by_type")
     counts = {**({g: 0 for g in REPORT_GROUPS} if by_type else {}), **by_type, OVERALL: section.get("n")}
-    return tuple(_count(counts.get(g)) for g in REPORT_GROUPS)
+    return tuple(read_count(counts.get(g)) for g in REPORT_GROUPS)
 
 
 TICK_COUNTS_PER_LINE = 2
@@ -144,7 +163,7 @@ def count_ticks(counts: Sequence[Sequence[int | None]]) -> list[str]:
 
 def report_series(results: Mapping[str, Any], samples: Sequence[SampleResult] | None, label: str) -> Series:
     """One run's bars from its results.json and (for the intervals it lacks) its samples."""
-    seed = _map(results, "config").get("seed")
+    seed = read_mapping(results, "config").get("seed")
     seed = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32 else 0
     acc, acc_ci = _accuracy(results, samples, seed)
     cgla, cgla_ci = _cgla(results, samples, seed)

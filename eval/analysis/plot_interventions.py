@@ -17,42 +17,31 @@ A figure that is missing or malformed gives no bar (a ``—`` mark), never a mad
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mmspubench.eval.analysis.plot_data import OVERALL, REPORT_GROUPS, Interval, count_ticks
+from mmspubench.eval.analysis.plot_data import (
+    OVERALL,
+    REPORT_GROUPS,
+    Interval,
+    count_ticks,
+    error_bars,
+    read_count,
+    read_interval,
+    read_mapping,
+    read_number,
+)
 from mmspubench.eval.intervention_names import CF_PREFIX
 from mmspubench.eval.results_interventions import GAPS
 
 Bar = float | None
 
 
-def _opt(value: Any) -> float | None:
-    finite = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if finite else None
-
-
-def _interval(value: Any) -> Interval | None:
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(_opt(v) is not None for v in value):
-        return (float(value[0]), float(value[1]))
-    return None
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def _within(value: Any, total: int | None) -> int | None:
     """A type's item count, shown only when it can be one: 0 to the items asked under it."""
-    count = _count(value)
+    count = read_count(value)
     return count if count is not None and total is not None and count <= total else None
-
-
-def _map(obj: Any, key: str) -> Mapping[str, Any]:
-    value = obj.get(key) if isinstance(obj, Mapping) else None
-    return value if isinstance(value, Mapping) else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,32 +75,32 @@ class InterventionSeries:
 
 
 def _bars(name: str, figures: Mapping[str, Any]) -> InterventionBars:
-    change = _map(figures, "change")
-    by_type, ci = _map(change, "by_type"), _map(change, "ci95_by_type")
-    accuracy = _map(figures, "accuracy")
-    counts = _map(accuracy, "n_by_type")
+    change = read_mapping(figures, "change")
+    by_type, ci = read_mapping(change, "by_type"), read_mapping(change, "ci95_by_type")
+    accuracy = read_mapping(figures, "accuracy")
+    counts = read_mapping(accuracy, "n_by_type")
     values = [change.get("gain") if g == OVERALL else by_type.get(g) for g in REPORT_GROUPS]
     cis = [change.get("ci95") if g == OVERALL else ci.get(g) for g in REPORT_GROUPS]
-    total = _count(figures.get("n"))
-    if total is not None and _count(accuracy.get("n")) not in (None, total):
+    total = read_count(figures.get("n"))
+    if total is not None and read_count(accuracy.get("n")) not in (None, total):
         total = None  # two counts of the same items that disagree: an edited file shows none
     n = [total if g == OVERALL else _within(counts.get(g), total) for g in REPORT_GROUPS]
     targets = figures.get("targets")
-    contrast = _map(figures, "targeted_contrast")
+    contrast = read_mapping(figures, "targeted_contrast")
     return InterventionBars(
         name=name,
         targets=tuple(str(t) for t in targets) if isinstance(targets, list) else (),
-        change=tuple(_opt(v) for v in values),
-        ci95=tuple(_interval(v) for v in cis),
-        n=tuple(_count(v) for v in n),
-        contrast=_opt(contrast.get("value")),
-        contrast_ci95=_interval(contrast.get("ci95")),
+        change=tuple(read_number(v) for v in values),
+        ci95=tuple(read_interval(v) for v in cis),
+        n=tuple(read_count(v) for v in n),
+        contrast=read_number(contrast.get("value")),
+        contrast_ci95=read_interval(contrast.get("ci95")),
     )
 
 
 def intervention_series(results: Mapping[str, Any], label: str) -> InterventionSeries:
     """The interventions panels' data of one run's results.json."""
-    by_name = _map(_map(results, "interventions"), "by_intervention")
+    by_name = read_mapping(read_mapping(results, "interventions"), "by_intervention")
     return InterventionSeries(
         label, tuple(_bars(str(k), v) for k, v in by_name.items() if isinstance(v, Mapping))
     )
@@ -139,18 +128,6 @@ def _legend(run: InterventionSeries, bars: InterventionBars) -> str:
     return f"{run.label} (targeted contrast {bars.contrast:+.1f}{ci})"
 
 
-def _errors(bars: InterventionBars) -> list[list[float]]:
-    low, high = [], []
-    for value, ci in zip(bars.change, bars.ci95, strict=True):
-        if value is None or ci is None:
-            low.append(0.0)
-            high.append(0.0)
-        else:
-            low.append(max(0.0, value - ci[0]))
-            high.append(max(0.0, ci[1] - value))
-    return [low, high]
-
-
 def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
     """Grouped bars of the change per type under ``name``, one colour per run (the accuracy
     panels' colours), its targets' columns shaded, n per run under each tick."""
@@ -170,7 +147,7 @@ def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
             width,
             label=_legend(run, bars),
             color=f"C{k % 10}",
-            yerr=_errors(bars),
+            yerr=error_bars(bars.change, bars.ci95),
             capsize=2,
             error_kw={"elinewidth": 0.8},
         )

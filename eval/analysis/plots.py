@@ -21,7 +21,7 @@ from mmspubench.dataset_builder.schema import NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis import plot_confounds, plot_interventions
 from mmspubench.eval.analysis.plot_confounds import ConfoundSeries
-from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Interval, Series, group_ticks
+from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Series, error_bars, group_ticks
 from mmspubench.eval.analysis.plot_interventions import InterventionSeries
 
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -101,18 +101,6 @@ def _render(fig: Any, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def _errors(values: Sequence[float | None], cis: Sequence[Interval | None]) -> list[list[float]]:
-    low, high = [], []
-    for value, ci in zip(values, cis, strict=True):
-        if value is None or ci is None:
-            low.append(0.0)
-            high.append(0.0)
-        else:
-            low.append(max(0.0, value - ci[0]))
-            high.append(max(0.0, ci[1] - value))
-    return [low, high]
-
-
 def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
     width = 0.8 / len(series)
     positions = list(range(len(REPORT_GROUPS)))
@@ -127,7 +115,7 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
             width,
             label=run.label,  # plain text (plain_text): labels come from run files
             color=f"C{k % 10}",
-            yerr=_errors(values, cis),
+            yerr=error_bars(values, cis),
             capsize=2,
             error_kw={"elinewidth": 0.8},
         )
@@ -256,7 +244,7 @@ def _differences(ax: Any, doc: dict[str, Any], key: Key, title: str, unit: str) 
     cis = [tuple(_figure(g, key)["ci95"]) for g in groups]
     colours = ["C3" if ci[1] < 0 else "C2" if ci[0] > 0 else "C7" for ci in cis]
     ax.axhline(0.0, color="black", linewidth=0.8)
-    ax.bar(range(len(names)), diffs, 0.6, color=colours, yerr=_errors(diffs, cis), capsize=3)
+    ax.bar(range(len(names)), diffs, 0.6, color=colours, yerr=error_bars(diffs, cis), capsize=3)
     ax.set_xticks(range(len(names)), [f"{g['group']}\nn={g['n']}" for g in groups])
     ax.set_ylabel(unit)
     ax.set_title(title)
