@@ -23,9 +23,9 @@ from mmspubench.dataset_builder.split_ids import CARD_KEY, ids_digest
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.metrics_confounds import ROTATIONS
 from mmspubench.eval.records import Answer, SampleResult
-from mmspubench.eval.results_confounds import letter_fault
+from mmspubench.eval.views.metrics_confounds import ROTATIONS
+from mmspubench.eval.views.results_confounds import letter_fault
 
 SPLIT_ENV = "MMSPUBENCH_PUBLISHED_SPLIT"
 """``N:SHA256`` of the published test split (set on the Space, or offline); else read from the Hub card."""

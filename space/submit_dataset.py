@@ -32,9 +32,9 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS, COUNTERFACTUALS_FI
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import prompts
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.intervention_asks import undecoded_rows
-from mmspubench.eval.intervention_names import entries_fault
 from mmspubench.eval.records import Condition, SampleResult
+from mmspubench.eval.views import registry as views_registry
+from mmspubench.eval.views.intervention_asks import undecoded_rows
 
 if TYPE_CHECKING:
     import datasets
@@ -208,7 +208,7 @@ def _readings(
     """``(field, label, raw_output, prediction, options as shown)`` of every answer of ``sample``:
     the published order's, each rotation's (the item's options rotated by its shift), the
     blind one's and each intervention's (the published order)."""
-    from mmspubench.eval.metrics_confounds import rotated_options
+    from mmspubench.eval.views.metrics_confounds import rotated_options
 
     out = [("", "", sample.raw_output, sample.prediction, item.options)]
     for r in sample.rotations or ():
@@ -256,11 +256,10 @@ def _check_item(sample: SampleResult, item: PublishedItem, config: RunConfig, wh
         if got != expected:
             raise record_error(where, sample.id, field, f"{got!r} but the published item has {expected!r}")
     _check_prediction(sample, item, config, where)
-    if sample.interventions is not None and "interventions" in config.metrics:
-        got = [(e.name, e.targets) for e in sample.interventions]
-        fault = entries_fault(got, config.interventions, item.counterfactuals)
-        if fault:
-            raise record_error(where, sample.id, "interventions", fault)
+    for view in views_registry.in_run(config):
+        found = None if view.against_item is None else view.against_item(sample, item, config)
+        if found is not None:
+            raise record_error(where, sample.id, *found)
     if "cgla" in config.metrics:
         _check_conditions(sample, item, config, where)
 

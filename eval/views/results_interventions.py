@@ -4,7 +4,7 @@ Every record is checked first (its entries are the run's interventions in order,
 to distinct ``cf:NAME`` entries; each answer a letter whose ``correct`` follows; a built-in's
 targets its registry's; with CGLA, its CGLs one per condition and its ``cgla_min`` following from
 them), then each intervention's figures are computed over the items asked under it
-(:mod:`mmspubench.eval.metrics_interventions`). With the twin's counterfactuals, ``counterfactual_gaps``
+(:mod:`mmspubench.eval.views.metrics_interventions`). With the twin's counterfactuals, ``counterfactual_gaps``
 holds the Backgrounds-Challenge-style gaps against the published item (``cue-broken``).
 """
 
@@ -13,16 +13,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import TYPE_ABBREV, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import metrics, metrics_interventions
-from mmspubench.eval.config import RunConfig
+from mmspubench.eval import metrics
 from mmspubench.eval.intervention_names import CF_ALL, CF_NAME, CF_PREFIX, check_names
 from mmspubench.eval.interventions import INTERVENTIONS
 from mmspubench.eval.records import InterventionAnswer, SampleResult
-from mmspubench.eval.results_confounds import letter_fault
+from mmspubench.eval.views import metrics_interventions
+from mmspubench.eval.views.results_confounds import letter_fault
+
+if TYPE_CHECKING:
+    from mmspubench.eval.config import RunConfig
 
 DIGEST = re.compile(r"[0-9a-f]{64}")
 """A recorded image digest: SHA-256 in lower-case hex."""
@@ -205,8 +208,3 @@ def section(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any
     if gaps:
         out["counterfactual_gaps"] = gaps
     return out
-
-
-def sections(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
-    """``{"interventions": ...}`` in a run that asked for them, else nothing."""
-    return {"interventions": section(ordered, config)} if "interventions" in config.metrics else {}
