@@ -216,19 +216,6 @@ def _ordered(samples: Sequence[SampleResult], ids: Sequence[str] | None) -> list
     return [by_id[i] for i in ids]
 
 
-def _check_parts(ordered: Sequence[SampleResult], config: RunConfig) -> None:
-    """No record holds the part of a view the run did not compute (an edited line is refused, not
-    carried along unread)."""
-    others = [v for v in registry.VIEWS.values() if v.part is not None and v.name not in config.metrics]
-    for sample in ordered:
-        for view in others:
-            if view.part is not None and sample.part(view.part.key) is not None:
-                raise MMSpuBenchError(
-                    f"samples: record {sample.id!r}: field {view.part.key!r}: set, but the run did not "
-                    f"compute {view.name} (--metrics {','.join(config.metrics)})"
-                )
-
-
 def recompute(
     samples: Sequence[SampleResult], config: RunConfig, ids: Sequence[str] | None = None
 ) -> dict[str, Any]:
@@ -240,7 +227,6 @@ def recompute(
     on the order in which items finished.
     """
     ordered = _ordered(samples, ids)
-    _check_parts(ordered, config)
     out: dict[str, Any] = {"accuracy": None, "cgla": None}
     for view in registry.in_run(config):
         if view.section is not None:

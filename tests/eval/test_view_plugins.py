@@ -189,18 +189,6 @@ def test_the_built_in_views_are_the_registry_in_run_order() -> None:
         registry.get_view("reversed")
 
 
-def test_a_part_of_a_view_the_run_did_not_compute_is_refused(tmp_path: Path) -> None:
-    out = _run(tmp_path / "run", "accuracy,cgla")
-    samples = results.read_finished_samples(tmp_path / "run" / "samples.jsonl")
-    config = RunConfig.from_json(out["config"])
-    forged = dataclasses.replace(samples[4], blind=records.Answer("B", False, "B", None))
-    with pytest.raises(
-        MMSpuBenchError, match=r"record '000004': field 'blind': set, but the run did not compute blind"
-    ):
-        results.recompute([*samples[:4], forged, *samples[5:]], config)
-    assert results.recompute(samples, config)["accuracy"] == out["accuracy"]
-
-
 def test_a_view_taking_too_few_parts_is_one_line(tmp_path: Path) -> None:
     short = dataclasses.replace(
         REVERSED, name="short", part=Part("short", str, str), take=lambda chunk, config: []
@@ -212,3 +200,22 @@ def test_a_view_taking_too_few_parts_is_one_line(tmp_path: Path) -> None:
     finally:
         del registry.VIEWS["short"]
     assert not (tmp_path / "run").exists()  # nothing written
+
+
+def test_submit_wants_a_registered_view_s_part_exactly_in_its_runs(
+    tmp_path: Path, reversed_view: View
+) -> None:
+    from mmspubench.space.submit_checks import check_sample_consistency
+
+    out = _run(tmp_path / "run", "accuracy,reversed")
+    samples = results.read_finished_samples(tmp_path / "run" / "samples.jsonl")
+    config = RunConfig.from_json(out["config"])
+    check_sample_consistency(samples, config, "samples.jsonl")
+    dropped = dataclasses.replace(samples[1], views=())
+    with pytest.raises(
+        MMSpuBenchError, match=r"record '000001': field 'reversed': missing in a reversed run"
+    ):
+        check_sample_consistency([samples[0], dropped], config, "samples.jsonl")
+    plain = dataclasses.replace(config, metrics=("accuracy",))
+    with pytest.raises(MMSpuBenchError, match=r"field 'reversed': set, but the run did not compute reversed"):
+        check_sample_consistency(samples[:1], plain, "samples.jsonl")
