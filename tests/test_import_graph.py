@@ -187,7 +187,7 @@ run (``report``, ``--plot``), never at module level: a run loads no analysis mod
 def _module_level_imports(path: Path) -> list[str]:
     """The ``mmspubench...`` modules imported when ``path`` is imported (not inside a function)."""
     names: list[str] = []
-    pending = list(ast.parse(path.read_text(encoding="utf-8")).body)
+    pending: list[ast.AST] = list(ast.parse(path.read_text(encoding="utf-8")).body)
     while pending:
         node = pending.pop()
         if isinstance(node, ast.Import):
