@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import metrics, records
+from mmspubench.eval import data, metrics, records
 from mmspubench.eval.asking import Ask, answer_of
-from mmspubench.eval.intervention_names import check_names, entries_fault
+from mmspubench.eval.intervention_names import check_names, entries_fault, expected_names
 from mmspubench.eval.views import intervention_asks, results_interventions
 from mmspubench.eval.views.intervention_asks import Shown
 from mmspubench.eval.views.plugin import Chunk, Part, Plot, View
@@ -121,13 +121,34 @@ def section(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any
     return results_interventions.section(ordered, config)
 
 
-def against_item(sample: SampleResult, item: Any, config: RunConfig) -> tuple[str, str] | None:
-    """The entries' names and targets against the published item's counterfactuals."""
+def published(dataset: datasets.Dataset, config: RunConfig, where: str) -> dict[str, dict[str, str]]:
+    """Per item of the published split, the digest of each image eval shows it under the run's
+    interventions (made as eval makes them); an item that does not ship a ``cf:NAME`` of the run
+    gets what it ships (``against_item`` names the missing entry)."""
+    results_interventions.check_config_names(config)
+    out = {}
+    for item in data.iter_items(dataset, data.item_ids(dataset, None), where):
+        names = expected_names(config.interventions, [c.name for c in item.counterfactuals])
+        shown = () if isinstance(names, str) else intervention_asks.shown_under(item, names, where)
+        out[item.id] = {s.name: s.digest for s in shown}
+    return out
+
+
+def against_item(sample: SampleResult, item: Any, digests: Any, config: RunConfig) -> tuple[str, str] | None:
+    """The entries' names and targets against the published item's counterfactuals, and each
+    entry's digest against the image eval shows (``digests``: from :func:`published`)."""
     if sample.interventions is None:
         return None
     got = [(e.name, e.targets) for e in sample.interventions]
     fault = entries_fault(got, config.interventions, item.counterfactuals)
-    return None if fault is None else ("interventions", fault)
+    if fault is not None:
+        return ("interventions", fault)
+    for entry in sample.interventions:
+        expected = None if digests is None else digests.get(entry.name)
+        if expected is not None and entry.digest != expected:
+            why = f"{entry.name}: {entry.digest[:16]}... is not the digest of the image eval shows ({expected[:16]}...)"
+            return ("interventions.digest", why)
+    return None
 
 
 def tables(runs: Sequence[Mapping[str, Any]], model: Any, cell: Any) -> list[str]:
@@ -166,6 +187,7 @@ VIEW = View(
     take=take,
     part=Part("interventions", lambda value: [e.to_json() for e in value], records.read_interventions),
     section=section,
+    published=published,
     against_item=against_item,
     tables=tables,
     plot=Plot(series=_series, panels=_panels, draw=_draw, height=PANEL_HEIGHT),

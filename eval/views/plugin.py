@@ -128,9 +128,12 @@ class View:
     section: Callable[[Sequence[SampleResult], RunConfig], Any] | None = None
     """``(samples in run order, config)`` -> results.json's section, recomputed from the lines alone
     after checking that each follows from itself (eval, ``submit``, the sweep and the Space call it)."""
-    against_item: Callable[[SampleResult, Any, RunConfig], tuple[str, str] | None] | None = None
-    """``(sample, published item, config)`` -> ``(field, why)`` where the part disagrees with the
-    published item, else ``None`` (``submit``'s check against the dataset)."""
+    published: Callable[[datasets.Dataset, RunConfig, str], Mapping[str, Any]] | None = None
+    """``(published split, config, where)`` -> per item id, what ``against_item`` checks beyond the
+    item's fields (the interventions: the digest of each image eval shows), read once by ``submit``."""
+    against_item: Callable[[SampleResult, Any, Any, RunConfig], tuple[str, str] | None] | None = None
+    """``(sample, published item, its facts from published or None, config)`` -> ``(field, why)``
+    where the part disagrees with the published split, else ``None`` (``submit``'s check)."""
     columns: tuple[Column, ...] = ()
     """Its ``report`` columns, after the table's own."""
     tables: Callable[..., list[str]] | None = None

@@ -116,12 +116,17 @@ def _check_cgla(sample: SampleResult, entry: InterventionAnswer, config: RunConf
         )
 
 
-def checked(ordered: Sequence[SampleResult], config: RunConfig) -> list[tuple[InterventionAnswer, ...]]:
-    """Each sample's entries, checked against the run and against themselves."""
-    try:  # a config read back from results.json is not validated: its names are checked here
+def check_config_names(config: RunConfig) -> None:
+    """The run's intervention names, as read back from a results.json (not validated there)."""
+    try:
         check_names(config.interventions)
     except MMSpuBenchError as err:
         raise MMSpuBenchError(f"config: field 'interventions': {err}") from None
+
+
+def checked(ordered: Sequence[SampleResult], config: RunConfig) -> list[tuple[InterventionAnswer, ...]]:
+    """Each sample's entries, checked against the run and against themselves."""
+    check_config_names(config)
     out = []
     for sample in ordered:
         if sample.interventions is None:
