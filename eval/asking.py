@@ -1,11 +1,11 @@
-"""Putting multiple-choice questions to the model: the published view and the confound views.
+"""Putting multiple-choice questions to the model.
 
 An :class:`Ask` is one question as shown: an item, its options in the order shown and the image
-shown. The accuracy of a chunk asks every item once (the published order); ``circular`` adds the
-three other cyclic rotations of the options and ``blind`` the prompt without the image
-(:func:`asks_of`). Every ask of a chunk goes into ONE ``generate`` or ``score`` call, so a
-prefix-sharing scorer runs each item's image and question once for its four rotations.
-:func:`records_of` turns the answers back into each item's records.
+shown. The accuracy of a chunk asks every item once (:func:`published_asks`); each view of the run
+adds its own asks after them (``circular`` the other rotations of the options, ``blind`` the
+prompt without the image: :mod:`mmspubench.eval.views`). Every ask of a chunk goes into ONE
+``generate`` or ``score`` call (:func:`answers`), so a prefix-sharing scorer runs each item's image
+and question once for its four rotations.
 """
 
 from __future__ import annotations
@@ -13,19 +13,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import metrics_calibration, metrics_confounds, prompts
-from mmspubench.eval.config import RunConfig
-from mmspubench.eval.intervention_asks import Shown
+from mmspubench.eval import prompts
 from mmspubench.eval.parse import answer_parser
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
-from mmspubench.eval.records import Answer, Rotation
+from mmspubench.eval.records import Answer
 
-GREY = (128, 128, 128)
-"""The blind view's image with ``--blind-image grey``: this colour at the item image's size."""
+if TYPE_CHECKING:
+    from mmspubench.eval.config import RunConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,18 +44,6 @@ class Ask:
     """The options in the order shown."""
     image: Any
     """The image shown: the item's, the blind view's grey one, or ``None`` (text-only)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Views:
-    """One item's answers: the published order and, when asked, the confound views."""
-
-    published: Reply
-    rotations: tuple[Rotation, ...] | None
-    blind: Answer | None
-    option_probs: tuple[float, ...] | None
-    interventions: tuple[tuple[Shown, Answer], ...] | None = None
-    """Each changed image with the answer to it (``interventions``), in the run's order."""
 
 
 def finite(scores: Sequence[float], what: str, item_id: str) -> list[float]:
@@ -124,79 +110,11 @@ def argmax_letter(scores: Sequence[float]) -> str:
     return ANSWER_LETTERS[max(range(len(scores)), key=lambda k: scores[k])]
 
 
-def check_blind_path(model: VisionLanguageModel, config: RunConfig) -> None:
-    """``--blind-image none`` needs the model's text-only chat path (``text_only`` true)."""
-    if "blind" in config.metrics and config.blind_image == "none" and not getattr(model, "text_only", False):
-        raise MMSpuBenchError(
-            f"model {model.info.id!r} has no text-only prompt path in this backend; "
-            "use --blind-image grey (a mid-grey image of the same size)"
-        )
+def published_asks(items: Sequence[Item]) -> list[Ask]:
+    """Every item's question as published: its options in order, its image."""
+    return [Ask(item, tuple(item.options), item.pil_image) for item in items]
 
 
-def blind_image(item: Item, config: RunConfig) -> Any:
-    """What the blind view shows: ``None`` (text-only) or a grey image of the item image's size."""
-    if config.blind_image == "none":
-        return None
-    from PIL import Image
-
-    return Image.new("RGB", item.pil_image.size, GREY)
-
-
-def asks_of(
-    items: Sequence[Item], config: RunConfig, shown: Sequence[Sequence[Shown]] | None = None
-) -> list[Ask]:
-    """The published asks of every item, then its rotations 1-3 (circular), then its blind ask,
-    then its changed images (``shown``, interventions) in the published option order."""
-    asks = [Ask(i, tuple(i.options), i.pil_image) for i in items]
-    if "circular" in config.metrics:
-        for item in items:
-            for k in metrics_confounds.ROTATIONS[1:]:
-                asks.append(Ask(item, metrics_confounds.rotated_options(item.options, k), item.pil_image))
-    if "blind" in config.metrics:
-        asks += [Ask(i, tuple(i.options), blind_image(i, config)) for i in items]
-    for item, images in zip(items, shown or [() for _ in items], strict=True):
-        asks += [Ask(item, tuple(item.options), s.image) for s in images]
-    return asks
-
-
-def _answer(reply: Reply, gold: str) -> Answer:
+def answer_of(reply: Reply, gold: str) -> Answer:
+    """A view's record of ``reply``, right when it is ``gold`` (the gold letter as shown)."""
     return Answer(reply.prediction, reply.prediction == gold, reply.raw_output, reply.option_scores)
-
-
-def records_of(
-    items: Sequence[Item],
-    replies: Sequence[Reply],
-    config: RunConfig,
-    shown: Sequence[Sequence[Shown]] | None = None,
-) -> list[Views]:
-    """Each item's views from the replies in :func:`asks_of` order."""
-    n = len(items)
-    rest = list(replies[n:])
-    out = []
-    rotated = rest[: 3 * n] if "circular" in config.metrics else []
-    blind = rest[len(rotated) : len(rotated) + n] if "blind" in config.metrics else []
-    changed = iter(rest[len(rotated) + len(blind) :])
-    for index, item in enumerate(items):
-        published = replies[index]
-        rotations = None
-        if rotated:
-            own = [published, *rotated[3 * index : 3 * index + 3]]
-            rotations = tuple(
-                Rotation(
-                    k,
-                    metrics_confounds.rotation_order(k),
-                    metrics_confounds.rotated_answer(item.answer, k),
-                    _answer(reply, metrics_confounds.rotated_answer(item.answer, k)),
-                )
-                for k, reply in zip(metrics_confounds.ROTATIONS, own, strict=True)
-            )
-        probs = None
-        if "calibration" in config.metrics and published.option_scores is not None:
-            probs = metrics_calibration.option_probs(published.option_scores)
-        asked = None
-        if "interventions" in config.metrics and shown is not None:
-            asked = tuple((s, _answer(next(changed), item.answer)) for s in shown[index])
-        out.append(
-            Views(published, rotations, _answer(blind[index], item.answer) if blind else None, probs, asked)
-        )
-    return out

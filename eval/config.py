@@ -20,8 +20,9 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends import registry
 from mmspubench.eval.backends.plugin import Backend
 from mmspubench.eval.config_checks import check_field, check_fields
-from mmspubench.eval.intervention_names import BUILTIN_NAMES, check_names, parse_names
+from mmspubench.eval.intervention_names import BUILTIN_NAMES, parse_names
 from mmspubench.eval.prompts import CGLA_VARIANTS, STANDARD, VARIANTS
+from mmspubench.eval.views import registry as views_registry
 from mmspubench.options import (
     add_fields,
     choices_of,
@@ -43,21 +44,17 @@ __all__ = [
     "with_options",
 ]
 
-Metric = Literal["accuracy", "cgla", "circular", "blind", "calibration", "interventions"]
 AnswerMode = Literal["generate", "logprob"]
 ScorerName = Literal["plain", "fast"]
 CoreReduction = Literal["best", "mean", "first"]
 DtypeName = Literal["float32", "bfloat16", "float16"]
 BlindImage = Literal["none", "grey"]
 
-METRICS: tuple[str, ...] = get_args(Metric)
-"""The metrics a run can compute, in the order they are run."""
+METRICS: tuple[str, ...] = views_registry.names()
+"""The metrics (views) a run can compute, in the order they are run (:mod:`mmspubench.eval.views`);
+``--metrics`` reads the registry itself, so a view registered later is a choice too."""
 DEFAULT_METRICS: tuple[str, ...] = ("accuracy", "cgla")
 """The metrics of a run that names none (the paper's two)."""
-CONFOUND_METRICS: tuple[str, ...] = ("circular", "blind", "calibration")
-"""The confound views (opt-in; each needs ``accuracy``)."""
-CAUSAL_METRICS: tuple[str, ...] = ("interventions",)
-"""The image interventions (opt-in; needs ``accuracy``): the item asked again with its image changed."""
 BLIND_IMAGES: tuple[str, ...] = get_args(BlindImage)
 ANSWER_MODES: tuple[str, ...] = get_args(AnswerMode)
 SCORERS: tuple[str, ...] = get_args(ScorerName)
@@ -76,15 +73,16 @@ MAX_NEW_TOKENS = 4096
 def parse_metrics(text: str) -> tuple[str, ...]:
     """``accuracy,cgla`` -> the metrics in canonical order (a name given twice counts once); an
     unknown name is an error naming the closest metric."""
+    known = views_registry.names()
     names = {part.strip() for part in text.split(",") if part.strip()}
-    expected = f"expected a comma-separated subset of {','.join(METRICS)}"
-    unknown = sorted(names - set(METRICS))
+    expected = f"expected a comma-separated subset of {','.join(known)}"
+    unknown = sorted(names - set(known))
     if unknown:
-        hint = did_you_mean(unknown[0], METRICS)
+        hint = did_you_mean(unknown[0], known)
         raise MMSpuBenchError(f"--metrics {text!r}: unknown metric {unknown[0]!r}{hint}; {expected}")
     if not names:
         raise MMSpuBenchError(f"--metrics {text!r}: {expected}")
-    return tuple(m for m in METRICS if m in names)
+    return tuple(m for m in known if m in names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +115,7 @@ class RunConfig:
         DEFAULT_METRICS,
         "comma-separated subset of " + ",".join(METRICS) + " (default: accuracy,cgla); circular, "
         "blind, calibration and interventions need accuracy, calibration --answer-mode logprob",
-        choices=METRICS,
+        choices=views_registry.names,
         parse=parse_metrics,
     )
     """Subset of :data:`METRICS`, in canonical order."""
@@ -284,8 +282,7 @@ class RunConfig:
         check_fields(self)
         _check_choices(self)
         _check_variant(self)
-        _check_confounds(self)
-        _check_interventions(self)
+        _check_views(self)
         plugin = self.plugin()
         if not isinstance(self.backend_options, plugin.options):
             _refuse_foreign_options(self.backend_options)
@@ -339,32 +336,18 @@ def _check_variant(config: RunConfig) -> None:
         )
 
 
-def _check_confounds(config: RunConfig) -> None:
-    """The confound views read the multiple-choice answers: they need ``accuracy``; calibration
-    needs the letter scores (``logprob``); ``--blind-image`` is for the blind view."""
-    wanted = [m for m in CONFOUND_METRICS if m in config.metrics]
-    if wanted and "accuracy" not in config.metrics:
-        raise MMSpuBenchError(f"--metrics {','.join(config.metrics)}: {wanted[0]} needs accuracy too")
-    if "calibration" in config.metrics and config.answer_mode != "logprob":
-        raise MMSpuBenchError(
-            f"--metrics calibration needs --answer-mode logprob (the option probabilities), got {config.answer_mode}"
-        )
-    if config.blind_image != "none" and "blind" not in config.metrics:
-        raise MMSpuBenchError(f"--blind-image {config.blind_image} is used only with --metrics ...,blind")
-
-
-def _check_interventions(config: RunConfig) -> None:
-    """The interventions view reads the multiple-choice answers (it needs ``accuracy``); its names
-    are checked where the option is read (:func:`~mmspubench.eval.intervention_names.check_names`)."""
-    if "interventions" not in config.metrics:
-        if config.interventions:
+def _check_views(config: RunConfig) -> None:
+    """What each view of the run needs (``accuracy``, an answer mode), then every view's own
+    option checks (an option of a view the run does not compute is refused by its owner)."""
+    for view in views_registry.in_run(config):
+        if view.needs_accuracy and "accuracy" not in config.metrics:
+            raise MMSpuBenchError(f"--metrics {','.join(config.metrics)}: {view.name} needs accuracy too")
+        if view.answer_mode is not None and config.answer_mode != view.answer_mode:
             raise MMSpuBenchError(
-                f"--interventions {','.join(config.interventions)} is used only with --metrics ...,interventions"
+                f"--metrics {view.name} needs --answer-mode {view.answer_mode}, got {config.answer_mode}"
             )
-        return
-    if "accuracy" not in config.metrics:
-        raise MMSpuBenchError(f"--metrics {','.join(config.metrics)}: interventions needs accuracy too")
-    check_names(config.interventions)
+    for view in views_registry.VIEWS.values():
+        view.check(config)
 
 
 def check_values(**values: Any) -> None:

@@ -18,6 +18,8 @@ ROTATION_KEYS = ("rotation", "order", "answer", *ANSWER_KEYS)
 """The fields of one rotation in samples.jsonl."""
 INTERVENTION_KEYS = ("name", "targets", "digest", *ANSWER_KEYS, "cgls", "cgla_min", "cgla_acc")
 """The fields of one intervention's entry in samples.jsonl."""
+BUILTIN_PARTS = ("rotations", "blind", "option_probs", "interventions")
+"""The sample keys of the built-in views, each a typed field of :class:`SampleResult`."""
 NUM_ROTATIONS = 4
 """Rotations per item in a circular run: one per option position (``schema.NUM_OPTIONS``, not
 imported here so that reading records needs no ``datasets``)."""
@@ -97,7 +99,7 @@ class Answer:
             prediction=_strict_str(obj["prediction"], f"{name}.prediction"),
             correct=correct,
             raw_output=_strict_str(obj["raw_output"], f"{name}.raw_output"),
-            option_scores=_numbers(obj["option_scores"], f"{name}.option_scores"),
+            option_scores=read_numbers(obj["option_scores"], f"{name}.option_scores"),
         )
 
 
@@ -195,7 +197,7 @@ class InterventionAnswer:
             targets=tuple(targets),
             digest=digest,
             reply=Answer.from_json({k: obj[k] for k in ANSWER_KEYS}, name),
-            cgls=_numbers(obj["cgls"], f"{name}.cgls"),
+            cgls=read_numbers(obj["cgls"], f"{name}.cgls"),
             cgla_min=None if cgla_min is None else _finite(cgla_min, f"{name}.cgla_min"),
             cgla_acc=_opt_bool(obj["cgla_acc"], f"{name}.cgla_acc"),
         )
@@ -235,6 +237,15 @@ class SampleResult:
     """Softmax of ``option_scores`` (``calibration``); else ``None``."""
     interventions: tuple[InterventionAnswer, ...] | None = None
     """The item asked under each intervention, in the run's order (``interventions``); else ``None``."""
+    views: tuple[tuple[str, Any], ...] = ()
+    """The parts of the views registered beyond the built-in ones, as (sample key, part) pairs in
+    registry order (:meth:`part` reads any view's part by its key)."""
+
+    def part(self, key: str) -> Any:
+        """The part recorded under the sample key ``key`` (``None``: the run has not that view)."""
+        if key in BUILTIN_PARTS:
+            return getattr(self, key)
+        return dict(self.views).get(key)
 
     @property
     def unparsed(self) -> bool:
@@ -255,7 +266,7 @@ class SampleResult:
             "conditions": [c.to_json() for c in self.conditions],
             "cgla_min": self.cgla_min,
             "cgla_acc": self.cgla_acc,
-            **_optional(self),
+            **_parts_json(self),
         }
 
     @staticmethod
@@ -270,15 +281,12 @@ class SampleResult:
             prediction=_opt_str(obj["prediction"]),
             correct=_opt_bool(obj["correct"], "correct"),
             raw_output=_opt_str(obj["raw_output"]),
-            option_scores=_numbers(scores, "option_scores"),
+            option_scores=read_numbers(scores, "option_scores"),
             class_name=str(obj["class_name"]),
             conditions=tuple(Condition.from_json(c) for c in obj["conditions"]),
             cgla_min=None if cgla_min is None else _finite(cgla_min, "cgla_min"),
             cgla_acc=_opt_bool(obj["cgla_acc"], "cgla_acc"),
-            rotations=_rotations(obj.get("rotations")),
-            blind=None if obj.get("blind") is None else Answer.from_json(obj["blind"], "blind"),
-            option_probs=_numbers(obj.get("option_probs"), "option_probs"),
-            interventions=_interventions(obj.get("interventions")),
+            **_parts_of(obj),
         )
 
 
@@ -305,7 +313,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _numbers(value: Any, name: str) -> tuple[float, ...] | None:
+def read_numbers(value: Any, name: str) -> tuple[float, ...] | None:
     """``null`` or a list of JSON numbers as floats. A boolean or a string is refused, not read
     as 1.0 or parsed; an integer beyond the float range reads as infinity, which the checks of
     the scores refuse by name (``float()`` alone would raise a bare ``OverflowError``)."""
@@ -337,7 +345,7 @@ def _check_keys(obj: Any, name: str, keys: tuple[str, ...]) -> None:
         raise ValueError(f"field {name!r}: unknown key {unknown[0][:40]!r} (expected {', '.join(keys)})")
 
 
-def _rotations(value: Any) -> tuple[Rotation, ...] | None:
+def read_rotations(value: Any) -> tuple[Rotation, ...] | None:
     """``rotations``: ``null``, or a list of the four rotation objects (checked as a record
     before anything reads them; their order and answers are checked by ``results_confounds``)."""
     if value is None:
@@ -351,7 +359,7 @@ def _rotations(value: Any) -> tuple[Rotation, ...] | None:
     return tuple(Rotation.from_json(r, f"rotations[{i}]") for i, r in enumerate(value))
 
 
-def _interventions(value: Any) -> tuple[InterventionAnswer, ...] | None:
+def read_interventions(value: Any) -> tuple[InterventionAnswer, ...] | None:
     """``interventions``: ``null``, or a list of entry objects (their names and answers are checked
     by ``results_interventions``)."""
     if value is None:
@@ -367,19 +375,35 @@ def _strict_str(value: Any, name: str) -> str | None:
     raise TypeError(f"field {name!r} must be a string or null, got {_shown(value)}")
 
 
-def _optional(sample: SampleResult) -> dict[str, Any]:
-    """The keys of the confound views, present only in runs that asked for them (so the lines of
-    other runs are byte for byte those of before)."""
+def _parts_json(sample: SampleResult) -> dict[str, Any]:
+    """The parts of the views the run computed, in registry order (a view's key is present only
+    in runs that asked for it, so the lines of other runs are byte for byte those of before)."""
+    from mmspubench.eval.views.registry import VIEWS
+
     out: dict[str, Any] = {}
-    if sample.rotations is not None:
-        out["rotations"] = [r.to_json() for r in sample.rotations]
-    if sample.blind is not None:
-        out["blind"] = sample.blind.to_json()
-    if sample.option_probs is not None:
-        out["option_probs"] = list(sample.option_probs)
-    if sample.interventions is not None:
-        out["interventions"] = [e.to_json() for e in sample.interventions]
+    for view in VIEWS.values():
+        value = None if view.part is None else sample.part(view.part.key)
+        if view.part is not None and value is not None:
+            out[view.part.key] = view.part.write(value)
     return out
+
+
+def _parts_of(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The views' parts of a line as :class:`SampleResult` arguments (the built-in views' typed
+    fields, the others under ``views``), each read by its view."""
+    from mmspubench.eval.views.registry import VIEWS
+
+    fields: dict[str, Any] = {}
+    others: list[tuple[str, Any]] = []
+    for view in VIEWS.values():
+        if view.part is None or obj.get(view.part.key) is None:
+            continue
+        value = view.part.read(obj[view.part.key])
+        if view.part.key in BUILTIN_PARTS:
+            fields[view.part.key] = value
+        else:
+            others.append((view.part.key, value))
+    return {**fields, "views": tuple(others)} if others else fields
 
 
 def _opt_str(value: Any) -> str | None:

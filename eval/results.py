@@ -24,9 +24,9 @@ from typing import IO, Any
 from mmspubench.dataset_builder.files import iter_lines_bounded, shown
 from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import metrics, results_confounds, results_interventions
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
+from mmspubench.eval.views import registry
 
 SCHEMA_VERSION = 1
 """Version of the results.json / samples.jsonl layout."""
@@ -216,44 +216,22 @@ def _ordered(samples: Sequence[SampleResult], ids: Sequence[str] | None) -> list
     return [by_id[i] for i in ids]
 
 
-def _check_cgla(sample: SampleResult, reduction: str) -> float:
-    core = [c.cgl for c in sample.conditions if c.kind == "core"]
-    spurious = [c.cgl for c in sample.conditions if c.kind == "spurious"]
-    value = metrics.cgla_min(core, spurious, reduction)
-    if sample.cgla_min != value or sample.cgla_acc != metrics.cgla_acc(value):
-        raise MMSpuBenchError(
-            f"samples: record {sample.id!r}: field 'cgla_min': {sample.cgla_min!r} does not follow from its "
-            f"conditions under core reduction {reduction!r} (expected {value!r})"
-        )
-    return value
-
-
 def recompute(
     samples: Sequence[SampleResult], config: RunConfig, ids: Sequence[str] | None = None
 ) -> dict[str, Any]:
-    """results.json's ``accuracy`` and ``cgla`` sections from per-item records (``None`` if not run),
-    and the views the run asked for (``circular``, ``blind``, ``calibration``, ``interventions``).
+    """results.json's sections from per-item records: ``accuracy`` and ``cgla`` (``None`` when not
+    run), then the section of every other view the run computes, in registry order
+    (:mod:`mmspubench.eval.views`).
 
     ``ids`` selects and orders the items (default: every sample, by id); the figures do not depend
     on the order in which items finished.
     """
     ordered = _ordered(samples, ids)
-    accuracy = cgla = None
-    if "accuracy" in config.metrics:
-        for sample in ordered:
-            if sample.correct is None:
-                raise MMSpuBenchError(
-                    f"samples: record {sample.id!r}: field 'correct' missing in an accuracy run"
-                )
-        scored = [metrics.Scored(s.types, 1.0 if s.correct else 0.0) for s in ordered]
-        unparsed = sum(1 for s in ordered if s.unparsed)
-        accuracy = metrics.accuracy_summary(scored, unparsed, config.seed)
-    if "cgla" in config.metrics:
-        values = [metrics.Scored(s.types, _check_cgla(s, config.core_reduction)) for s in ordered]
-        cgla = metrics.cgla_summary(values, config.core_reduction, config.seed)
-    confounds = results_confounds.sections(ordered, config)
-    causal = results_interventions.sections(ordered, config)
-    return {"accuracy": results_confounds.with_worst(accuracy, config), "cgla": cgla, **confounds, **causal}
+    out: dict[str, Any] = {"accuracy": None, "cgla": None}
+    for view in registry.in_run(config):
+        if view.section is not None:
+            out[view.name] = view.section(ordered, config)
+    return out
 
 
 def build_results(

@@ -27,7 +27,6 @@ from mmspubench.eval import (
     backends,
     data,
     distributed,
-    intervention_asks,
     metrics,
     prompts,
     results,
@@ -36,10 +35,11 @@ from mmspubench.eval import (
 )
 from mmspubench.eval.asking import max_new_tokens
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.intervention_asks import Shown
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
-from mmspubench.eval.records import Answer, Condition, InterventionAnswer, SampleResult
+from mmspubench.eval.records import BUILTIN_PARTS, Condition, SampleResult
 from mmspubench.eval.run_stamp import check_stamps, run_stamp
+from mmspubench.eval.views import registry
+from mmspubench.eval.views.plugin import Chunk
 
 if TYPE_CHECKING:
     import datasets
@@ -61,99 +61,76 @@ def _conditions(
     model: VisionLanguageModel,
     items: Sequence[Item],
     cgla_variant: str = prompts.STANDARD,
-    shown: Sequence[Sequence[Shown]] | None = None,
+    images: Sequence[Sequence[Any]] | None = None,
 ) -> list[tuple[tuple[Condition, ...], tuple[tuple[float, ...], ...]]]:
-    """CGL conditions of each item, and the CGLs of the same conditions under each changed image
-    of ``shown`` (interventions); every request of every item goes into one ``score`` call."""
-    shown = shown if shown is not None else [() for _ in items]
+    """CGL conditions of each item, and the CGLs of the same conditions under each of the item's
+    other ``images`` (the views' ``cgla_images``); every request of every item goes into one
+    ``score`` call."""
+    images = images if images is not None else [() for _ in items]
     plans, groups, owners = [], [], []
-    for item, images in zip(items, shown, strict=True):
+    for item, extra in zip(items, images, strict=True):
         continuation = prompts.cgla_continuation(item.class_name)
         plan = [(a, "core") for a in item.core_attributes] + [
             (a, "spurious") for a in item.spurious_attributes
         ]
         contexts = [model.render(prompts.cgla_prompt(attribute, cgla_variant)) for attribute, _ in plan]
         plans.append((plan, contexts, continuation))
-        for image in [item.pil_image, *(s.image for s in images)]:
+        for image in [item.pil_image, *extra]:
             groups.append([ScoreRequest(image, context, continuation) for context in contexts])
             owners.append(item)
     scores = iter(asking.score_per_item(model, groups, owners, "CGL"))
     out = []
-    for (plan, contexts, continuation), images in zip(plans, shown, strict=True):
+    for (plan, contexts, continuation), extra in zip(plans, images, strict=True):
         own = next(scores)
         conditions = tuple(
             Condition(attribute, kind, context, continuation, cgl)
             for (attribute, kind), context, cgl in zip(plan, contexts, own, strict=True)
         )
-        out.append((conditions, tuple(tuple(next(scores)) for _ in images)))
+        out.append((conditions, tuple(tuple(next(scores)) for _ in extra)))
     return out
-
-
-def _intervened(
-    asked: tuple[tuple[Shown, Answer], ...] | None,
-    conditions: tuple[Condition, ...] | None,
-    cgls: tuple[tuple[float, ...], ...] | None,
-    config: RunConfig,
-) -> tuple[InterventionAnswer, ...] | None:
-    """The sample's ``interventions`` entries: each changed image's answer and, with CGLA, its CGLs."""
-    if asked is None:
-        return None
-    out = []
-    for index, (shown, answer) in enumerate(asked):
-        own = None if cgls is None else cgls[index]
-        value = None
-        if own is not None and conditions is not None:
-            kinds = [c.kind for c in conditions]
-            core = [v for v, k in zip(own, kinds, strict=True) if k == "core"]
-            spurious = [v for v, k in zip(own, kinds, strict=True) if k == "spurious"]
-            value = metrics.cgla_min(core, spurious, config.core_reduction)
-        out.append(
-            InterventionAnswer(
-                shown.name,
-                shown.targets,
-                shown.digest,
-                answer,
-                own,
-                value,
-                None if value is None else metrics.cgla_acc(value),
-            )
-        )
-    return tuple(out)
 
 
 def _result(
     item: Item,
-    views: asking.Views | None,
-    scored: tuple[tuple[Condition, ...], tuple[tuple[float, ...], ...]] | None,
+    published: asking.Reply | None,
+    conditions: tuple[Condition, ...] | None,
+    parts: dict[str, Any],
     config: RunConfig,
 ) -> SampleResult:
-    conditions = None if scored is None else scored[0]
     cgla_min = cgla_acc = None
     if conditions is not None:
         core = [c.cgl for c in conditions if c.kind == "core"]
         spurious = [c.cgl for c in conditions if c.kind == "spurious"]
         cgla_min = metrics.cgla_min(core, spurious, config.core_reduction)
         cgla_acc = metrics.cgla_acc(cgla_min)
-    answer = None if views is None else views.published
+    builtin = {key: parts[key] for key in BUILTIN_PARTS if parts.get(key) is not None}
+    others = tuple(
+        (key, value) for key, value in parts.items() if key not in BUILTIN_PARTS and value is not None
+    )
     return SampleResult(
         id=item.id,
         types=item.spurious_types,
         answer=item.answer,
-        prediction=None if answer is None else answer.prediction,
-        correct=None if answer is None else answer.prediction == item.answer,
-        raw_output=None if answer is None else answer.raw_output,
-        option_scores=None if answer is None else answer.option_scores,
+        prediction=None if published is None else published.prediction,
+        correct=None if published is None else published.prediction == item.answer,
+        raw_output=None if published is None else published.raw_output,
+        option_scores=None if published is None else published.option_scores,
         class_name=item.class_name,
         conditions=conditions or (),
         cgla_min=cgla_min,
         cgla_acc=cgla_acc,
-        rotations=None if views is None else views.rotations,
-        blind=None if views is None else views.blind,
-        option_probs=None if views is None else views.option_probs,
-        interventions=None
-        if views is None
-        else _intervened(views.interventions, conditions, None if scored is None else scored[1], config),
+        **builtin,
+        views=others,
     )
+
+
+def _split(values: Sequence[Any], counts: Sequence[int]) -> list[tuple[Any, ...]]:
+    """``values`` cut into consecutive runs of ``counts`` items."""
+    out, first = [], 0
+    for count in counts:
+        out.append(tuple(values[first : first + count]))
+        first += count
+    return out
 
 
 def evaluate_items(
@@ -161,27 +138,61 @@ def evaluate_items(
 ) -> list[SampleResult]:
     """Score a small batch of items; results in input order.
 
-    Generation is batched over the items, and the CGLA requests of all items go into one ``score``
-    call (the option letters too in ``logprob`` mode), so a prefix-sharing scorer can share passes
-    across items.
+    The published question of every item and every view's own asks (:mod:`mmspubench.eval.views`)
+    go into one ``generate`` or ``score`` call, and the CGLA requests of all items (under the
+    views' extra images too) into one ``score`` call, so a prefix-sharing scorer can share passes
+    across items. Each view then takes its part of every sample from its replies.
     """
     clock = clock if clock is not None else Clock()
-    answers: list[asking.Views | None] = [None] * len(items)
-    shown = intervention_asks.shown_per_item(items, config, str(config.dataset))
+    views = registry.in_run(config)
+    states = {v.name: None if v.prepare is None else v.prepare(items, config) for v in views}
+    published: list[asking.Reply] = []
+    own: dict[str, list[asking.Reply]] = {}
     if "accuracy" in config.metrics:
         start = time.perf_counter()
-        asking.check_blind_path(model, config)
-        replies = asking.answers(model, asking.asks_of(items, config, shown), config)
-        answers = list(asking.records_of(items, replies, config, shown))
+        for view in views:
+            if view.check_model is not None:
+                view.check_model(model, config)
+        asks = asking.published_asks(items)
+        spans = {}
+        for view in views:
+            if view.asks is not None:
+                extra = view.asks(items, config, states[view.name])
+                spans[view.name] = (len(asks), len(asks) + len(extra))
+                asks += extra
+        replies = asking.answers(model, asks, config)
+        published = replies[: len(items)]
+        own = {name: replies[first:last] for name, (first, last) in spans.items()}
         clock.accuracy_seconds += time.perf_counter() - start
-    conditions: list[tuple[tuple[Condition, ...], tuple[tuple[float, ...], ...]] | None] = [None] * len(items)
+    n = len(items)
+    conditions: list[tuple[Condition, ...] | None] = [None] * n
+    cgls: dict[str, list[tuple[tuple[float, ...], ...] | None]] = {v.name: [None] * n for v in views}
     if "cgla" in config.metrics:
         start = time.perf_counter()
-        conditions = list(_conditions(model, items, config.cgla_prompt_variant, shown))
+        extra_of = {v.name: v.cgla_images(states[v.name]) for v in views if v.cgla_images is not None}
+        images = [[image for per_item in extra_of.values() for image in per_item[i]] for i in range(n)]
+        scored = _conditions(model, items, config.cgla_prompt_variant, images)
+        conditions = [c for c, _ in scored]
+        for i, (_, values) in enumerate(scored):
+            counts = [len(per_item[i]) for per_item in extra_of.values()]
+            for name, mine in zip(extra_of, _split(values, counts), strict=True):
+                cgls[name][i] = mine
         clock.cgla_seconds += time.perf_counter() - start
+    parts: list[dict[str, Any]] = [{} for _ in items]
+    for view in views:
+        if view.take is None or view.part is None:
+            continue
+        chunk = Chunk(
+            items, published, own.get(view.name, []), states[view.name], conditions, cgls[view.name]
+        )
+        taken = list(view.take(chunk, config))
+        if len(taken) != len(items):
+            raise MMSpuBenchError(f"view {view.name!r} took {len(taken)} parts for {len(items)} items")
+        for index, value in enumerate(taken):
+            parts[index][view.part.key] = value
     return [
-        _result(item, answer, conds, config)
-        for item, answer, conds in zip(items, answers, conditions, strict=True)
+        _result(item, published[index] if published else None, conditions[index], parts[index], config)
+        for index, item in enumerate(items)
     ]
 
 
@@ -316,7 +327,9 @@ def _run_eval(
 ) -> dict[str, Any] | None:
     start = time.perf_counter()
     data.check_columns(dataset, config.dataset)
-    intervention_asks.check_dataset(dataset, config, str(config.dataset))
+    for view in registry.in_run(config):
+        if view.check_dataset is not None:
+            view.check_dataset(dataset, config, str(config.dataset))
     ids = data.item_ids(dataset, config.limit)
     if not ids:
         raise MMSpuBenchError(f"{config.dataset}: split {config.split!r} has no items")

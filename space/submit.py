@@ -43,7 +43,12 @@ from mmspubench.space.submit_checks import (
     check_split_ids,
     published_split,
 )
-from mmspubench.space.submit_dataset import check_against_dataset, check_prompt_templates, published_items
+from mmspubench.space.submit_dataset import (
+    check_against_dataset,
+    check_prompt_templates,
+    published_facts,
+    published_items,
+)
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResultEntry
@@ -409,7 +414,8 @@ def validate_submission(
     check_run_samples(results, samples, config, results_path)
     samples_where = str(results_path.parent / SAMPLES_FILE)
     check_split_ids(samples, results.get("dataset") or {}, published_split(dataset_id, published), where)
-    check_against_dataset(samples, published_items(dataset_id, published), config, samples_where)
+    facts = published_facts(dataset_id, published, config)
+    check_against_dataset(samples, published_items(dataset_id, published), config, samples_where, facts)
     check_run_figures(results, samples, config, results_path)
     entries = _entries(results, config, dataset_id, published)
     text = yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False, allow_unicode=True)

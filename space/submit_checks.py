@@ -23,9 +23,10 @@ from mmspubench.dataset_builder.split_ids import CARD_KEY, ids_digest
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.metrics_confounds import ROTATIONS
 from mmspubench.eval.records import Answer, SampleResult
-from mmspubench.eval.results_confounds import letter_fault
+from mmspubench.eval.views import registry as views_registry
+from mmspubench.eval.views.metrics_confounds import ROTATIONS
+from mmspubench.eval.views.results_confounds import letter_fault
 
 SPLIT_ENV = "MMSPUBENCH_PUBLISHED_SPLIT"
 """``N:SHA256`` of the published test split (set on the Space, or offline); else read from the Hub card."""
@@ -78,15 +79,6 @@ def _check_answer(sample: SampleResult, config: RunConfig, where: str) -> None:
         raise record_error(where, sample.id, *fault)
 
 
-VIEW_FIELDS = (
-    ("circular", "rotations"),
-    ("blind", "blind"),
-    ("calibration", "option_probs"),
-    ("interventions", "interventions"),
-)
-"""Each confound view and the sample field that records it (present exactly when the run asked)."""
-
-
 def _check_view_answer(
     sample: SampleResult, field: str, label: str, answer: Answer, mode: str, where: str
 ) -> None:
@@ -108,15 +100,19 @@ def _check_view_answer(
 
 
 def _check_views(sample: SampleResult, config: RunConfig, where: str) -> None:
-    """The confound views' records: present exactly in the runs that asked for them, every answer
+    """The views' records: present exactly in the runs that asked for them, every confound answer
     re-derived from the model's own output, and rotation 0 the published answer itself (the
     evaluator records the same reply twice, so a rotation set taken from another item, or edited,
     no longer matches)."""
-    for metric, field in VIEW_FIELDS:
-        asked, present = metric in config.metrics, getattr(sample, field) is not None
+    for view in views_registry.VIEWS.values():  # each view's part: present exactly when it ran
+        if view.part is None:
+            continue
+        asked, present = view.name in config.metrics, sample.part(view.part.key) is not None
         if asked != present:
-            why = f"missing in a {metric} run" if asked else f"set, but the run did not compute {metric}"
-            raise record_error(where, sample.id, field, why)
+            why = (
+                f"missing in a {view.name} run" if asked else f"set, but the run did not compute {view.name}"
+            )
+            raise record_error(where, sample.id, view.part.key, why)
     if sample.rotations is not None:
         shifts = [r.rotation for r in sample.rotations]
         if tuple(shifts) != ROTATIONS:

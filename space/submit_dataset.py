@@ -32,9 +32,9 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS, COUNTERFACTUALS_FI
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import prompts
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.intervention_asks import undecoded_rows
-from mmspubench.eval.intervention_names import entries_fault
 from mmspubench.eval.records import Condition, SampleResult
+from mmspubench.eval.views import registry as views_registry
+from mmspubench.eval.views.intervention_asks import undecoded_rows
 
 if TYPE_CHECKING:
     import datasets
@@ -103,12 +103,16 @@ def _load_hub_revision(dataset_id: str, revision: str) -> datasets.Dataset:
         ) from None
 
 
-@functools.lru_cache(maxsize=4)
-def _published(dataset_id: str, revision: str, folder: str) -> Mapping[str, PublishedItem]:
+def _split(dataset_id: str, revision: str, folder: str) -> datasets.Dataset:
     from mmspubench.dataset_builder.load import load_benchmark
 
+    return load_benchmark(folder, split="test") if folder else _load_hub_revision(dataset_id, revision)
+
+
+@functools.lru_cache(maxsize=4)
+def _published(dataset_id: str, revision: str, folder: str) -> Mapping[str, PublishedItem]:
     where = folder or f"{dataset_id}@{revision[:12]}"
-    ds = load_benchmark(folder, split="test") if folder else _load_hub_revision(dataset_id, revision)
+    ds = _split(dataset_id, revision, folder)
     items: dict[str, PublishedItem] = {}
     for row in ds.select_columns(list(_COLUMNS)).to_list():
         item = _item(row, where)
@@ -129,6 +133,18 @@ def _published(dataset_id: str, revision: str, folder: str) -> Mapping[str, Publ
             )
             items[str(row["id"])] = replace(items[str(row["id"])], counterfactuals=shipped)
     return MappingProxyType(items)
+
+
+def published_facts(dataset_id: str, revision: str, config: RunConfig) -> dict[str, Mapping[str, Any]]:
+    """Per view of the run that reads more of the published split than its items' fields (its
+    ``published`` hook: the interventions' image digests), what it reads, by item id."""
+    views = [v for v in views_registry.in_run(config) if v.published is not None]
+    if not views:
+        return {}
+    folder = os.environ.get(DATASET_ENV, "").strip()
+    ds = _split(dataset_id, revision, folder)
+    where = folder or f"{dataset_id}@{revision[:12]}"
+    return {v.name: v.published(ds, config, where) for v in views if v.published is not None}
 
 
 def published_items(dataset_id: str, revision: str) -> Mapping[str, PublishedItem]:
@@ -208,7 +224,7 @@ def _readings(
     """``(field, label, raw_output, prediction, options as shown)`` of every answer of ``sample``:
     the published order's, each rotation's (the item's options rotated by its shift), the
     blind one's and each intervention's (the published order)."""
-    from mmspubench.eval.metrics_confounds import rotated_options
+    from mmspubench.eval.views.metrics_confounds import rotated_options
 
     out = [("", "", sample.raw_output, sample.prediction, item.options)]
     for r in sample.rotations or ():
@@ -246,7 +262,13 @@ def _check_prediction(sample: SampleResult, item: PublishedItem, config: RunConf
             )
 
 
-def _check_item(sample: SampleResult, item: PublishedItem, config: RunConfig, where: str) -> None:
+def _check_item(
+    sample: SampleResult,
+    item: PublishedItem,
+    config: RunConfig,
+    where: str,
+    facts: Mapping[str, Mapping[str, Any]],
+) -> None:
     fields = (
         ("answer", sample.answer, item.answer),
         ("types", list(sample.types), list(item.types)),
@@ -256,23 +278,30 @@ def _check_item(sample: SampleResult, item: PublishedItem, config: RunConfig, wh
         if got != expected:
             raise record_error(where, sample.id, field, f"{got!r} but the published item has {expected!r}")
     _check_prediction(sample, item, config, where)
-    if sample.interventions is not None and "interventions" in config.metrics:
-        got = [(e.name, e.targets) for e in sample.interventions]
-        fault = entries_fault(got, config.interventions, item.counterfactuals)
-        if fault:
-            raise record_error(where, sample.id, "interventions", fault)
+    for view in views_registry.in_run(config):
+        if view.against_item is None:
+            continue
+        found = view.against_item(sample, item, facts.get(view.name, {}).get(sample.id), config)
+        if found is not None:
+            raise record_error(where, sample.id, *found)
     if "cgla" in config.metrics:
         _check_conditions(sample, item, config, where)
 
 
 def check_against_dataset(
-    samples: Sequence[SampleResult], items: Mapping[str, PublishedItem], config: RunConfig, where: str
+    samples: Sequence[SampleResult],
+    items: Mapping[str, PublishedItem],
+    config: RunConfig,
+    where: str,
+    facts: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
-    """Every sample is a record of a published item and agrees with it; raise on the first that does not."""
+    """Every sample is a record of a published item and agrees with it (and with what the views
+    read of the split, ``facts``: :func:`published_facts`); raise on the first that does not."""
+    facts = facts or {}
     for sample in samples:
         item = items.get(sample.id)
         if item is None:
             raise record_error(where, sample.id, "id", "not an item of the published split")
-        _check_item(sample, item, config, where)
+        _check_item(sample, item, config, where, facts)
     if len(samples) != len(items):
         raise MMSpuBenchError(f"{where}: {len(samples)} samples; the published split has {len(items)} items")

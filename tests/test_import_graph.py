@@ -179,16 +179,58 @@ def _imports_analysis(path: Path) -> list[str]:
     return [n for n in _imports(path) if n == ANALYSIS or n.startswith(ANALYSIS + ".")]
 
 
+VIEWS_DIR = "eval/views/"
+"""The views declare their report tables and plot panels as hooks that import analysis when they
+run (``report``, ``--plot``), never at module level: a run loads no analysis module."""
+
+
+def _module_level_imports(path: Path) -> list[str]:
+    """The ``mmspubench...`` modules imported when ``path`` is imported (not inside a function)."""
+    names: list[str] = []
+    pending: list[ast.AST] = list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            pending.extend(ast.iter_child_nodes(node))
+        elif isinstance(node, ast.ClassDef):
+            pending.extend(node.body)
+    return [n for n in names if n == ANALYSIS or n.startswith(ANALYSIS + ".")]
+
+
 def _running_imports_of_analysis() -> list[str]:
     """Every module of eval/ that runs (runner, records, run folder, metrics, backends, ...) and
-    imports ``mmspubench.eval.analysis``."""
+    imports ``mmspubench.eval.analysis`` (a view's module: at module level)."""
     return [
         f"{rel} imports {name}"
         for path in sorted((ROOT / "eval").rglob("*.py"))
         if not (rel := path.relative_to(ROOT).as_posix()).startswith("eval/analysis/")
         and rel not in ANALYSIS_USERS
-        for name in _imports_analysis(path)
+        for name in (_module_level_imports(path) if rel.startswith(VIEWS_DIR) else _imports_analysis(path))
     ]
+
+
+def test_a_run_loads_no_analysis_module() -> None:
+    """What ``mmspubench eval`` imports to run (the runner, every view) pulls in no analysis module."""
+    code = (
+        "import sys\n"
+        "import mmspubench.eval.runner, mmspubench.eval.views.registry, mmspubench.eval.commands\n"
+        "print(sorted(m for m in sys.modules if m.startswith('mmspubench.eval.analysis')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_views_lazy_rule_still_sees_a_module_level_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("if True:\n    from mmspubench.eval.analysis import plots\n", encoding="utf-8")
+    assert _module_level_imports(bad) == ["mmspubench.eval.analysis"]
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text("def f():\n    from mmspubench.eval.analysis import plots\n", encoding="utf-8")
+    assert _module_level_imports(lazy) == []
 
 
 def test_running_never_imports_analysis() -> None:
@@ -259,3 +301,23 @@ def test_package_top_lists_the_api_and_stays_light() -> None:
 def test_every_public_name_resolves() -> None:
     for name in mmspubench.__all__:
         assert getattr(mmspubench, name) is not None, name
+
+
+def test_every_package_folder_ships_in_the_wheel() -> None:
+    """Each folder of a mapped part that holds Python modules is in pyproject's ``packages`` list
+    (a folder left out installs from a checkout, editable, and is missing from the wheel)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    listed = set(setup["packages"])
+    found = set()
+    for name, folder in setup["package-dir"].items():
+        for init in sorted((ROOT / folder).rglob("__init__.py")):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            if not any(part.startswith((".", "__")) for part in rel):
+                found.add(".".join((name, *rel)))
+    assert sorted(found - listed) == []
+    assert "mmspubench.eval.views" in listed

@@ -23,8 +23,8 @@ import numpy as np
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV
 from mmspubench.eval.analysis import compare_confounds as cc
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
-from mmspubench.eval.metrics_paired import mcnemar_exact, paired_bootstrap_ci
 from mmspubench.eval.records import SampleResult
+from mmspubench.eval.views.metrics_paired import mcnemar_exact, paired_bootstrap_ci
 
 if TYPE_CHECKING:
     from mmspubench.eval.analysis.compare_interventions import InterventionPair

@@ -18,9 +18,9 @@ from mmspubench.dataset_builder.hub import display_name
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis import compare_view_intervention as civ
 from mmspubench.eval.analysis.compare import Pair
-from mmspubench.eval.metrics_calibration import option_probs
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
+from mmspubench.eval.views.metrics_calibration import option_probs
 from mmspubench.options import option
 
 DATASET_KEYS = ("kind", "id", "revision", "content_hash", "split", "split_n", "ids_sha256")

@@ -33,7 +33,7 @@ from mmspubench.eval.analysis.plot_data import (
     read_number,
 )
 from mmspubench.eval.intervention_names import CF_PREFIX
-from mmspubench.eval.results_interventions import GAPS
+from mmspubench.eval.views.results_interventions import GAPS
 
 Bar = float | None
 

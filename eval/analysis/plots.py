@@ -12,17 +12,17 @@ Figures are rendered into memory and written atomically by the caller: a failure
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis import plot_confounds, plot_interventions
-from mmspubench.eval.analysis.plot_confounds import ConfoundSeries
 from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Series, error_bars, group_ticks
-from mmspubench.eval.analysis.plot_interventions import InterventionSeries
+
+if TYPE_CHECKING:
+    from mmspubench.eval.views.plugin import Plot
 
 FORMATS = {".png": "png", ".svg": "svg"}
 """File suffix -> matplotlib format."""
@@ -35,9 +35,6 @@ NO_CGLA_NOTE = "no CGLA_acc to show: none of these runs computed CGLA (eval --me
 LEGEND_COLUMNS = 4
 """Columns of the run legend (fewer when there are fewer runs)."""
 SOME_CGLA_NOTE = "—: no figure (the run did not compute it, or has no item of the type)"
-INTERVENTION_PANEL_HEIGHT = 3.6
-"""Inches of each intervention's panel (a run of every built-in and the twin's three counterfactuals
-draws seven)."""
 
 
 def check_plot_path(path: str | Path) -> str:
@@ -129,44 +126,49 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def report_figure(
-    series: Sequence[Series],
-    fmt: str,
-    confounds: Sequence[ConfoundSeries] = (),
-    interventions: Sequence[InterventionSeries] = (),
-) -> bytes:
-    """Grouped bars of accuracy and CGLA_acc per type, one colour per run, then the confound panels
-    the runs recorded (:mod:`mmspubench.eval.analysis.plot_confounds`), then one panel per
-    intervention (:mod:`mmspubench.eval.analysis.plot_interventions`); the file's bytes."""
-    return _render(report_figure_object(series, confounds, interventions), fmt)
+def report_figure(series: Sequence[Series], fmt: str, panels: Sequence[ViewPanels] = ()) -> bytes:
+    """Grouped bars of accuracy and CGLA_acc per type, one colour per run, then the panels of the
+    views the runs recorded (:func:`view_panels`); the file's bytes."""
+    return _render(report_figure_object(series, panels), fmt)
 
 
-def report_figure_object(
-    series: Sequence[Series],
-    confounds: Sequence[ConfoundSeries] = (),
-    interventions: Sequence[InterventionSeries] = (),
-) -> Any:
+ViewPanels = tuple["Plot", Sequence[Any]]
+"""A view's plot and its series of each run (:func:`view_panels`)."""
+
+
+def view_panels(
+    runs: Sequence[Mapping[str, Any]], labels: Sequence[str], wheres: Sequence[str]
+) -> list[ViewPanels]:
+    """Every registered view's plot with its series of each run (``wheres``: the runs' files, named
+    by the errors), in registry order; a view whose runs have nothing to draw adds no panel."""
+    from mmspubench.eval.views.registry import VIEWS
+
+    return [
+        (
+            view.plot,
+            [view.plot.series(r, label, where) for r, label, where in zip(runs, labels, wheres, strict=True)],
+        )
+        for view in VIEWS.values()
+        if view.plot is not None
+    ]
+
+
+def report_figure_object(series: Sequence[Series], panels: Sequence[ViewPanels] = ()) -> Any:
     """The matplotlib figure of :func:`report_figure` (the Space's leaderboard shows it as is)."""
     if not series:
         raise MMSpuBenchError("--plot needs at least one run")
     plt = require_matplotlib()
-    extra = plot_confounds.panels(confounds)
-    changed = plot_interventions.panels(interventions)
+    extra = [(plot, name, data) for plot, data in panels for name in plot.panels(data)]
     with plain_text():
         fig, axes = plt.subplots(
-            2 + len(extra) + len(changed),
+            2 + len(extra),
             1,
-            figsize=(
-                max(8.0, 1.2 * len(REPORT_GROUPS)),
-                8.0 + 4.0 * len(extra) + INTERVENTION_PANEL_HEIGHT * len(changed),
-            ),
+            figsize=(max(8.0, 1.2 * len(REPORT_GROUPS)), 8.0 + sum(plot.height for plot, _, _ in extra)),
             squeeze=False,
         )
         top, bottom = axes[0, 0], axes[1, 0]
-        for ax, name in zip(axes[2 : 2 + len(extra), 0], extra, strict=True):
-            plot_confounds.DRAW[name](ax, confounds)
-        for ax, name in zip(axes[2 + len(extra) :, 0], changed, strict=True):
-            plot_interventions.draw(ax, name, interventions)
+        for ax, (plot, name, data) in zip(axes[2:, 0], extra, strict=True):
+            plot.draw(ax, name, data)
         _bars(top, series, "accuracy", "Accuracy per spurious type (bootstrap 95% CI)")
         _chance_line(top)
         _bars(bottom, series, "cgla_acc", "CGLA_acc per spurious type (bootstrap 95% CI)")
@@ -336,11 +338,5 @@ def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     ]
     labels = run_labels(runs, [f.parent for f in files])
     series = [report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True)]
-    confounds = [
-        plot_confounds.confound_series(r, label, str(f))
-        for r, label, f in zip(runs, labels, files, strict=True)
-    ]
-    changed = [
-        plot_interventions.intervention_series(r, label) for r, label in zip(runs, labels, strict=True)
-    ]
-    write_bytes_atomic(Path(plot), [report_figure(series, fmt, confounds, changed)])
+    panels = view_panels(runs, labels, [str(f) for f in files])
+    write_bytes_atomic(Path(plot), [report_figure(series, fmt, panels)])

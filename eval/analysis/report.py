@@ -23,29 +23,17 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import display_name
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
-from mmspubench.eval.analysis import report_interventions
 from mmspubench.eval.prompts import CEILING_NOTE, STANDARD
 from mmspubench.eval.results import RESULTS_NAME, read_results
 from mmspubench.eval.variants import is_ceiling, recorded, variant_label
+from mmspubench.eval.views.cells import DASH, pct, section
+from mmspubench.eval.views.registry import VIEWS
 
-DASH = "—"
 ACCURACY_ONLY = "acc. only"
 """CGLA_acc cell of an accuracy-only run (e.g. an API that returns no prompt log-probabilities)."""
 PARTIAL = "partial"
 """Marker in the ``n`` cell of a run over only part of its split (``--limit``): ``16 of 90 (partial)``;
 its figures are not comparable with a full run's."""
-
-
-def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """``obj[key]`` when it is an object, else empty (a hand-edited file shows dashes, not a crash)."""
-    value = obj.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
-def _pct(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return DASH
-    return f"{float(value):.2f}"
 
 
 def _cell(text: str) -> str:
@@ -61,14 +49,14 @@ def printable(text: str) -> str:
 
 
 def _model_name(results: Mapping[str, Any]) -> str:
-    model = _section(results, "model")
+    model = section(results, "model")
     # A local folder reads better by its last component; Hub ids keep their org/name form.
     return _cell(display_name(str(model.get("id") or model.get("path") or "?")))
 
 
 def _dataset_name(results: Mapping[str, Any]) -> str:
     """``name@version`` (Hub id or folder, then revision or content hash), the split unless ``test``."""
-    dataset = _section(results, "dataset")
+    dataset = section(results, "dataset")
     name = display_name(str(dataset.get("id") or dataset.get("path") or "?"))
     version = dataset.get("revision") or dataset.get("content_hash")
     split = dataset.get("split")
@@ -82,10 +70,10 @@ def _dataset_name(results: Mapping[str, Any]) -> str:
 
 def _n(results: Mapping[str, Any]) -> str:
     """Items evaluated; ``k of N (partial)`` when the run covered only part of its split."""
-    dataset = _section(results, "dataset")
+    dataset = section(results, "dataset")
     n, split_n = dataset.get("n"), dataset.get("split_n")
     if n is None:
-        n = _section(results, "accuracy").get("n") or _section(results, "cgla").get("n")
+        n = section(results, "accuracy").get("n") or section(results, "cgla").get("n")
     if n is None:
         return DASH
     if isinstance(split_n, int) and isinstance(n, int) and n < split_n:
@@ -94,12 +82,12 @@ def _n(results: Mapping[str, Any]) -> str:
 
 
 def _by_type(abbrev: str) -> Callable[[Mapping[str, Any]], str]:
-    return lambda results: _pct(_section(_section(results, "accuracy"), "by_type").get(abbrev))
+    return lambda results: pct(section(section(results, "accuracy"), "by_type").get(abbrev))
 
 
 def _cgla(results: Mapping[str, Any]) -> str:
-    cgla = _section(results, "cgla")
-    return ACCURACY_ONLY if results.get("accuracy_only") and not cgla else _pct(cgla.get("acc"))
+    cgla = section(results, "cgla")
+    return ACCURACY_ONLY if results.get("accuracy_only") and not cgla else pct(cgla.get("acc"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,16 +107,16 @@ COLUMNS: tuple[Column, ...] = (
     Column("Dataset", _dataset_name, align_right=False),
     Column("n", _n),
     *(Column(t.abbrev, _by_type(t.abbrev)) for t in SPURIOUS_TYPES),
-    Column("Average", lambda r: _pct(_section(r, "accuracy").get("average"))),
-    Column("Overall", lambda r: _pct(_section(r, "accuracy").get("overall"))),
+    Column("Average", lambda r: pct(section(r, "accuracy").get("average"))),
+    Column("Overall", lambda r: pct(section(r, "accuracy").get("overall"))),
     Column("CGLA_acc", _cgla),
 )
-"""The columns every table has, in order; :data:`OPTIONAL_COLUMNS` are added when the runs need them."""
+"""The columns every table has, in order; :func:`optional_columns` are added when the runs need them."""
 HEADER = [c.header for c in COLUMNS]
 
 
 def _scorer(results: Mapping[str, Any]) -> tuple[str, str | None]:
-    model = _section(results, "model")
+    model = section(results, "model")
     reason = model.get("scorer_fallback_reason")
     return printable(str(model.get("scorer_used") or DASH)), None if reason is None else printable(
         str(reason)
@@ -141,11 +129,11 @@ def _scorer_cell(results: Mapping[str, Any]) -> str:
 
 
 def _any_scorer(runs: Sequence[Mapping[str, Any]]) -> bool:
-    return any(_section(run, "model").get("scorer_used") for run in runs)
+    return any(section(run, "model").get("scorer_used") for run in runs)
 
 
 def _answer_mode(results: Mapping[str, Any]) -> str:
-    return _cell(str(_section(results, "config").get("answer_mode") or DASH))
+    return _cell(str(section(results, "config").get("answer_mode") or DASH))
 
 
 def _answer_modes_differ(runs: Sequence[Mapping[str, Any]]) -> bool:
@@ -153,7 +141,7 @@ def _answer_modes_differ(runs: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def _variant(results: Mapping[str, Any]) -> str:
-    return _cell(variant_label(_section(results, "config")))
+    return _cell(variant_label(section(results, "config")))
 
 
 def _variants_shown(runs: Sequence[Mapping[str, Any]]) -> bool:
@@ -162,39 +150,31 @@ def _variants_shown(runs: Sequence[Mapping[str, Any]]) -> bool:
     return len(labels) > 1 or labels != {STANDARD}
 
 
-def _confound(section: str, key: str, signed: bool = False) -> Callable[[Mapping[str, Any]], str]:
-    def cell(results: Mapping[str, Any]) -> str:
-        value = _section(results, section).get(key)
-        text = _pct(value)
-        return f"+{text}" if signed and isinstance(value, (int, float)) and value > 0 else text
-
-    return cell
-
-
 def _worst(results: Mapping[str, Any]) -> str:
     """``TYPE value`` of ``accuracy.worst_type`` (types with >= 10 items)."""
-    worst = _section(_section(results, "accuracy"), "worst_type")
-    return DASH if not worst else _cell(f"{worst.get('type')} {_pct(worst.get('value'))}")
-
-
-def _any(section: str) -> Callable[[Sequence[Mapping[str, Any]]], bool]:
-    return lambda runs: any(_section(run, section) for run in runs)
+    worst = section(section(results, "accuracy"), "worst_type")
+    return DASH if not worst else _cell(f"{worst.get('type')} {pct(worst.get('value'))}")
 
 
 def _any_worst(runs: Sequence[Mapping[str, Any]]) -> bool:
-    return any("worst_type" in _section(run, "accuracy") for run in runs)
+    return any("worst_type" in section(run, "accuracy") for run in runs)
 
 
-OPTIONAL_COLUMNS: tuple[tuple[Column, Callable[[Sequence[Mapping[str, Any]]], bool]], ...] = (
-    (Column("Answer mode", _answer_mode, align_right=False), _answer_modes_differ),
-    (Column("Variant", _variant, align_right=False), _variants_shown),
-    (Column("Scorer", _scorer_cell, align_right=False), _any_scorer),
-    (Column("Circular", _confound("circular", "accuracy")), _any("circular")),
-    (Column("Blind", _confound("blind", "accuracy")), _any("blind")),
-    (Column("Gain", _confound("blind", "gain", signed=True)), _any("blind")),
-    (Column("Worst", _worst, align_right=False), _any_worst),
-)
-"""Columns shown only when the runs need them: (column, whether these runs need it)."""
+Needed = Callable[[Sequence[Mapping[str, Any]]], bool]
+"""Whether the table of these runs shows a column."""
+
+
+def optional_columns() -> list[tuple[Column, Needed]]:
+    """Columns shown only when the runs need them: (column, whether these runs need it); the
+    registered views' columns (:mod:`mmspubench.eval.views`) in registry order, before ``Worst``."""
+    views = [(Column(c.header, c.cell), c.shown) for view in VIEWS.values() for c in view.columns]
+    return [
+        (Column("Answer mode", _answer_mode, align_right=False), _answer_modes_differ),
+        (Column("Variant", _variant, align_right=False), _variants_shown),
+        (Column("Scorer", _scorer_cell, align_right=False), _any_scorer),
+        *views,
+        (Column("Worst", _worst, align_right=False), _any_worst),
+    ]
 
 
 def table_row(results: Mapping[str, Any]) -> list[str]:
@@ -205,7 +185,7 @@ def table_row(results: Mapping[str, Any]) -> list[str]:
 def _notes(runs: Sequence[Mapping[str, Any]], with_scorer: bool) -> list[str]:
     notes = []
     for run in runs:
-        if is_ceiling(recorded(_section(run, "config"))):
+        if is_ceiling(recorded(section(run, "config"))):
             notes.append(f"{_model_name(run)}: attribute-hint is a {CEILING_NOTE}")
         reason = _scorer(run)[1]
         if with_scorer and reason:
@@ -217,14 +197,15 @@ def _notes(runs: Sequence[Mapping[str, Any]], with_scorer: bool) -> list[str]:
 
 def markdown_table(runs: Sequence[Mapping[str, Any]]) -> str:
     """The Markdown table for several runs, one row each, in the given order."""
-    columns = [*COLUMNS, *(c for c, needed in OPTIONAL_COLUMNS if needed(runs))]
+    columns = [*COLUMNS, *(c for c, needed in optional_columns() if needed(runs))]
     lines = [
         "| " + " | ".join(c.header for c in columns) + " |",
         "|" + "|".join("---:" if c.align_right else "---" for c in columns) + "|",
     ]
     lines += ["| " + " | ".join(c.cell(run) for c in columns) + " |" for run in runs]
     notes = _notes(runs, any(c.header == "Scorer" for c in columns))
-    extra = report_interventions.tables(runs, _model_name, _cell)  # none without the section
+    # the views' own tables (the interventions'), none without their sections
+    extra = [line for view in VIEWS.values() if view.tables for line in view.tables(runs, _model_name, _cell)]
     return "\n".join(lines + (["", *notes] if notes else []) + extra)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.eval.intervention_names import CF_PREFIX
-from mmspubench.eval.results_interventions import GAPS
+from mmspubench.eval.views.results_interventions import GAPS
 
 DASH = "—"
 ABBREVS = tuple(t.abbrev for t in SPURIOUS_TYPES)

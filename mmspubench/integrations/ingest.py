@@ -20,12 +20,13 @@ from typing import Any
 from mmspubench.dataset_builder.files import MAX_JSONL_LINE_BYTES, size_text
 from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError, record_error
-from mmspubench.eval import metrics_confounds, prompts, results
+from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.intervention_asks import Shown
 from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.records import Answer, InterventionAnswer, Rotation, SampleResult
 from mmspubench.eval.run_stamp import run_stamp
+from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.intervention_asks import Shown
 from mmspubench.integrations.ingest_interventions import (
     INTERVENTION,
     check_shown,
@@ -61,7 +62,7 @@ class HarnessAnswer:
     view: str = IMAGE
     """``image`` (shown with the item's image), ``blind`` (the blind view) or ``intervention``."""
     rotation: int = 0
-    """The rotation of the options shown (0: the published order; ``eval.metrics_confounds``)."""
+    """The rotation of the options shown (0: the published order; ``eval.views.metrics_confounds``)."""
     images: int | None = None
     """How many images the prompt held, when the harness records it (checked against the view)."""
     intervention: str = ""

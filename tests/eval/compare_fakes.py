@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mmspubench.eval import metrics_calibration, metrics_confounds, results
+from mmspubench.eval import results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.interventions import INTERVENTIONS
 from mmspubench.eval.records import Answer, Condition, InterventionAnswer, Rotation, SampleResult
+from mmspubench.eval.views import metrics_calibration, metrics_confounds
 
 DATASET = {"kind": "built", "id": None, "path": "/data/x", "revision": None, "content_hash": "c0ffee"}
 

@@ -11,11 +11,12 @@ import pytest
 from mmspubench.cli import main
 from mmspubench.dataset_builder.defaults import default_dataset_dir
 from mmspubench.dataset_builder.load import load_pinned
-from mmspubench.eval import data, metrics_confounds, prompts, results
+from mmspubench.eval import data, prompts, results
 from mmspubench.eval.backends.transformers.loading import load_model
 from mmspubench.eval.bundled import bundled_model_dir
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.runner import evaluate_items
+from mmspubench.eval.views import metrics_confounds
 
 LIMIT = 8
 

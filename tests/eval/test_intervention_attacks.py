@@ -648,3 +648,41 @@ def test_a_stored_label_outside_the_types_is_refused_not_wrapped(tmp_path: Path)
     ):
         run_eval(FakeModel, bad, dict(DATASET_INFO), _config(), tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()
+
+
+def _other_digest(line: dict[str, Any], k: int) -> None:
+    """Entry ``k`` claims the digest of entry ``k + 1`` (another image of the same item)."""
+    _entry(line, k)["digest"] = _entry(line, k + 1)["digest"]
+
+
+DIGEST_EDITS: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
+    ("grayscale claims the first cf's image", lambda s: _other_digest(s, 0)),
+    ("a cf claims the next cf's image", lambda s: _other_digest(s, 1)),
+    ("a well-formed digest of nothing shown", lambda s: _entry(s, 2).update(digest="0" * 64)),
+]
+
+
+@pytest.mark.parametrize(("label", "edit"), DIGEST_EDITS, ids=[c[0] for c in DIGEST_EDITS])
+def test_submit_recomputes_each_digest_from_the_published_images(
+    twin_run: tuple[Path, list[dict[str, Any]], RunConfig], label: str, edit: Callable[[dict[str, Any]], Any]
+) -> None:
+    """A digest is re-made from the published split as eval makes it: a built-in from the item's
+    image, a counterfactual from the image the record ships; one that differs is refused by name."""
+    from mmspubench.dataset_builder.load import load_benchmark
+    from mmspubench.eval.views.interventions import published
+    from mmspubench.space.submit_dataset import _published, check_against_dataset
+
+    folder, lines, config = twin_run
+    items = _published("twin", "v1", str(folder))
+    facts = {"interventions": published(load_benchmark(folder), config, str(folder))}
+    assert {len(d) for d in facts["interventions"].values()} == {4}  # grayscale and the three cf
+    genuine = [SampleResult.from_json(s) for s in lines]
+    check_against_dataset(genuine, items, config, "samples.jsonl", facts)
+    forged = copy.deepcopy(lines)
+    edit(forged[1])
+    with pytest.raises(MMSpuBenchError) as err:
+        check_against_dataset(
+            [SampleResult.from_json(s) for s in forged], items, config, "samples.jsonl", facts
+        )
+    assert f"record {lines[1]['id']!r}: field 'interventions.digest'" in str(err.value)
+    assert "is not the digest of the image eval shows" in str(err.value)

@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import interventions, metrics_interventions, prompts, results
+from mmspubench.eval import interventions, prompts, results
 from mmspubench.eval.config import RunConfig, with_options
 from mmspubench.eval.intervention_names import BUILTIN_NAMES, expected_names, parse_names
-from mmspubench.eval.metrics_paired import mcnemar_exact
 from mmspubench.eval.protocol import ScoreRequest
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.runner import run_eval
+from mmspubench.eval.views import metrics_interventions
+from mmspubench.eval.views.metrics_paired import mcnemar_exact
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset, make_rows
 

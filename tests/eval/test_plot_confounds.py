@@ -62,12 +62,12 @@ def test_report_plot_draws_the_panels(run: Path, tmp_path: Path) -> None:
 def test_the_figure_object_without_views_keeps_two_panels(run: Path) -> None:
     pytest.importorskip("matplotlib")
     from mmspubench.eval.analysis.plot_data import report_series
-    from mmspubench.eval.analysis.plots import report_figure_object
+    from mmspubench.eval.analysis.plots import report_figure_object, view_panels
 
     results = json.loads((run / "results.json").read_text())
     series = [report_series(results, None, "m")]
     assert len(report_figure_object(series).axes) == 2
-    assert len(report_figure_object(series, [confound_series(results, "m")]).axes) == 5
+    assert len(report_figure_object(series, view_panels([results], ["m"], ["r"])).axes) == 5
 
 
 def _edit_calibration(run: Path, n: int | None, count: int) -> None:

@@ -75,12 +75,12 @@ def test_report_plot_draws_a_panel_per_intervention(run: Path, tmp_path: Path) -
 def test_the_figure_object_has_one_more_axis_per_intervention(run: Path) -> None:
     pytest.importorskip("matplotlib")
     from mmspubench.eval.analysis.plot_data import report_series
-    from mmspubench.eval.analysis.plots import report_figure_object
+    from mmspubench.eval.analysis.plots import report_figure_object, view_panels
 
     results = json.loads((run / "results.json").read_text())
     series = [report_series(results, None, "m")]
     assert len(report_figure_object(series).axes) == 2  # without the interventions: as before
-    fig = report_figure_object(series, (), [intervention_series(results, "m")])
+    fig = report_figure_object(series, view_panels([results], ["m"], ["r"]))
     assert len(fig.axes) == 4
     ticks = [t.get_text() for t in fig.axes[2].get_xticklabels()]
     assert ticks[0] == "BG\nn=1" and ticks[4] == "Col.\nn=2" and ticks[-1] == "Overall\nn=4"

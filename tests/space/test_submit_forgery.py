@@ -17,11 +17,11 @@ import yaml
 from huggingface_hub import parse_eval_result_entries
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.metrics_confounds import ROTATIONS, rotated_answer, rotation_order
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import Answer, Rotation, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
 from mmspubench.eval.run_stamp import run_stamp
+from mmspubench.eval.views.metrics_confounds import ROTATIONS, rotated_answer, rotation_order
 from mmspubench.space import handlers
 from mmspubench.space.submit import YAML_PATH
 

@@ -11,7 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from mmspubench.eval import interventions
 from mmspubench.eval.records import Answer, InterventionAnswer, SampleResult
+from PIL import Image
 
 from tests.space.test_submit import REVISION, _submit_dry_run, published_split
 from tests.space.test_submit_forgery import _letter_biased, _refused, _write
@@ -19,7 +21,8 @@ from tests.space.test_submit_forgery import _letter_biased, _refused, _write
 __all__ = ["published_split"]
 
 METRICS = ("accuracy", "cgla", "circular", "blind", "interventions")
-DIGEST = "ab" * 32
+DIGEST = interventions.apply("grayscale", Image.new("RGB", (8, 8)))[1]
+"""What eval records for grayscale on every published item of these tests (all black, 8x8)."""
 
 
 def _with_grayscale(i: int, mode: str) -> SampleResult:
@@ -192,3 +195,18 @@ def test_an_intervention_score_that_is_no_log_probability_is_refused(
         f"record '000000': field 'interventions[0].{field}'",
         "is not a finite log-probability",
     )
+
+
+@pytest.mark.parametrize("mode", ["generate", "logprob"])
+def test_a_digest_of_another_image_is_refused(
+    mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """submit re-makes each intervened image from the published split and compares digests."""
+
+    def forge(sample: SampleResult) -> SampleResult:
+        assert sample.interventions
+        entry = sample.interventions[0]
+        return replace(sample, interventions=(replace(entry, digest="cd" * 32),))
+
+    results_path = _only_grayscale(tmp_path / "run", mode, forge)
+    _refused(capsys, results_path, tmp_path / "out", "field 'interventions.digest'", "grayscale: cdcdcdcd")

@@ -4,7 +4,7 @@ Every record is checked first (its entries are the run's interventions in order,
 to distinct ``cf:NAME`` entries; each answer a letter whose ``correct`` follows; a built-in's
 targets its registry's; with CGLA, its CGLs one per condition and its ``cgla_min`` following from
 them), then each intervention's figures are computed over the items asked under it
-(:mod:`mmspubench.eval.metrics_interventions`). With the twin's counterfactuals, ``counterfactual_gaps``
+(:mod:`mmspubench.eval.views.metrics_interventions`). With the twin's counterfactuals, ``counterfactual_gaps``
 holds the Backgrounds-Challenge-style gaps against the published item (``cue-broken``).
 """
 
@@ -13,16 +13,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import TYPE_ABBREV, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import metrics, metrics_interventions
-from mmspubench.eval.config import RunConfig
+from mmspubench.eval import metrics
 from mmspubench.eval.intervention_names import CF_ALL, CF_NAME, CF_PREFIX, check_names
 from mmspubench.eval.interventions import INTERVENTIONS
 from mmspubench.eval.records import InterventionAnswer, SampleResult
-from mmspubench.eval.results_confounds import letter_fault
+from mmspubench.eval.views import metrics_interventions
+from mmspubench.eval.views.results_confounds import letter_fault
+
+if TYPE_CHECKING:
+    from mmspubench.eval.config import RunConfig
 
 DIGEST = re.compile(r"[0-9a-f]{64}")
 """A recorded image digest: SHA-256 in lower-case hex."""
@@ -113,12 +116,17 @@ def _check_cgla(sample: SampleResult, entry: InterventionAnswer, config: RunConf
         )
 
 
-def checked(ordered: Sequence[SampleResult], config: RunConfig) -> list[tuple[InterventionAnswer, ...]]:
-    """Each sample's entries, checked against the run and against themselves."""
-    try:  # a config read back from results.json is not validated: its names are checked here
+def check_config_names(config: RunConfig) -> None:
+    """The run's intervention names, as read back from a results.json (not validated there)."""
+    try:
         check_names(config.interventions)
     except MMSpuBenchError as err:
         raise MMSpuBenchError(f"config: field 'interventions': {err}") from None
+
+
+def checked(ordered: Sequence[SampleResult], config: RunConfig) -> list[tuple[InterventionAnswer, ...]]:
+    """Each sample's entries, checked against the run and against themselves."""
+    check_config_names(config)
     out = []
     for sample in ordered:
         if sample.interventions is None:
@@ -205,8 +213,3 @@ def section(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any
     if gaps:
         out["counterfactual_gaps"] = gaps
     return out
-
-
-def sections(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
-    """``{"interventions": ...}`` in a run that asked for them, else nothing."""
-    return {"interventions": section(ordered, config)} if "interventions" in config.metrics else {}

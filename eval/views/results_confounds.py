@@ -8,13 +8,15 @@ scores): a hand-edited line is refused naming the record and the field, never su
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import metrics_calibration, metrics_confounds
-from mmspubench.eval.config import CONFOUND_METRICS, RunConfig
 from mmspubench.eval.records import Answer, SampleResult
+from mmspubench.eval.views import metrics_calibration, metrics_confounds
+
+if TYPE_CHECKING:
+    from mmspubench.eval.config import RunConfig
 
 
 def _bad(sample: SampleResult, field: str, why: str) -> MMSpuBenchError:
@@ -91,23 +93,3 @@ def calibration(ordered: Sequence[SampleResult], seed: int) -> dict[str, Any]:
             raise _bad(s, "option_probs", "is not the softmax of option_scores")
         probs.append(s.option_probs)
     return metrics_calibration.calibration_summary(probs, [s.answer for s in ordered], seed)
-
-
-def sections(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
-    """The confound sections the run asked for (none of them: an empty dict)."""
-    out: dict[str, Any] = {}
-    if "circular" in config.metrics:
-        out["circular"] = circular(ordered, config.seed)
-    if "blind" in config.metrics:
-        out["blind"] = blind(ordered, config)
-    if "calibration" in config.metrics:
-        out["calibration"] = calibration(ordered, config.seed)
-    return out
-
-
-def with_worst(accuracy: dict[str, Any] | None, config: RunConfig) -> dict[str, Any] | None:
-    """``accuracy`` with ``worst_type``/``worst_gap`` in a run with a confound view; else as is
-    (the results of other runs stay byte for byte those of before)."""
-    if accuracy is None or not any(m in config.metrics for m in CONFOUND_METRICS):
-        return accuracy
-    return metrics_confounds.with_worst(accuracy)

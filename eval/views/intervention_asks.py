@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD, TYPE_NAMES, Item, label_name
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import interventions
-from mmspubench.eval.config import RunConfig
 from mmspubench.eval.intervention_names import CF_NAME, CF_PREFIX, expected_names, uses_counterfactuals
 
 if TYPE_CHECKING:
     import datasets
+    from mmspubench.eval.config import RunConfig
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,35 @@
+"""The confound views' ``report --plot`` panels, one per view (drawn by
+:mod:`mmspubench.eval.analysis.plot_confounds`, imported when a plot is drawn)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mmspubench.eval.views.plugin import Plot
+
+PANEL_HEIGHT = 4.0
+"""Inches per confound panel."""
+
+
+def _series(results: Mapping[str, Any], label: str, where: str) -> Any:
+    from mmspubench.eval.analysis import plot_confounds
+
+    return plot_confounds.confound_series(results, label, where)
+
+
+def _draw(ax: Any, panel: str, series: Sequence[Any]) -> None:
+    from mmspubench.eval.analysis import plot_confounds
+
+    plot_confounds.DRAW[panel](ax, series)
+
+
+def confound_plot(panel: str) -> Plot:
+    """The plot of the confound view whose panel is ``panel`` (``letter_share``, ``gain``, ``reliability``)."""
+
+    def panels(series: Sequence[Any]) -> list[str]:
+        from mmspubench.eval.analysis import plot_confounds
+
+        return [p for p in plot_confounds.panels(series) if p == panel]
+
+    return Plot(series=_series, panels=panels, draw=_draw, height=PANEL_HEIGHT)

@@ -1,0 +1,81 @@
+"""The one map from ``--metrics`` names to their :class:`~mmspubench.eval.views.plugin.View`.
+
+Registry order is the order everything happens in: the names in ``--metrics`` help, the asks of a
+chunk (after the published ones), the keys of a sample line and the sections of results.json.
+Light: the declarations import no model engine and no plotting library.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.views import accuracy, blind, calibration, cgla, circular, interventions
+from mmspubench.eval.views.plugin import View
+
+if TYPE_CHECKING:
+    from mmspubench.eval.config import RunConfig
+
+VIEWS: dict[str, View] = {}
+"""Registered views by ``--metrics`` name, in registry order."""
+RESERVED_KEYS = (
+    "id",
+    "types",
+    "answer",
+    "prediction",
+    "correct",
+    "raw_output",
+    "option_scores",
+    "class_name",
+    "conditions",
+    "cgla_min",
+    "cgla_acc",
+    "run",
+)
+"""Keys of a sample line that belong to the record itself (a view's part may not take them)."""
+RESULTS_KEYS = (
+    "schema_version",
+    "benchmark",
+    "dataset",
+    "model",
+    "config",
+    "timing",
+    "backend",
+    "accuracy_only",
+    "created_at",
+    "package_version",
+)
+"""Keys of results.json outside the views' sections."""
+
+
+def register(view: View) -> None:
+    """Add ``view`` after the registered ones; its name and its sample key must be new. Register
+    before any run config is read: ``--metrics`` takes the names registered then."""
+    if view.name in VIEWS or view.name in RESULTS_KEYS:
+        raise ValueError(f"view {view.name!r}: the name is taken")
+    if view.part is not None:
+        taken = set(RESERVED_KEYS) | {v.part.key for v in VIEWS.values() if v.part is not None}
+        if view.part.key in taken:
+            raise ValueError(f"view {view.name!r}: sample key {view.part.key!r} is taken")
+    VIEWS[view.name] = view
+
+
+def names() -> tuple[str, ...]:
+    """The registered views' names (the ``--metrics`` choices), in registry order."""
+    return tuple(VIEWS)
+
+
+def get_view(name: str) -> View:
+    """The view called ``name``; one line naming the choices if there is none."""
+    if name not in VIEWS:
+        raise MMSpuBenchError(f"--metrics {name!r}: unknown; expected one of {', '.join(VIEWS)}")
+    return VIEWS[name]
+
+
+def in_run(config: RunConfig) -> list[View]:
+    """The views the run computes, in registry order."""
+    return [view for name, view in VIEWS.items() if name in config.metrics]
+
+
+for _view in (accuracy.VIEW, cgla.VIEW, circular.VIEW, blind.VIEW, calibration.VIEW, interventions.VIEW):
+    register(_view)
