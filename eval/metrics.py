@@ -85,6 +85,13 @@ def cgla_min(core_cgls: Sequence[float], spurious_cgls: Sequence[float], reducti
     return reduce_core(core_cgls, reduction) - max(spurious_cgls)
 
 
+def cgla_min_of(cgls: Sequence[float], kinds: Sequence[str], reduction: str) -> float:
+    """CGLA_min of one item from its conditions' CGLs and kinds (``core``/``spurious``), in order."""
+    core = [v for v, k in zip(cgls, kinds, strict=True) if k == "core"]
+    spurious = [v for v, k in zip(cgls, kinds, strict=True) if k == "spurious"]
+    return cgla_min(core, spurious, reduction)
+
+
 def cgla_acc(value: float) -> bool:
     """CGLA_acc of one item: the unit step of CGLA_min (a tie counts as not robust)."""
     return value > 0.0

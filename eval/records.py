@@ -393,17 +393,23 @@ def _parts_of(obj: Mapping[str, Any]) -> dict[str, Any]:
     fields, the others under ``views``), each read by its view."""
     from mmspubench.eval.views.registry import VIEWS
 
-    fields: dict[str, Any] = {}
-    others: list[tuple[str, Any]] = []
-    for view in VIEWS.values():
-        if view.part is None or obj.get(view.part.key) is None:
-            continue
-        value = view.part.read(obj[view.part.key])
-        if view.part.key in BUILTIN_PARTS:
-            fields[view.part.key] = value
-        else:
-            others.append((view.part.key, value))
-    return {**fields, "views": tuple(others)} if others else fields
+    return part_fields(
+        {
+            view.part.key: view.part.read(obj[view.part.key])
+            for view in VIEWS.values()
+            if view.part is not None and obj.get(view.part.key) is not None
+        }
+    )
+
+
+def part_fields(parts: Mapping[str, Any]) -> dict[str, Any]:
+    """Views' parts by sample key as :class:`SampleResult` arguments: the built-in views' typed
+    fields, the others under ``views`` in the given order (a ``None`` part is no part)."""
+    fields = {key: value for key, value in parts.items() if key in BUILTIN_PARTS and value is not None}
+    others = tuple(
+        (key, value) for key, value in parts.items() if key not in BUILTIN_PARTS and value is not None
+    )
+    return {**fields, "views": others} if others else fields
 
 
 def _opt_str(value: Any) -> str | None:

@@ -36,7 +36,7 @@ from mmspubench.eval import (
 from mmspubench.eval.asking import max_new_tokens
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
-from mmspubench.eval.records import BUILTIN_PARTS, Condition, SampleResult
+from mmspubench.eval.records import Condition, SampleResult, part_fields
 from mmspubench.eval.run_stamp import check_stamps, run_stamp
 from mmspubench.eval.views import registry
 from mmspubench.eval.views.plugin import Chunk
@@ -99,14 +99,10 @@ def _result(
 ) -> SampleResult:
     cgla_min = cgla_acc = None
     if conditions is not None:
-        core = [c.cgl for c in conditions if c.kind == "core"]
-        spurious = [c.cgl for c in conditions if c.kind == "spurious"]
-        cgla_min = metrics.cgla_min(core, spurious, config.core_reduction)
+        cgla_min = metrics.cgla_min_of(
+            [c.cgl for c in conditions], [c.kind for c in conditions], config.core_reduction
+        )
         cgla_acc = metrics.cgla_acc(cgla_min)
-    builtin = {key: parts[key] for key in BUILTIN_PARTS if parts.get(key) is not None}
-    others = tuple(
-        (key, value) for key, value in parts.items() if key not in BUILTIN_PARTS and value is not None
-    )
     return SampleResult(
         id=item.id,
         types=item.spurious_types,
@@ -119,8 +115,7 @@ def _result(
         conditions=conditions or (),
         cgla_min=cgla_min,
         cgla_acc=cgla_acc,
-        **builtin,
-        views=others,
+        **part_fields(parts),
     )
 
 

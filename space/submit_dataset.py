@@ -103,7 +103,9 @@ def _load_hub_revision(dataset_id: str, revision: str) -> datasets.Dataset:
         ) from None
 
 
+@functools.lru_cache(maxsize=4)
 def _split(dataset_id: str, revision: str, folder: str) -> datasets.Dataset:
+    """The published split, read once per submit for its items and for the views' facts."""
     from mmspubench.dataset_builder.load import load_benchmark
 
     return load_benchmark(folder, split="test") if folder else _load_hub_revision(dataset_id, revision)

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
 def checked_cgla(sample: SampleResult, reduction: str) -> float:
     """The sample's CGLA_min recomputed from its conditions; a recorded one that differs is refused."""
-    core = [c.cgl for c in sample.conditions if c.kind == "core"]
-    spurious = [c.cgl for c in sample.conditions if c.kind == "spurious"]
-    value = metrics.cgla_min(core, spurious, reduction)
+    value = metrics.cgla_min_of(
+        [c.cgl for c in sample.conditions], [c.kind for c in sample.conditions], reduction
+    )
     if sample.cgla_min != value or sample.cgla_acc != metrics.cgla_acc(value):
         raise MMSpuBenchError(
             f"samples: record {sample.id!r}: field 'cgla_min': {sample.cgla_min!r} does not follow from its "

@@ -79,10 +79,7 @@ def _entry(
 ) -> records.InterventionAnswer:
     value = None
     if cgls is not None and conditions is not None:
-        kinds = [c.kind for c in conditions]
-        core = [v for v, k in zip(cgls, kinds, strict=True) if k == "core"]
-        spurious = [v for v, k in zip(cgls, kinds, strict=True) if k == "spurious"]
-        value = metrics.cgla_min(core, spurious, config.core_reduction)
+        value = metrics.cgla_min_of(cgls, [c.kind for c in conditions], config.core_reduction)
     return records.InterventionAnswer(
         shown.name,
         shown.targets,

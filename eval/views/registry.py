@@ -7,9 +7,11 @@ Light: the declarations import no model engine and no plotting library.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.records import BUILTIN_PARTS, SampleResult
 from mmspubench.eval.views import accuracy, blind, calibration, cgla, circular, interventions
 from mmspubench.eval.views.plugin import View
 
@@ -19,17 +21,7 @@ if TYPE_CHECKING:
 VIEWS: dict[str, View] = {}
 """Registered views by ``--metrics`` name, in registry order."""
 RESERVED_KEYS = (
-    "id",
-    "types",
-    "answer",
-    "prediction",
-    "correct",
-    "raw_output",
-    "option_scores",
-    "class_name",
-    "conditions",
-    "cgla_min",
-    "cgla_acc",
+    *(f.name for f in dataclasses.fields(SampleResult) if f.name not in (*BUILTIN_PARTS, "views")),
     "run",
 )
 """Keys of a sample line that belong to the record itself (a view's part may not take them)."""

@@ -103,10 +103,7 @@ def _check_cgla(sample: SampleResult, entry: InterventionAnswer, config: RunConf
         )
     if not all(math.isfinite(v) for v in entry.cgls):
         raise _bad(sample, "interventions.cgls", label + "every CGL must be a finite number")
-    kinds = [c.kind for c in sample.conditions]
-    core = [v for v, k in zip(entry.cgls, kinds, strict=True) if k == "core"]
-    spurious = [v for v, k in zip(entry.cgls, kinds, strict=True) if k == "spurious"]
-    value = metrics.cgla_min(core, spurious, config.core_reduction)
+    value = metrics.cgla_min_of(entry.cgls, [c.kind for c in sample.conditions], config.core_reduction)
     if entry.cgla_min != value or entry.cgla_acc is not metrics.cgla_acc(value):
         raise _bad(
             sample,
