@@ -44,7 +44,25 @@ def record_cache_reads(log: list[list[dict[str, Any]]]) -> None:
     vllm_engine.score_reading_cache = logged
 
 
+def regress_cache_reads(offset: float) -> None:
+    """A stand-in vLLM regression: every score read through the prefix cache is off by ``offset``
+    (the fresh computation, ``reference_score``, is not), which the run's check must catch."""
+    from mmspubench.eval.backends import vllm_engine
+
+    original = vllm_engine.VLLMModel._score
+
+    def regressed(self: Any, requests: Any, *, read_cache: bool, counts: Any) -> list[float]:
+        scores = original(self, requests, read_cache=read_cache, counts=counts)
+        return [s + offset for s in scores] if read_cache else scores
+
+    vllm_engine.VLLMModel._score = regressed
+
+
 def main() -> None:
+    import os
+
+    if os.environ.get("MMSPUBENCH_TEST_CACHE_OFFSET"):
+        regress_cache_reads(float(os.environ["MMSPUBENCH_TEST_CACHE_OFFSET"]))
     backend, scorer, model, out, limit = sys.argv[1:6]
     engine_args = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
     views = tuple(v for v in sys.argv[7].split(",") if v) if len(sys.argv) > 7 else ()
