@@ -10,7 +10,7 @@ time instead of in a batch). Ratios from one run, as every benchmark here (these
 noisy; the check's share is measured inside one run and is the steadier figure).
 
 Examples:
-  python bench/scorer_check_cost.py                      # K = 2 (the default), 90 items, ~5 min on 2 cores
+  python bench/scorer_check_cost.py                      # K = 1 (eval's default), 90 items, ~5 min on 2 cores
   python bench/scorer_check_cost.py --check 4 --limit 30
 """
 
@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--check", type=int, default=2, help="items checked in the checked run (default 2)")
+    parser.add_argument(
+        "--check", type=int, default=1, help="items checked in the checked run (default 1, eval's)"
+    )
     parser.add_argument("--limit", type=int, default=None, help="items of the run (default: all 90)")
     parser.add_argument("--batch-size", type=int, default=8, help="items per chunk (default 8, eval's)")
     args = parser.parse_args(argv)
