@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mmspubench.eval.modelio.families import without_video
 
@@ -82,7 +83,7 @@ def build_vipllava(folder: Path) -> Path:
     )
     processor = LlavaProcessor(image_processor=images, **llava_processor_kwargs(tok))
     # the name every transformers reads (5.23 renamed it vision_feature_layer, keeping this one)
-    layers = {"vision_feature_layers": [-2, -1]}
+    layers: dict[str, Any] = {"vision_feature_layers": [-2, -1]}
     config = VipLlavaConfig(
         vision_config=clip_vision(),
         text_config=text_config(tok, model_type="llama"),
