@@ -12,8 +12,8 @@
 #                      `dev` extra: plots, the Space and Playwright for its screenshot in Debian's chromium)
 # The lock (requirements/*.lock, one version per package; pyproject.toml keeps ranges for library users):
 #   make lock          rewrite both locks from pyproject.toml (requirements/lock.sh, uv from PyPI)
-#   make test-latest   the fast suite in .venv-latest with the newest versions pyproject.toml allows
-#                      (no lock): what a new user of `pip install mm-spubench` gets
+#   make test-latest   the fast suite and the family matrix in .venv-latest with the newest versions
+#                      pyproject.toml allows (no lock): what a new user of `pip install mm-spubench` gets
 # All are quick once installed: a stamp per step, redone when pyproject.toml or the lock changes.
 # Variables (none needs to be set):
 #   TORCH_INDEX  where torch comes from. Empty (default): PyPI, which on Linux is the CUDA build
@@ -72,7 +72,7 @@ help:
 	$(info make docs         install the `docs` extra and build the documentation site (mkdocs build --strict))
 	$(info make docs-figures rerun the bundled models and redraw docs/figures/ (the `dev` extra))
 	$(info make lock         rewrite requirements/dev.lock and eval.lock from pyproject.toml (LOCK_ARGS=--upgrade: newest))
-	$(info make test-latest  the fast suite in $(LATEST) with the newest versions pyproject.toml allows (no lock))
+	$(info make test-latest  the fast suite and the family matrix in $(LATEST) with the newest versions pyproject.toml allows (no lock))
 	$(info make help         this list)
 	$(info $(NEXT_STEPS))
 	@:
@@ -90,7 +90,9 @@ lock:
 	PYTHON=$(PYTHON) TORCH=$(TORCH) UV=$(UV) LOCK_ARGS="$(LOCK_ARGS)" requirements/lock.sh
 
 # A fresh environment each time, so that every package is the newest that pyproject.toml allows (torch
-# stays at TORCH): a new release that breaks the suite shows here before a user meets it.
+# stays at TORCH): a new release that breaks the suite shows here before a user meets it. Then the
+# whole family matrix (every family's tiny model through eval, fast CGLs against plain), whose
+# exactness rests on how the newest transformers computes attention and the output head.
 test-latest:
 	rm -rf $(LATEST)
 	$(call new_venv,$(LATEST))
@@ -99,6 +101,7 @@ test-latest:
 	echo "$(TORCH)" > $(LATEST)/torch-pin.txt
 	$(QUIET_EDITABLE) $(LATEST)/bin/python -m pip install -q --upgrade --upgrade-strategy eager -c $(LATEST)/torch-pin.txt -e ".[dev]"
 	HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
+	HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest -q -m slow tests/eval/families
 
 # new_venv FOLDER: a virtual environment made by PYTHON, which must be 3.10 or newer.
 new_venv = @$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' && $(PYTHON) -m venv $(1) || { echo "make: cannot create $(1) with $(PYTHON): Python 3.10+ with venv is needed (Debian/Ubuntu: apt install python3-venv)" >&2; rm -rf $(1); exit 2; }

@@ -136,12 +136,23 @@ def _summary(results: dict[str, Any], out: Path) -> str:
     scored = "cgla" in asked or (results.get("config") or {}).get("answer_mode") == "logprob"
     model = results.get("model") or {}
     if model.get("scorer_used") and scored:
-        reason = model.get("scorer_fallback_reason")
-        parts.append(f"scorer {model['scorer_used']}" + (f" (fast not used: {reason})" if reason else ""))
+        parts.append(f"scorer {model['scorer_used']}" + _scorer_note(model))
     timing = results["timing"]
     cgla_time = f"CGLA scoring {timing['cgla_seconds']:.1f}s, " if "cgla" in asked else ""
     parts.append(f"{cgla_time}total {timing['total_seconds']:.1f}s")
     return "; ".join(parts) + f"\nresults: {out / 'results.json'}\nsamples: {out / 'samples.jsonl'}"
+
+
+def _scorer_note(model: dict[str, Any]) -> str:
+    """How the scorer's figures were checked and why fast was not used, in parentheses (or nothing)."""
+    notes = []
+    check = model.get("scorer_check")
+    if isinstance(check, dict) and check.get("items"):
+        notes.append(f"checked against plain on {check['items']} item{'s' * (check['items'] != 1)}")
+    reason = model.get("scorer_fallback_reason")
+    if reason:
+        notes.append(f"fast not used: {reason}")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def run_eval_command(args: argparse.Namespace) -> int:

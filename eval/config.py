@@ -144,6 +144,19 @@ class RunConfig:
         identity=False,
     )
     """Continuation scorer asked for: ``plain`` or ``fast`` (shared-prefix cache, where exact)."""
+    scorer_check: int = option(
+        1,
+        "items whose scores the fast path (the fast scorer, a prefix cache) also computes the plain "
+        "way, per process; a difference above 1e-4 stops the run (0: no check; default: 1)",
+        arg_type=int,
+        identity=False,
+        added_later=True,
+        minimum=0,
+        maximum=MAX_BATCH_SIZE,
+        expect=f"an integer from 0 to {MAX_BATCH_SIZE}",
+    )
+    """First items of each process whose fast-path scores are checked against the plain computation
+    (:mod:`mmspubench.eval.scorer_check`); ``0`` turns the check off (recorded)."""
     batch_size: int | None = option(
         None,
         "items per chunk: per generate call and per score call (default: 8; vllm 256, openai 64)",

@@ -120,6 +120,7 @@ def merged_timing(out_dir: Path, world: int) -> dict[str, float]:
         "load_seconds": max(p["load_seconds"] for p in parts),
         "accuracy_seconds": sum(p["accuracy_seconds"] for p in parts),
         "cgla_seconds": sum(p["cgla_seconds"] for p in parts),
+        "scorer_check_seconds": sum(p.get("scorer_check_seconds", 0.0) for p in parts),
         "items_scored": sum(p["items_scored"] for p in parts),
         "processes": world,
     }

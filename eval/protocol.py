@@ -7,12 +7,17 @@ Optional, for the blind view's text-only prompts (``--metrics ...,blind``, ``--b
 a model whose ``text_only`` attribute is true also has ``render_text(prompt) -> str`` (the chat
 without the image) and accepts ``None`` for an image in ``generate`` and in a ``ScoreRequest``.
 Without it the run asks for ``--blind-image grey``.
+
+Optional, for an engine with a fast scoring path (:mod:`mmspubench.eval.scorer_check`): a
+``fast_path`` attribute naming the path that runs (``None`` when none does), a
+``reference_score(requests)`` method that computes the same scores the plain way, and a
+``scorer_tally`` (:class:`ScorerTally`) counting the requests each scorer scored.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -83,3 +88,51 @@ class VisionLanguageModel(Protocol):
     def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
         """Sum of float32 log-probabilities of each request's continuation tokens."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class FastPath:
+    """A fast way an engine computes scores, which the runner checks against the plain way."""
+
+    name: str
+    """What it is called in messages, e.g. ``the fast scorer``."""
+    remedy: str
+    """The option that turns it off, e.g. ``--scorer plain``."""
+
+
+@dataclass(slots=True)
+class ScorerTally:
+    """Requests scored by each scorer, and why any were scored plain (mutable on purpose: a running
+    count that the runner reads before and after each chunk)."""
+
+    requests: dict[str, int] = field(default_factory=dict)
+    """Requests scored, by scorer (``fast``, ``plain``)."""
+    reasons: dict[str, int] = field(default_factory=dict)
+    """Requests scored plain although ``fast`` was asked for, by reason."""
+
+    def add(self, scorer: str, count: int, reason: str | None = None) -> None:
+        """Count ``count`` requests scored by ``scorer`` (``reason``: why not by the fast one)."""
+        if count <= 0:
+            return
+        self.requests[scorer] = self.requests.get(scorer, 0) + count
+        if reason is not None:
+            self.reasons[reason] = self.reasons.get(reason, 0) + count
+
+    def copy(self) -> ScorerTally:
+        """A snapshot (to take the difference of a chunk with :meth:`since`)."""
+        return ScorerTally(dict(self.requests), dict(self.reasons))
+
+    def since(self, before: ScorerTally) -> ScorerTally:
+        """What was counted after the snapshot ``before``."""
+        return ScorerTally(
+            {
+                k: v - before.requests.get(k, 0)
+                for k, v in self.requests.items()
+                if v > before.requests.get(k, 0)
+            },
+            {
+                k: v - before.reasons.get(k, 0)
+                for k, v in self.reasons.items()
+                if v > before.reasons.get(k, 0)
+            },
+        )

@@ -203,6 +203,84 @@ class InterventionAnswer:
         )
 
 
+SCORING_KEYS = ("scorers", "fallback", "check")
+"""The fields of a sample's ``scoring`` record in samples.jsonl."""
+CHECK_KEYS = ("scores", "max_abs_diff")
+"""The fields of a ``scoring.check`` record."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreCheck:
+    """A sample's scores computed a second time by the reference computation, and how far apart."""
+
+    scores: int
+    """Scores compared (CGL conditions, option letters and the views' scores of the sample)."""
+    max_abs_diff: float
+    """Largest |fast - reference| over them, in nats (0 when none was compared)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict with the fields of :data:`CHECK_KEYS`."""
+        return {"scores": self.scores, "max_abs_diff": self.max_abs_diff}
+
+    @staticmethod
+    def from_json(obj: Any, name: str = "scoring.check") -> ScoreCheck:
+        """Inverse of ``to_json``; ``name`` is the record's field, named by every error."""
+        _check_keys(obj, name, CHECK_KEYS)
+        if not _is_int(obj["scores"]) or obj["scores"] < 0:
+            raise TypeError(f"field {name + '.scores'!r} must be a count, got {_shown(obj['scores'])}")
+        diff = _finite(obj["max_abs_diff"], f"{name}.max_abs_diff")
+        if diff < 0:
+            raise ValueError(f"field {name + '.max_abs_diff'!r} must not be negative, got {diff!r}")
+        return ScoreCheck(scores=obj["scores"], max_abs_diff=diff)
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """How a sample's scores were computed: which scorers ran, why any fell back, its check."""
+
+    scorers: tuple[str, ...] | None
+    """Scorers that scored the sample's requests (``fast``, ``plain``, sorted); ``None`` for an
+    engine without that choice (vLLM, a server)."""
+    fallback: str | None
+    """Why some of its requests were scored plain although ``fast`` was asked for; else ``None``."""
+    check: ScoreCheck | None
+    """The fast path's check (one of the run's first ``--scorer-check`` items); else ``None``."""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict with the fields of :data:`SCORING_KEYS`."""
+        return {
+            "scorers": None if self.scorers is None else list(self.scorers),
+            "fallback": self.fallback,
+            "check": None if self.check is None else self.check.to_json(),
+        }
+
+    @staticmethod
+    def from_json(obj: Any, name: str = "scoring") -> Scoring:
+        """Inverse of ``to_json``; ``name`` is the record's field, named by every error."""
+        _check_keys(obj, name, SCORING_KEYS)
+        scorers = obj["scorers"]
+        if scorers is not None and (
+            not isinstance(scorers, list)
+            or not scorers
+            or any(s not in SCORER_NAMES for s in scorers)
+            or sorted(set(scorers)) != scorers
+        ):
+            raise ValueError(
+                f"field {name + '.scorers'!r} must be null or a sorted list of {', '.join(SCORER_NAMES)}, "
+                f"got {_shown(scorers) if not isinstance(scorers, list) else scorers!r}"
+            )
+        check = obj["check"]
+        return Scoring(
+            scorers=None if scorers is None else tuple(scorers),
+            fallback=_strict_str(obj["fallback"], f"{name}.fallback"),
+            check=None if check is None else ScoreCheck.from_json(check, f"{name}.check"),
+        )
+
+
+SCORER_NAMES = ("fast", "plain")
+"""The transformers scorers a sample's ``scoring.scorers`` may name."""
+
+
 @dataclass(frozen=True, slots=True)
 class SampleResult:
     """Everything recorded about one item: one line of ``samples.jsonl``."""
@@ -240,6 +318,9 @@ class SampleResult:
     views: tuple[tuple[str, Any], ...] = ()
     """The parts of the views registered beyond the built-in ones, as (sample key, part) pairs in
     registry order (:meth:`part` reads any view's part by its key)."""
+    scoring: Scoring | None = None
+    """How its scores were computed (scorers, fallback, the fast path's check); ``None`` when the
+    item made no ``score`` call through an engine that records it."""
 
     def part(self, key: str) -> Any:
         """The part recorded under the sample key ``key`` (``None``: the run has not that view)."""
@@ -267,6 +348,7 @@ class SampleResult:
             "cgla_min": self.cgla_min,
             "cgla_acc": self.cgla_acc,
             **_parts_json(self),
+            **({} if self.scoring is None else {"scoring": self.scoring.to_json()}),
         }
 
     @staticmethod
@@ -287,6 +369,7 @@ class SampleResult:
             cgla_min=None if cgla_min is None else _finite(cgla_min, "cgla_min"),
             cgla_acc=_opt_bool(obj["cgla_acc"], "cgla_acc"),
             **_parts_of(obj),
+            scoring=None if obj.get("scoring") is None else Scoring.from_json(obj["scoring"]),
         )
 
 

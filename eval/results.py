@@ -242,21 +242,28 @@ def build_results(
     ids: Sequence[str],
     timing: Mapping[str, float],
     backend: Mapping[str, Any] | None = None,
+    environment: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The full results.json object (docs/DESIGN.md, "Result files"); ``backend``: the engine's name,
-    version and settings (``mmspubench.eval.backends.describe``)."""
+    version and settings (``mmspubench.eval.backends.describe``); ``environment``: what produced
+    the run (``mmspubench.eval.environment.describe``). The model's scorer fields are recomputed
+    from the samples (``mmspubench.eval.scorer_check.summary``)."""
+    from mmspubench.eval.scorer_check import summary
+
     aggregates = recompute(samples, config, ids)
+    ordered = _ordered(samples, ids)
     return {
         "schema_version": SCHEMA_VERSION,
         "benchmark": BENCHMARK,
         "dataset": {**dataset, "split": config.split, "n": len(ids)},
-        "model": dict(model),
+        "model": {**model, **summary(ordered, model)},
         "config": config.to_json(),
         "accuracy": aggregates["accuracy"],
         "cgla": aggregates["cgla"],
         **{k: v for k, v in aggregates.items() if k not in ("accuracy", "cgla")},
         "timing": dict(timing),
         "backend": None if backend is None else dict(backend),
+        "environment": None if environment is None else dict(environment),
         "accuracy_only": "cgla" not in config.metrics,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "package_version": package_version(),

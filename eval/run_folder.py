@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.results import MANIFEST_NAME, RESULTS_NAME, SAMPLES_NAME, read_results
+from mmspubench.eval.run_stamp import model_identity
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
@@ -134,8 +135,7 @@ def unchanged_results(
     if any(config.get(key) != value for key, value in identity.items()):
         return None
     model, new_model = old.get("model") or {}, new.get("model") or {}
-    keys = ("id", "path", "revision", "dtype", "adapter")
-    if not isinstance(model, dict) or any(model.get(k) != new_model.get(k) for k in keys):
+    if not isinstance(model, dict) or model_identity(model) != model_identity(new_model):
         return None
     return old
 
@@ -179,7 +179,11 @@ def finished_without_loading(
         return None  # the usual path reports what is wrong, with the model loaded
     if any(i not in by_id for i in ids):
         return None
-    scorer = {k: old["model"].get(k) for k in ("scorer_used", "scorer_fallback_reason")}
+    scorer = {
+        k: old["model"][k]
+        for k in ("scorer_used", "scorer_fallback_reason", "scorer_check")
+        if k in old["model"]
+    }
     out = results.build_results(
         config,
         {**model_identity, **scorer},
@@ -188,5 +192,6 @@ def finished_without_loading(
         list(ids),
         dict(old.get("timing") or {}),
         old.get("backend"),
+        old.get("environment"),
     )
     return unchanged_results(out_dir, out, config.identity())

@@ -20,6 +20,21 @@ from mmspubench.errors import MMSpuBenchError
 STAMP_FIELD = "run"
 """Name of the stamp field in each samples.jsonl line."""
 
+MODEL_KEYS = ("id", "path", "revision", "dtype", "adapter")
+"""The model's identity fields every run records."""
+MODEL_SETTING_KEYS = ("chat_template_sha256", "image_settings_sha256")
+"""The model's settings that change its scores by design, in its identity where the engine reports
+them (runs written before they were recorded have neither)."""
+
+
+def model_identity(model: Mapping[str, Any]) -> dict[str, Any]:
+    """The model's identity as a run stamps it: :data:`MODEL_KEYS`, then the :data:`MODEL_SETTING_KEYS`
+    ``model`` holds (results.json's ``model`` section, or the engine's own description)."""
+    return {
+        **{key: model.get(key) for key in MODEL_KEYS},
+        **{key: model[key] for key in MODEL_SETTING_KEYS if key in model},
+    }
+
 
 def run_stamp(config: Mapping[str, Any], dataset: Mapping[str, Any], model: Mapping[str, Any]) -> str:
     """A short digest of what makes a run: the config identity, the dataset and the model identity."""

@@ -27,17 +27,19 @@ from mmspubench.eval import (
     backends,
     data,
     distributed,
+    environment,
     metrics,
     prompts,
     results,
     run_folder,
+    scorer_check,
     variants,
 )
 from mmspubench.eval.asking import max_new_tokens
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
 from mmspubench.eval.records import Condition, SampleResult, part_fields
-from mmspubench.eval.run_stamp import check_stamps, run_stamp
+from mmspubench.eval.run_stamp import MODEL_SETTING_KEYS, check_stamps, model_identity, run_stamp
 from mmspubench.eval.views import registry
 from mmspubench.eval.views.plugin import Chunk
 
@@ -55,6 +57,8 @@ class Clock:
     """Time in the accuracy calls (generate, or scoring the option letters)."""
     cgla_seconds: float = 0.0
     """Time in the CGLA ``score`` calls alone."""
+    check_seconds: float = 0.0
+    """Time in the fast path's check (:mod:`~mmspubench.eval.scorer_check`)."""
 
 
 def _conditions(
@@ -231,24 +235,33 @@ def plan_run(out_dir: Path, ids: Sequence[str], shard: distributed.Shard) -> Run
 
 
 def _model_identity(model: VisionLanguageModel) -> dict[str, Any]:
-    """What a resumed run must match about the model (the scorer may differ: speed, not figures)."""
+    """What a resumed run must match about the model: its identity, chat template and image settings
+    (:func:`~mmspubench.eval.run_stamp.model_identity`; the scorer and the library versions may
+    differ: speed, not figures)."""
     info = model.info
-    return {
-        "id": info.id,
-        "path": info.path,
-        "revision": info.revision,
-        "dtype": info.dtype,
-        "adapter": info.adapter,
-    }
+    settings = getattr(model, "environment", None) or {}
+    return model_identity(
+        {
+            "id": info.id,
+            "path": info.path,
+            "revision": info.revision,
+            "dtype": info.dtype,
+            "adapter": info.adapter,
+            **{key: settings[key] for key in MODEL_SETTING_KEYS if key in settings},
+        }
+    )
 
 
-def _model_section(model: VisionLanguageModel) -> dict[str, Any]:
-    """results.json's ``model``: the identity and the scorer that actually ran (and why, if not fast)."""
+def _model_section(model: VisionLanguageModel, config: RunConfig) -> dict[str, Any]:
+    """results.json's ``model``: the identity, the scorer the engine runs (the samples then say what
+    ran, :func:`~mmspubench.eval.scorer_check.summary`) and its fast path's check."""
     info = model.info
+    path = getattr(model, "fast_path", None)
     return {
         **_model_identity(model),
         "scorer_used": info.scorer_used,
         "scorer_fallback_reason": info.scorer_fallback_reason,
+        "scorer_check": None if path is None else {"path": path.name, "requested": config.scorer_check},
     }
 
 
@@ -277,12 +290,18 @@ def _evaluate_plan(
 ) -> None:
     """Evaluate this process's items, appending each finished sample to its samples file."""
     bar = _progress(len(plan.todo), 0, plan.shard, progress)
+    scorer = scorer_check.ChunkScorer(model, config.scorer_check)
+
+    def evaluate(engine: VisionLanguageModel, items: Sequence[Item]) -> list[SampleResult]:
+        return evaluate_items(engine, items, config, clock)
+
     with results.SampleWriter(distributed.samples_path(plan.out_dir, plan.shard), plan.stamp) as writer:
         for chunk in _chunks(data.iter_items(dataset, plan.todo, config.dataset), config.batch_size):
-            for sample in evaluate_items(model, chunk, config, clock):
+            for sample in scorer.run(chunk, evaluate):
                 writer.write(sample)
             bar.update(len(chunk))
     bar.close()
+    clock.check_seconds += scorer.check_seconds
 
 
 def run_eval(
@@ -357,6 +376,7 @@ def _run_eval(
         "load_seconds": load_seconds,
         "accuracy_seconds": clock.accuracy_seconds,
         "cgla_seconds": clock.cgla_seconds,
+        "scorer_check_seconds": clock.check_seconds,
         "items_scored": len(plan.todo),
     }
     distributed.write_timing(out_dir, shard, timing)
@@ -364,7 +384,13 @@ def _run_eval(
     if not shard.is_main:
         return None
     out, unchanged = _finish(
-        plan, config, _model_section(model), dataset_info, start, backends.describe(model)
+        plan,
+        config,
+        _model_section(model, config),
+        dataset_info,
+        start,
+        backends.describe(model),
+        environment.describe(model, getattr(model, "device_name", None) or config.device),
     )
     if unchanged and notify is not None:
         notify(run_folder.finished_note(out_dir, out))
@@ -378,6 +404,7 @@ def _finish(
     dataset_info: dict[str, Any],
     start: float,
     backend: dict[str, Any] | None = None,
+    env: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Main process: merge the samples files, write results.json, remove the shard files.
 
@@ -387,7 +414,7 @@ def _finish(
     merged = distributed.merge(plan.out_dir, plan.ids, plan.stamp)
     timing = distributed.merged_timing(plan.out_dir, plan.shard.world)
     timing["total_seconds"] = time.perf_counter() - start
-    out = results.build_results(config, model_section, dataset_info, merged, plan.ids, timing, backend)
+    out = results.build_results(config, model_section, dataset_info, merged, plan.ids, timing, backend, env)
     kept = (
         None
         if timing.get("items_scored")

@@ -123,7 +123,7 @@ def column_datatypes(columns: Sequence[str]) -> list[str]:
 
 
 def scorer_cell(model: Mapping[str, Any]) -> str:
-    """``fast`` or ``plain``, with the reason when the fast scorer was asked for and not used."""
+    """``fast``, ``plain`` or ``mixed``, with the reason when the fast scorer was asked for and not used."""
     used = model.get("scorer_used")
     if not used:
         return ""

@@ -106,7 +106,9 @@ def test_test_latest_installs_the_newest_versions_in_a_venv_of_its_own(installed
     install = next(line for line in lines if '-e ".[dev]"' in line)
     assert "--upgrade --upgrade-strategy eager -c .venv-latest/torch-pin.txt" in install
     assert 'echo "torch==2.13.0" > .venv-latest/torch-pin.txt' in lines  # torch stays the tested build
-    assert lines[-1] == "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest"
+    assert lines[-2] == "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest"
+    # then the whole family matrix: fast CGLs against plain on the newest transformers
+    assert lines[-1] == "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest -q -m slow tests/eval/families"
 
 
 def test_make_lock_runs_the_lock_script_with_the_pinned_uv(installed: Path) -> None:

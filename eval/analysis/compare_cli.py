@@ -20,6 +20,8 @@ from mmspubench.eval.analysis import compare, compare_interventions
 from mmspubench.eval.analysis.compare import GroupComparison, PairedMean, PairedRate
 from mmspubench.eval.analysis.compare_runs import Views
 from mmspubench.eval.analysis.compare_view_intervention import check_entries
+from mmspubench.eval.analysis.report import printable
+from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
 from mmspubench.options import add_fields, values_of
 
@@ -92,6 +94,14 @@ def comparison(
         "a": compare_runs.describe(a),
         "b": compare_runs.describe(b),
         "config_differences": compare_runs.config_differences(a, b),
+        "environment_differences": {
+            key: values
+            for key, values in differences(
+                [a.results.get("environment"), b.results.get("environment")],
+                same_model=(a.results.get("model") or {}).get("id")
+                == (b.results.get("model") or {}).get("id"),
+            )
+        },
         "dataset": {k: dataset.get(k) for k in ("kind", "id", "path", "revision", "content_hash", "split")},
         "n": groups[0].n,
         "seed": seed,
@@ -162,9 +172,12 @@ def _title(doc: dict[str, Any]) -> list[str]:
         return f"{run['model']} (variant {run['variant']}, {run['answer_mode']}{view}; {run['folder']})"
 
     diffs = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in doc["config_differences"].items())
+    environment = doc.get("environment_differences") or {}
+    produced = "; ".join(f"{key} {shown_value(a)} vs {shown_value(b)}" for key, (a, b) in environment.items())
     return [
         f"A: {name('a')}",
         f"B: {name('b')}",
+        *([f"The runs differ in what produced them (A vs B): {printable(produced)}"] if produced else []),
         f"{doc['n']} paired items; differences are B - A; paired bootstrap 95% CI "
         f"({doc['resamples']} resamples, seed {doc['seed']}); p: exact McNemar, two-sided"
         + (f"; options that differ: {diffs}" if diffs else ""),

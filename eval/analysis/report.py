@@ -23,6 +23,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import display_name
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
+from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.prompts import CEILING_NOTE, STANDARD
 from mmspubench.eval.results import RESULTS_NAME, read_results
 from mmspubench.eval.variants import is_ceiling, recorded, variant_label
@@ -189,9 +190,17 @@ def _notes(runs: Sequence[Mapping[str, Any]], with_scorer: bool) -> list[str]:
             notes.append(f"{_model_name(run)}: attribute-hint is a {CEILING_NOTE}")
         reason = _scorer(run)[1]
         if with_scorer and reason:
+            ran = "scored part of the run" if section(run, "model").get("scorer_used") == "mixed" else "ran"
             notes.append(
-                f"\\* {_model_name(run)}: the fast scorer was asked for, the plain one ran ({reason})"
+                f"\\* {_model_name(run)}: the fast scorer was asked for, the plain one {ran} ({reason})"
             )
+    models = {str(section(run, "model").get("id")) for run in runs}
+    differing = differences([run.get("environment") for run in runs], same_model=len(models) == 1)
+    if differing:
+        fields = "; ".join(
+            f"{_cell(key)} ({' / '.join(_cell(shown_value(v)) for v in values)})" for key, values in differing
+        )
+        notes.append(f"The runs differ in what produced them, in row order: {fields}")
     return notes
 
 

@@ -42,7 +42,7 @@ from mmspubench.eval.backends.api_key import read_api_key
 from mmspubench.eval.backends.openai_messages import ImageUrls, data_url, render_messages, with_image
 from mmspubench.eval.backends.server_answers import continuation_sum
 from mmspubench.eval.backends.vllm_cache import CacheCounts
-from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
+from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest
 from mmspubench.redact import clean, redact
 
 if TYPE_CHECKING:
@@ -69,6 +69,8 @@ class ServerFeatures:
     vLLM's extensions (nothing extra is sent)."""
     reads_cache: bool = False
     """Scoring requests read the server's prefix cache (:mod:`~mmspubench.eval.backends.server_cache`)."""
+    version: str | None = None
+    """The version the server reports (vLLM's ``GET /version``), else ``None``."""
 
 
 class OpenAIModel:
@@ -164,8 +166,29 @@ class OpenAIModel:
 
         return _run(self, [job(i, c) for i, c in zip(images, contexts, strict=True)])
 
+    @property
+    def environment(self) -> dict[str, Any]:
+        """What results.json's ``environment`` records of this model: the server's version and the
+        sampling settings (the chat template and image settings are the server's, unseen here)."""
+        return {"server_version": self.features.version, "generation": {"temperature": 0.0}}
+
+    @property
+    def fast_path(self) -> FastPath | None:
+        """Scoring that reads the server's prefix cache, where the probe found it (checked by the
+        runner against :meth:`reference_score` on a run's first items), else ``None``."""
+        return server_cache.SERVER_CACHE if self.features.reads_cache else None
+
+    def reference_score(self, requests: Sequence[ScoreRequest]) -> list[float]:
+        """The same scores computed afresh by the server, without reading its prefix cache."""
+        return self._score(requests, read_cache=False, counts=CacheCounts())
+
     def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
         """CGL of each request from the server's prompt log-probabilities (see module doc)."""
+        return self._score(requests, read_cache=self.features.reads_cache, counts=self.cache_counts)
+
+    def _score(
+        self, requests: Sequence[ScoreRequest], *, read_cache: bool, counts: CacheCounts
+    ) -> list[float]:
         if not requests:
             return []
         if not self.features.prompt_logprobs:
@@ -185,13 +208,15 @@ class OpenAIModel:
                 messages = with_image(request.context, urls.url(request.image), request.continuation)
                 tokenized = await self._tokenize(client, messages)
                 context = contexts[(urls.key(request.image), request.context)]
-                ids, logprobs = await self._checked_logprobs(client, messages, len(tokenized) - len(context))
+                ids, logprobs = await self._checked_logprobs(
+                    client, messages, len(tokenized) - len(context), read_cache, counts
+                )
                 answers.check_same_tokens(tokenized, ids, request)
                 return continuation_sum(context, ids, logprobs, request)
 
             return run
 
-        if not self.features.reads_cache:
+        if not read_cache:
             return _run(self, [job(r) for r in requests])
         # the first request of each image warms the server's cache for the others
         return server_cache.in_waves(
@@ -199,14 +224,19 @@ class OpenAIModel:
         )
 
     async def _checked_logprobs(
-        self, client: Any, messages: list[dict[str, Any]], n_scored: int
+        self,
+        client: Any,
+        messages: list[dict[str, Any]],
+        n_scored: int,
+        read_cache: bool,
+        counts: CacheCounts,
     ) -> tuple[list[int], list[Any]]:
-        """Prompt log-probabilities, read from the cache where the server allows it (checked)."""
+        """Prompt log-probabilities, read from the cache where ``read_cache`` (checked)."""
 
         def ask(read: bool) -> Awaitable[tuple[list[int], list[Any], int | None]]:
             return self._prompt_logprobs(client, messages, read)
 
-        return await server_cache.checked(ask, self.features.reads_cache, n_scored, self.cache_counts)
+        return await server_cache.checked(ask, read_cache, n_scored, counts)
 
     async def _tokenize(self, client: Any, messages: list[dict[str, Any]]) -> list[int]:
         body = {"model": self.name, "messages": messages, **_continue(), **self._extra()}
@@ -347,6 +377,15 @@ def probe(options: OpenAIOptions, name: str) -> ServerFeatures:
     messages = with_image(context, url)
     root = _root(options.base_url)
 
+    async def _server_version(client: Any) -> str | None:
+        """The version a vLLM server reports (``GET /version``); ``None`` where it reports none."""
+        try:
+            found = await client.get(root + "/version", cast_to=object)
+        except openai.APIError:
+            return None
+        value = found.get("version") if isinstance(found, dict) else None
+        return clean(value)[:80] if isinstance(value, str) else None
+
     async def ask(client: Any) -> ServerFeatures:
         try:
             bodies = [
@@ -371,7 +410,12 @@ def probe(options: OpenAIOptions, name: str) -> ServerFeatures:
             reads = has and await server_cache.reads_cache(client, name, {"add_special_tokens": add})
         except (openai.BadRequestError, openai.UnprocessableEntityError):
             reads = False
-        return ServerFeatures(prompt_logprobs=has, add_special_tokens=add, reads_cache=reads)
+        return ServerFeatures(
+            prompt_logprobs=has,
+            add_special_tokens=add,
+            reads_cache=reads,
+            version=await _server_version(client),
+        )
 
     return _call(options, [ask])[0]
 

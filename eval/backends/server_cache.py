@@ -21,6 +21,13 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
 
 from mmspubench.eval.backends.vllm_cache import CacheCounts, covers_scored, groups_of
+from mmspubench.eval.protocol import FastPath
+
+SERVER_CACHE = FastPath(
+    name="the server's prefix-cache scoring",
+    remedy="a server started without prefix caching (vLLM: --no-enable-prefix-caching)",
+)
+"""Scoring requests that read the server's prefix cache, as a fast path (:mod:`mmspubench.eval.scorer_check`)."""
 
 READ_CACHE = {"skip_reading_prefix_cache": False}
 """The request option that reads the prefix cache."""

@@ -35,12 +35,18 @@ from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.backends.vllm_cache import CacheCounts, score_reading_cache
 from mmspubench.eval.modelio.chat import render_chat, render_text_chat
 from mmspubench.eval.modelio.encoding import ImageKeys, add_special_tokens_for, encode_request
-from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
+from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest
 
 if TYPE_CHECKING:
     from mmspubench.eval.backends.vllm import Options as VLLMOptions
     from mmspubench.eval.modelio.hooks import FamilyHooks
     from PIL.Image import Image
+
+PREFIX_CACHE = FastPath(
+    name="vLLM's prefix-cache scoring",
+    remedy="--engine-args '{\"enable_prefix_caching\": false}'",
+)
+"""Scoring requests that read vLLM's prefix cache, as a fast path (:mod:`mmspubench.eval.scorer_check`)."""
 
 _RESERVED = ("model", "tokenizer", "dtype", "tensor_parallel_size", "trust_remote_code")
 """``vllm.LLM`` arguments set by their own options, refused inside ``--engine-args``."""
@@ -142,8 +148,31 @@ class VLLMModel:
             )
         )
 
+    @property
+    def environment(self) -> dict[str, Any]:
+        """What results.json's ``environment`` records of this model: the chat template's and image
+        settings' SHA-256 (also in the run's identity), the image settings, the sampling settings."""
+        from mmspubench.eval.environment import model_settings
+
+        return {**model_settings(self.processor), "generation": {"temperature": 0.0}}
+
+    @property
+    def fast_path(self) -> FastPath | None:
+        """Scoring that reads the prefix cache, while it is on (checked by the runner against
+        :meth:`reference_score` on a run's first items), else ``None``."""
+        return PREFIX_CACHE if self.reads_cache else None
+
+    def reference_score(self, requests: Sequence[ScoreRequest]) -> list[float]:
+        """The same scores computed afresh, without reading the prefix cache (for the runner's check)."""
+        return self._score(requests, read_cache=False, counts=CacheCounts())
+
     def score(self, requests: Sequence[ScoreRequest]) -> list[float]:
         """Sum of the prompt log-probabilities of each continuation's tokens (one engine call)."""
+        return self._score(requests, read_cache=self.reads_cache, counts=self.cache_counts)
+
+    def _score(
+        self, requests: Sequence[ScoreRequest], *, read_cache: bool, counts: CacheCounts
+    ) -> list[float]:
         from vllm import SamplingParams
 
         if not requests:
@@ -171,13 +200,13 @@ class VLLMModel:
             return list(self.llm.generate(list(batch), params, use_tqdm=False))
 
         n_scored = [len(ids) - n_context for ids, n_context in encoded]
-        if self.reads_cache:
+        if read_cache:
             keys = request_keys(requests, encoded, self._image_token_id)
             budget, block = _cache_size(self.llm)
-            outputs = score_reading_cache(run, prompts, keys, n_scored, self.cache_counts, budget, block)
+            outputs = score_reading_cache(run, prompts, keys, n_scored, counts, budget, block)
         else:
             outputs = run(prompts, False)
-            _count_uncached(outputs, self.cache_counts)
+            _count_uncached(outputs, counts)
         return [
             continuation_sum(
                 ids, n_context, list(out.prompt_token_ids), out.prompt_logprobs, self._image_token_id

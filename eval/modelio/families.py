@@ -123,6 +123,12 @@ def without_video(cls: type) -> Any:
         full = [given.get(attribute) for attribute in declared]
         return super(new_cls, sub).from_args_and_dict(full, processor_dict, **kwargs)
 
+    def from_dict(sub: type, processor_dict: Any, **kwargs: Any) -> Any:
+        # transformers 5.25 on: ``from_pretrained`` resolves the kept sub-processors into the dict and
+        # builds the class from keywords; the family's ``__init__`` still requires the video one.
+        filled = {**processor_dict, **{a: None for a in declared if _is_video(a) and a not in processor_dict}}
+        return super(new_cls, sub).from_dict(filled, **kwargs)
+
     def get_attributes(_: type) -> list[str]:
         return list(kept)
 
@@ -137,6 +143,7 @@ def without_video(cls: type) -> Any:
         (cls, _DropVideo),
         {
             "from_args_and_dict": classmethod(from_args_and_dict),
+            "from_dict": classmethod(from_dict),
             "get_attributes": classmethod(get_attributes),
             "to_dict": to_dict,
             "__module__": cls.__module__,

@@ -34,10 +34,15 @@ DROPPED_OUTPUTS = ("labels",)
 
 
 def is_prefix_lm(processor: Any) -> bool:
-    """Whether the processor takes the answer as a separate ``suffix`` (PaliGemma-style prefix LM)."""
+    """Whether the processor takes the answer as a separate ``suffix`` (PaliGemma-style prefix LM):
+    a ``suffix`` argument of its ``__call__`` (transformers 5.23 on), or a ``suffix`` among the
+    text options its ``valid_processor_kwargs`` declare (5.19-5.22, where it came through ``**kwargs``)."""
     if not callable(processor):
         return False
-    return "suffix" in inspect.signature(type(processor).__call__).parameters
+    if "suffix" in inspect.signature(type(processor).__call__).parameters:
+        return True
+    declared = getattr(getattr(type(processor), "valid_processor_kwargs", None), "__annotations__", {})
+    return "suffix" in getattr(declared.get("text_kwargs"), "__annotations__", {})
 
 
 def plain_prompt_template(processor: Any) -> str:

@@ -33,6 +33,7 @@ RESULTS_KEYS = (
     "config",
     "timing",
     "backend",
+    "environment",
     "accuracy_only",
     "created_at",
     "package_version",

@@ -24,7 +24,7 @@ from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.records import Answer, InterventionAnswer, Rotation, SampleResult
-from mmspubench.eval.run_stamp import run_stamp
+from mmspubench.eval.run_stamp import model_identity, run_stamp
 from mmspubench.eval.views import metrics_confounds
 from mmspubench.eval.views.intervention_asks import Shown
 from mmspubench.integrations.ingest_interventions import (
@@ -381,8 +381,7 @@ def write_run(run: HarnessRun, split: Split, out: Path) -> dict[str, Any]:
         "source": Path(run.source).name,
         "model": run.harness_model or run.model,
     }
-    identity = {k: model[k] for k in ("id", "path", "revision", "dtype", "adapter")}
-    stamp = run_stamp(config.identity(), split.identity, identity)
+    stamp = run_stamp(config.identity(), split.identity, model_identity(model))
     ordered = {s.id: s for s in samples}
     lines = sample_lines([ordered[i] for i in ids], stamp, run.source)
     created = not out.exists()

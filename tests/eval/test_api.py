@@ -92,7 +92,8 @@ def test_recorded_options_round_trip_and_identity_leaves_out_speed_options() -> 
     # the asked-for dataset revision too: the dataset section records the commit it resolved to
     # the prompt variants at ``standard`` too: they join the identity only when set, so runs made
     # before variants existed keep their identity (tests/eval/test_prompt_variants.py)
-    left_out = {"batch_size", "device", "scorer", "backend", "dataset_revision"}
+    # the fast path's check too: it stops a run, it never changes a figure
+    left_out = {"batch_size", "device", "scorer", "scorer_check", "backend", "dataset_revision"}
     left_out |= {"prompt_variant", "cgla_prompt_variant"}
     assert set(run.to_json()) - set(run.identity()) == left_out
     assert not {"out", "progress", "trust_remote_code"} & set(run.to_json())

@@ -108,7 +108,15 @@ def test_blind_letters_are_scored_without_an_image(tmp_path: Path, scoring: str)
     blind = [b for b in first_pass if not _has_image(b)]
     assert len(blind) == 4 * LIMIT  # four letters per item, 16 with the image (rotations)
     assert len(first_pass) - len(blind) == 16 * LIMIT
-    assert sum(not _has_image(b) for b in tokenized) == 5 * LIMIT  # each context once, each letter
+    # each context once, each letter; the prefix-cache run's check scores its first item afresh once more
+    checked = 5 if scoring == "prefix_cache" else 0
+    assert sum(not _has_image(b) for b in tokenized) == 5 * LIMIT + checked
+    check = json.loads((out / "results.json").read_text())["model"]["scorer_check"]
+    if scoring == "prefix_cache":
+        assert check["path"] == "the server's prefix-cache scoring" and check["items"] == 1
+        assert check["conditions"] == 20 and check["max_abs_diff"] == 0.0  # 16 with the image, 4 blind
+    else:
+        assert check is None  # nothing read from a cache: nothing to check
     letters = [b["messages"][-1]["content"][-2:] for b in blind]
     assert sorted(letters) == sorted([" A", " B", " C", " D"] * LIMIT)
     want = [sum(toy_logprob(ord(ch) + 100) for ch in letter) for letter in (" A", " B", " C", " D")]

@@ -154,9 +154,10 @@ OLD_IDENTITY = [
 
 def test_a_results_config_written_before_the_plugins_reads_and_writes_unchanged() -> None:
     run = config.RunConfig.from_json(json.loads(json.dumps(OLD_CONFIG)))
-    # options added since (the prompt variants) read as their defaults and are written as such;
+    # options added since (the prompt variants, the fast path's check) read as their defaults and
+    # are written as such;
     # every option the old file had is written back unchanged, and the identity is the old one
-    added = {"prompt_variant": "standard", "cgla_prompt_variant": "standard"}
+    added = {"prompt_variant": "standard", "cgla_prompt_variant": "standard", "scorer_check": 1}
     written = run.to_json()
     assert {k: v for k, v in written.items() if k not in added} == OLD_CONFIG
     assert {k: written[k] for k in added} == added

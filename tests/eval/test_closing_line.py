@@ -14,7 +14,7 @@ def _results(metrics: list[str], answer_mode: str = "generate") -> dict[str, Any
     results: dict[str, Any] = {
         "config": {"metrics": metrics, "answer_mode": answer_mode},
         "accuracy": {"overall": 28.888, "ci95": {"overall": [20.0, 37.777]}, "n": 90, "unparsed": 10},
-        "model": {"scorer_used": "fast", "scorer_fallback_reason": None},
+        "model": {"scorer_used": "fast", "scorer_fallback_reason": None, "scorer_check": {"items": 1}},
         "timing": {"cgla_seconds": 26.2, "total_seconds": 48.6},
     }
     if "cgla" in metrics:
@@ -47,10 +47,29 @@ def test_accuracy_alone_prints_no_cgla_time_and_no_scorer() -> None:
 def test_the_line_names_every_view_measured() -> None:
     metrics = ["accuracy", "cgla", "circular", "blind", "calibration"]
     line = _summary(_results(metrics, "logprob"), Path("runs/x")).splitlines()[0]
-    assert "; circular 12.22%; blind 30.00% (gain -1.11 pp); Brier 0.712, ECE 0.153; scorer fast; " in line
+    assert (
+        "; circular 12.22%; blind 30.00% (gain -1.11 pp); Brier 0.712, ECE 0.153; scorer fast (checked against plain on 1 item); "
+        in line
+    )
     assert line.endswith("; CGLA scoring 26.2s, total 48.6s")
 
 
 def test_logprob_mode_without_cgla_names_the_scorer_not_the_cgla_time() -> None:
     line = _summary(_results(["accuracy", "circular"], "logprob"), Path("runs/x")).splitlines()[0]
-    assert line.endswith("; circular 12.22%; scorer fast; total 48.6s")
+    assert line.endswith("; circular 12.22%; scorer fast (checked against plain on 1 item); total 48.6s")
+
+
+def test_the_scorer_note_says_what_ran_and_how_it_was_checked() -> None:
+    results = _results(["accuracy", "cgla"])
+    results["model"] = {
+        "scorer_used": "mixed",
+        "scorer_fallback_reason": "a request is longer than the window (3 of 90 samples)",
+        "scorer_check": {"items": 2},
+    }
+    line = _summary(results, Path("runs/x")).splitlines()[0]
+    assert (
+        "; scorer mixed (checked against plain on 2 items; fast not used: a request is longer than the "
+        "window (3 of 90 samples)); " in line
+    )
+    results["model"] = {"scorer_used": "plain", "scorer_fallback_reason": None, "scorer_check": None}
+    assert "; scorer plain; " in _summary(results, Path("runs/x"))

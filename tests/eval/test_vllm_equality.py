@@ -109,6 +109,32 @@ def test_offline_engine_equals_transformers(reference: Path, vllm_model: Path, t
     plain = tmp_path / "plain"  # and the plain transformers scorer, for good measure
     _driver("transformers", "plain", bundled_model_dir(), plain)
     assert compare(out, plain) <= TOLERANCE
+    # The run checked its cache reads against a fresh computation on its first item, and says so.
+    model = json.loads((out / "generate" / "results.json").read_text())["model"]
+    check = model["scorer_check"]
+    assert check["path"] == "vLLM's prefix-cache scoring" and check["items"] == 1
+    assert check["conditions"] > 0 and check["max_abs_diff"] <= TOLERANCE
+
+
+def test_a_wrong_cache_read_stops_the_offline_engine(vllm_model: Path, tmp_path: Path) -> None:
+    """A stand-in regression (scores read through the cache off by 0.01) stops the run on its
+    first item, naming the fast path and the option that turns it off; nothing is written."""
+    cmd = [
+        vllm_python(),
+        str(ROOT / "tests/eval/vllm_driver.py"),
+        "vllm",
+        "fast",
+        str(vllm_model),
+        str(tmp_path / "out"),
+        "3",
+        SMALL_BLOCKS,
+    ]
+    env = {**vllm_env(), "MMSPUBENCH_TEST_CACHE_OFFSET": "0.01"}
+    done = subprocess.run(cmd, env=env, timeout=900, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "vLLM's prefix-cache scoring disagrees with the plain computation" in done.stderr
+    assert "item '000000'" in done.stderr and "enable_prefix_caching" in done.stderr
+    assert not (tmp_path / "out" / "generate" / "samples.jsonl").exists()
 
 
 VIEWS = "circular,blind"

@@ -4,8 +4,8 @@ model load (a helper of test_vllm_equality.py, run by the vLLM environment's pyt
 usage: python tests/eval/vllm_driver.py BACKEND SCORER MODEL OUT LIMIT [ENGINE_ARGS_JSON [VIEWS]]
 writes OUT/generate and OUT/logprob run folders (results.json, samples.jsonl).
 
-VIEWS (e.g. ``circular,blind``): both modes run ``accuracy`` and these confound views instead
-(no CGLA; ``interventions``: every built-in intervention, with CGLA under each in generate mode); on vLLM the driver then also writes OUT/cache_reads-MODE.json: per ``score`` call, per
+VIEWS (e.g. ``circular,blind``): both modes run ``accuracy`` and these confound views instead,
+without the fast path's check (``--scorer-check 0``: one call per chunk) (no CGLA; ``interventions``: every built-in intervention, with CGLA under each in generate mode); on vLLM the driver then also writes OUT/cache_reads-MODE.json: per ``score`` call, per
 request in input order, the prompt tokens the engine ran, whether it had an image, and how many its first pass read from
 the prefix cache (before any rescoring).
 """
@@ -44,7 +44,25 @@ def record_cache_reads(log: list[list[dict[str, Any]]]) -> None:
     vllm_engine.score_reading_cache = logged
 
 
+def regress_cache_reads(offset: float) -> None:
+    """A stand-in vLLM regression: every score read through the prefix cache is off by ``offset``
+    (the fresh computation, ``reference_score``, is not), which the run's check must catch."""
+    from mmspubench.eval.backends import vllm_engine
+
+    original = vllm_engine.VLLMModel._score
+
+    def regressed(self: Any, requests: Any, *, read_cache: bool, counts: Any) -> list[float]:
+        scores = original(self, requests, read_cache=read_cache, counts=counts)
+        return [s + offset for s in scores] if read_cache else scores
+
+    vllm_engine.VLLMModel._score = regressed
+
+
 def main() -> None:
+    import os
+
+    if os.environ.get("MMSPUBENCH_TEST_CACHE_OFFSET"):
+        regress_cache_reads(float(os.environ["MMSPUBENCH_TEST_CACHE_OFFSET"]))
     backend, scorer, model, out, limit = sys.argv[1:6]
     engine_args = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
     views = tuple(v for v in sys.argv[7].split(",") if v) if len(sys.argv) > 7 else ()
@@ -83,6 +101,9 @@ def main() -> None:
             batch_size=batch,
             limit=int(limit),
             prompts=prompts.prompt_spec(),
+            # the views' tests read the cache reads of one call per chunk: the fast path's check
+            # (which scores the first item in a call of its own) is tested without views
+            scorer_check=0 if views else 1,
         )
         run_eval(lambda: vlm, ds, info, config, Path(out) / mode, progress=False)
         if views and backend == "vllm":

@@ -26,17 +26,24 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.eval.backends.transformers import fast_scoring, scoring
+from mmspubench.eval.backends.transformers import output_head as heads
 from mmspubench.eval.config import SCORERS
+from mmspubench.eval.environment import model_settings
 from mmspubench.eval.modelio.chat import render_chat, render_text_chat
 from mmspubench.eval.modelio.encoding import EncodedRequest, add_special_tokens_for, encode_request, to_model
 from mmspubench.eval.modelio.hooks import FamilyHooks
 from mmspubench.eval.modelio.prefix_lm import DROPPED_OUTPUTS
-from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
+from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest, ScorerTally
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-__all__ = ["SCORERS", "TransformersVLM"]
+__all__ = ["FAST_SCORER", "SCORERS", "TEXT_ONLY_PLAIN", "TransformersVLM"]
+
+FAST_SCORER = FastPath(name="the fast scorer", remedy="--scorer plain")
+"""The transformers fast scorer as a fast path (:mod:`mmspubench.eval.scorer_check`)."""
+TEXT_ONLY_PLAIN = "text-only requests (the blind view) are scored by the plain scorer"
+"""Why a run on the fast scorer scores its blind view's requests plain."""
 
 
 class TransformersVLM:
@@ -66,7 +73,8 @@ class TransformersVLM:
         """The scorer that runs: ``"fast"`` or ``"plain"`` (decided when ``scorer`` is set)."""
         self.scorer_fallback_reason: str | None = None
         """Why the fast scorer was asked for but the plain one runs; ``None`` otherwise."""
-        self.scorer = scorer
+        self.scorer_tally = ScorerTally()
+        """Requests scored by each scorer so far, and why any were scored plain."""
         tokenizer = processor.tokenizer
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.pad_token_id: int = int(pad if pad is not None else 0)
@@ -75,6 +83,8 @@ class TransformersVLM:
         """Whether ``model.forward`` can compute logits for selected positions only."""
         self._info = info
         self._flat_images = False
+        self._head: heads.OutputHead | bool | None = False  # False: not probed yet
+        self.scorer = scorer
 
     def note_fallback(self, reason: str) -> None:
         """Record that one call was scored plain for ``reason`` (called by the fast scorer).
@@ -97,7 +107,19 @@ class TransformersVLM:
             raise ValueError(f"scorer must be one of {SCORERS}, got {name!r}")
         self._scorer = name
         self.scorer_fallback_reason = fast_scoring.fallback_reason(self.model) if name == "fast" else None
+        if name == "fast" and self.scorer_fallback_reason is None and self.output_head is None:
+            self.scorer_fallback_reason = heads.HEAD_NOT_REPRODUCED
         self.scorer_used = "fast" if name == "fast" and self.scorer_fallback_reason is None else "plain"
+
+    @property
+    def output_head(self) -> heads.OutputHead | None:
+        """The head the model's forward applies to its last hidden states (probed once, on first
+        use: :func:`~mmspubench.eval.backends.transformers.output_head.probe_head`); ``None`` when
+        no known head reproduces it."""
+        if self._head is False:
+            self._head = heads.probe_head(self.model, self.processor.tokenizer)
+        assert self._head is not True
+        return self._head
 
     @property
     def info(self) -> ModelInfo:
@@ -105,6 +127,33 @@ class TransformersVLM:
         return dataclasses.replace(
             self._info, scorer_used=self.scorer_used, scorer_fallback_reason=self.scorer_fallback_reason
         )
+
+    @property
+    def family(self) -> str:
+        """The model's ``model_type`` (its family, as messages name it)."""
+        return self._family()
+
+    @property
+    def environment(self) -> dict[str, Any]:
+        """What results.json's ``environment`` records of this model: the chat template's and image
+        settings' SHA-256 (also in the run's identity), the image settings, the attention
+        implementation and the generation settings (greedy; ``max_new_tokens`` is the run's)."""
+        text_config = self.model.config.get_text_config()
+        return {
+            **model_settings(self.processor),
+            "attention": getattr(text_config, "_attn_implementation", None),
+            "generation": self.generation_settings(),
+        }
+
+    def generation_settings(self, max_new_tokens: int | None = None) -> dict[str, Any]:
+        """The settings ``generate`` runs with: the model's generation config made greedy."""
+        config = copy.deepcopy(self.model.generation_config)
+        config.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
+        if max_new_tokens is not None:
+            config.max_new_tokens = max_new_tokens
+        config.pad_token_id = self.pad_token_id
+        settings = {k: v for k, v in config.to_diff_dict().items() if k != "transformers_version"}
+        return {"do_sample": False, "num_beams": 1, **settings}
 
     def render(self, prompt: ChatPrompt) -> str:
         """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix
@@ -205,21 +254,38 @@ class TransformersVLM:
         if blind:
             scores = [0.0] * len(requests)
             seen = [i for i, r in enumerate(requests) if r.image is not None]
-            for indices, values in (
-                (blind, scoring.score_plain(self, [requests[i] for i in blind])),
-                (seen, self.score([requests[i] for i in seen])),
-            ):
+            text_only = scoring.score_plain(self, [requests[i] for i in blind])
+            self.scorer_tally.add("plain", len(blind), TEXT_ONLY_PLAIN if self.scorer == "fast" else None)
+            for indices, values in ((blind, text_only), (seen, self.score([requests[i] for i in seen]))):
                 for index, value in zip(indices, values, strict=True):
                     scores[index] = value
             return scores
+        reason = self.scorer_fallback_reason
         if self.scorer_used == "fast":
             try:
-                return list(fast_scoring.score_fast(self, requests))
+                scores = list(fast_scoring.score_fast(self, requests))
             except fast_scoring.CallNotExact as err:  # e.g. a request longer than a sliding window
-                self.note_fallback(str(err))
-                fast_scoring.log_fallback(self._family(), str(err))
-        elif self.scorer_fallback_reason is not None:
-            fast_scoring.log_fallback(self._family(), self.scorer_fallback_reason)
+                reason = str(err)
+                self.note_fallback(reason)
+                fast_scoring.log_fallback(self._family(), reason)
+            else:
+                self.scorer_tally.add("fast", len(requests))
+                return scores
+        elif reason is not None:
+            fast_scoring.log_fallback(self._family(), reason)
+        scores = scoring.score_plain(self, requests)
+        self.scorer_tally.add("plain", len(requests), reason)
+        return scores
+
+    @property
+    def fast_path(self) -> FastPath | None:
+        """The fast scorer while it runs for this model (checked by the runner against
+        :meth:`reference_score` on a run's first items), else ``None``."""
+        return FAST_SCORER if self.scorer_used == "fast" else None
+
+    def reference_score(self, requests: Sequence[ScoreRequest]) -> list[float]:
+        """The plain scorer's scores of ``requests`` (one full forward pass per request): the
+        computation the fast scorer replaces, for the runner's check of it."""
         return scoring.score_plain(self, requests)
 
     def _family(self) -> str:

@@ -241,7 +241,8 @@ def _suffix_log_probs(adapter: Any, packed: Packed, cache: Any) -> torch.Tensor:
     rows = torch.tensor([row for row, _ in packed.needed], device=model.device)
     columns = torch.tensor([col for _, col in packed.needed], device=model.device)
     hidden = out.last_hidden_state[rows, columns]
-    return model.get_output_embeddings()(hidden).float().log_softmax(-1)
+    head = adapter.output_head  # the head the model's forward applies (probed when it was loaded)
+    return head.apply(model, hidden).float().log_softmax(-1)
 
 
 def _continuation_sum(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mmspubench.eval.modelio.families import without_video
 
@@ -81,11 +82,13 @@ def build_vipllava(folder: Path) -> Path:
         size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32}, do_center_crop=False
     )
     processor = LlavaProcessor(image_processor=images, **llava_processor_kwargs(tok))
+    # the name every transformers reads (5.23 renamed it vision_feature_layer, keeping this one)
+    layers: dict[str, Any] = {"vision_feature_layers": [-2, -1]}
     config = VipLlavaConfig(
         vision_config=clip_vision(),
         text_config=text_config(tok, model_type="llama"),
         image_token_index=token_id(tok, "<image>"),
-        vision_feature_layer=[-2, -1],
+        **layers,
     )
     return save(folder, lambda: VipLlavaForConditionalGeneration(config), processor)
 

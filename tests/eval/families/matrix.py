@@ -64,7 +64,6 @@ def _cgls(run: Path) -> list[list[float]]:
 def run_family(family: str, root: Path, work: Path) -> Row:
     """Build (once, under ``root``) and run ``family`` through the matrix, writing runs under ``work``."""
     from mmspubench.eval.backends.transformers import adapter as adapter_module
-    from mmspubench.eval.backends.transformers import scoring
 
     folder = str(family_dir(family, root))
     code, err = _eval(
@@ -72,34 +71,30 @@ def run_family(family: str, root: Path, work: Path) -> Row:
     )
     if code != 0:
         return Row(family, err, None, None, None, 0, None)
-    plain_calls: list[int] = []
-    real_plain = scoring.score_plain
     seen: list[Any] = []
     real_init = adapter_module.TransformersVLM.__init__
-
-    def spy(adapter: Any, requests: Any) -> list[float]:
-        plain_calls.append(len(requests))
-        return real_plain(adapter, requests)
 
     def record(self: Any, *args: Any, **kwargs: Any) -> None:
         real_init(self, *args, **kwargs)
         seen.append(self)
 
-    scoring.score_plain = spy
     adapter_module.TransformersVLM.__init__ = record
     try:
         code, err = _eval(
             ["--model", folder, "--answer-mode", "logprob", "--scorer", "fast", "--out", str(work / "fast")]
         )
     finally:
-        scoring.score_plain = real_plain
         adapter_module.TransformersVLM.__init__ = real_init
     if code != 0:
         return Row(family, err, None, None, None, 0, None)
     adapter = seen[-1]
     used, reason = adapter.scorer_used, adapter.scorer_fallback_reason
-    if used == "fast" and plain_calls:
-        raise AssertionError(f"{family}: reported fast but the plain scorer ran {len(plain_calls)} times")
+    plain = adapter.scorer_tally.requests.get("plain", 0)  # the check's reference passes are not counted
+    if used == "fast" and plain:
+        raise AssertionError(f"{family}: reported fast but the plain scorer scored {plain} requests")
+    model = json.loads((work / "fast" / "results.json").read_text())["model"]
+    if model["scorer_used"] != used or (used == "fast") != (model["scorer_check"] is not None):
+        raise AssertionError(f"{family}: results.json records {model['scorer_used']}, the adapter ran {used}")
     by_item = _cgls(work / "plain")
     plain, fast = [x for item in by_item for x in item], [x for item in _cgls(work / "fast") for x in item]
     if len(plain) != len(fast) or not plain:

@@ -64,3 +64,10 @@ def test_gemma3_fast_inside_the_window_plain_beyond_it(
     reason = adapter.scorer_fallback_reason
     assert reason is not None and reason.startswith("some calls scored plain: ")
     assert fast_families.SLIDING_WINDOW in reason and f"window {longest}" in reason
+    # ... and counted as such, so that the run's samples say plain for that chunk (a run that mixes
+    # both is "mixed": tests/eval/test_scorer_check.py)
+    assert adapter.scorer_tally.requests == {"plain": len(requests)}
+    assert list(adapter.scorer_tally.reasons) == [
+        f"{fast_families.SLIDING_WINDOW} ({longest} tokens, window {longest})"
+    ]
+    assert adapter.fast_path is not None  # the other calls stay on the fast scorer, checked as usual
