@@ -442,7 +442,7 @@ def test_server_circular_and_blind_equal_transformers(
 
 def test_fast_scorer_on_the_lowest_transformers(tmp_path: Path) -> None:
     """pyproject's lowest transformers is the vLLM environment's; the scorer tests pass there."""
-    pin = re.search(r'"transformers>=([0-9.]+)"', (ROOT / "pyproject.toml").read_text())
+    pin = re.search(r'"transformers>=([0-9.]+)[",]', (ROOT / "pyproject.toml").read_text())
     assert pin
     probe = [vllm_python(), "-c", "import transformers; print(transformers.__version__)"]
     version = subprocess.run(probe, env=vllm_env(), check=True, capture_output=True, text=True).stdout.strip()
