@@ -31,6 +31,8 @@ EXIT_BAD_INPUT = 2
 EXIT_BUG = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+EXIT_PIPE_CLOSED = 141
+"""The status of a program killed by SIGPIPE (128 + 13): the reader of its output went away."""
 LOG_DIR_ENV = "MMSPUBENCH_LOG_DIR"
 """Folder for the traceback logs of unexpected errors (default: ``<tempdir>/mmspubench-logs``)."""
 
@@ -77,6 +79,27 @@ def _one_line(text: str) -> str:
     return " ".join(line.strip() for line in lines) if lines else ""
 
 
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (so a write there raised the error)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), no real stdout
+        return False
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's final flush raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def _os_message(err: OSError) -> str:
     where = f"{clean(str(err.filename))}: " if err.filename else ""
     return f"{where}{_one_line(err.strerror or str(err)) or type(err).__name__}"
@@ -97,6 +120,14 @@ def run_guarded(command: str, func: Callable[[Any], int], args: Any) -> int:
     except Terminated:
         print(f"{prefix}: terminated (SIGTERM); partial output removed", file=sys.stderr)
         return EXIT_TERMINATED
+    except BrokenPipeError as err:
+        if not _stdout_reader_gone():
+            print(f"{prefix}: error: {_os_message(err)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        # The reader of stdout stopped reading (`report | head -1`): nothing more to say to it,
+        # and nothing is wrong; end as a program killed by SIGPIPE does, silently.
+        _silence_stdout()
+        return EXIT_PIPE_CLOSED
     except OSError as err:
         print(f"{prefix}: error: {_os_message(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
