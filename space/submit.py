@@ -254,8 +254,9 @@ def _load(results_path: Path) -> tuple[dict[str, Any], tuple[SampleResult, ...],
 
 
 def _check_identity(
-    results: Mapping[str, Any], config: RunConfig, model_repo: str, dataset_id: str, revision: str, where: str
+    results: Mapping[str, Any], config: RunConfig, model_repo: str, dataset_id: str, where: str
 ) -> None:
+    """The run is a full test-split run of the published dataset, of the model it is submitted for."""
     dataset = results.get("dataset") or {}
     if not isinstance(dataset, Mapping):
         raise MMSpuBenchError(f"{where}: field 'dataset' is {type(dataset).__name__}; expected an object")
@@ -265,10 +266,6 @@ def _check_identity(
             f"{where}: field 'dataset.id': {dataset.get('id')!r}{local} is not the published dataset {dataset_id!r}; "
             f"evaluate with --dataset {dataset_id}"
         )
-    if dataset.get("revision") != revision:
-        raise MMSpuBenchError(
-            f"{where}: field 'dataset.revision': {dataset.get('revision')!r} is not the published revision {revision!r}"
-        )
     if dataset.get("split") != "test" or config.limit is not None:
         raise MMSpuBenchError(f"{where}: only full runs on the test split can be submitted (no --limit)")
     model = results.get("model") or {}
@@ -277,6 +274,15 @@ def _check_identity(
     if hub and is_hub_id(model_id) and not Path(model_id).exists() and model_id != model_repo:
         raise MMSpuBenchError(
             f"{where}: field 'model.id': the run evaluated {model_id!r}, not {model_repo!r}"
+        )
+
+
+def _check_revision(results: Mapping[str, Any], revision: str, where: str) -> None:
+    """The run read the published dataset at its published revision."""
+    dataset = results.get("dataset") or {}
+    if dataset.get("revision") != revision:
+        raise MMSpuBenchError(
+            f"{where}: field 'dataset.revision': {dataset.get('revision')!r} is not the published revision {revision!r}"
         )
 
 
@@ -408,10 +414,13 @@ def validate_submission(
         raise MMSpuBenchError(f"--model-repo {model_repo!r} is not a valid repo id ({err})") from None
     where = str(results_path)
     results, samples, config = _load(results_path)
-    published = published_revision(dataset_id, revision)
-    _check_identity(results, config, model_repo, dataset_id, published, where)
+    # What the run itself shows wrong comes first: the Hub (offline, unreachable) is asked only
+    # for a run that could be submitted at all.
+    _check_identity(results, config, model_repo, dataset_id, where)
     check_fair(config, where)
     check_run_samples(results, samples, config, results_path)
+    published = published_revision(dataset_id, revision)
+    _check_revision(results, published, where)
     samples_where = str(results_path.parent / SAMPLES_FILE)
     check_split_ids(samples, results.get("dataset") or {}, published_split(dataset_id, published), where)
     facts = published_facts(dataset_id, published, config)

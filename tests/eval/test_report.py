@@ -101,6 +101,30 @@ def test_report_command_reads_files_and_folders(tmp_path: Path, capsys: pytest.C
     assert capsys.readouterr().out.strip() == EXPECTED
 
 
+def test_report_of_a_glob_leaves_out_an_unfinished_run_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report runs/*` while one run is still going: the others' table, and a note naming it."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.json").write_text(json.dumps(RUN_A))
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "results.json").write_text(json.dumps(RUN_B))
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "run.json").write_text("{}")
+    (tmp_path / "c" / "samples.jsonl").write_text("")
+    assert main(["report", *(str(tmp_path / n) for n in "abc")]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == EXPECTED
+    assert err == (
+        f"mmspubench report: left out {tmp_path / 'c'}: an unfinished run (no results.json yet; rerun "
+        "its eval with the same --out to finish it)\n"
+    )
+    assert main(["report", str(tmp_path / "c")]) == 2
+    assert "no finished run to report" in capsys.readouterr().err
+    (tmp_path / "d").mkdir()  # an empty folder is no run at all: still an error
+    assert main(["report", str(tmp_path / "a"), str(tmp_path / "d")]) == 2
+
+
 def test_report_rejects_a_file_that_is_not_a_result(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
