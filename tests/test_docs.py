@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,42 @@ def test_docs_shell_block_runs(block: Block, tmp_path: Path) -> None:
     assert done.returncode == 0, (
         f"{block.name} failed:\n{block.body}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     )
+    check_printed(block, done.stdout + done.stderr)
+
+
+CHECKS = re.compile(r"(?:^|[\s;&|(])(?:grep -q|test |\[ |cmp |diff |python -c)")
+"""Commands that check what a block made (its exit status says whether the check held)."""
+
+
+def check_printed(block: Block, printed: str) -> None:
+    """What a runnable block printed holds its ``<!-- prints -->`` lines in order; without one, it
+    printed something or checked what it made."""
+    if block.prints is None:
+        assert printed.strip() or CHECKS.search(block.body), (
+            f"{block.name} printed nothing and checks nothing: add a <!-- prints --> block or a check"
+        )
+        return
+    lines = printed.splitlines()
+    at = 0
+    for wanted in (line.strip() for line in block.prints.splitlines() if line.strip()):
+        while at < len(lines) and wanted not in lines[at]:
+            at += 1
+        assert at < len(lines), (
+            f"{block.name}: {wanted!r} not printed (in order); it printed:\n{printed[-3000:]}"
+        )
+        at += 1
+
+
+def test_a_block_that_prints_nothing_or_else_fails_its_test() -> None:
+    """The checks of what a block printed can fail."""
+    silent = Block(DOCS / "index.md", 0, "bash", "runnable", "true\n")
+    with pytest.raises(AssertionError, match="printed nothing and checks nothing"):
+        check_printed(silent, "")
+    check_printed(Block(DOCS / "index.md", 0, "bash", "runnable", "test -f x\n"), "")
+    expecting = replace(silent, prints="first\nsecond\n")
+    check_printed(expecting, "a first line\nthen the second\n")
+    with pytest.raises(AssertionError, match="'second' not printed"):
+        check_printed(expecting, "the second\nthen first\n")
 
 
 def test_a_failing_shell_block_fails_its_test(tmp_path: Path) -> None:
