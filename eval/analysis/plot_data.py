@@ -134,15 +134,16 @@ def _n(results: Mapping[str, Any]) -> tuple[int | None, ...]:
     return tuple(read_count(counts.get(g)) for g in REPORT_GROUPS)
 
 
-TICK_COUNTS_PER_LINE = 2
-"""Runs' item counts per line of a tick label (``n=90/90/``, then ``90/5``): a longer line would run
-into the next group's label."""
+TICK_LINE_CHARACTERS = 10
+"""Longest run of counts on one line of a tick label (``10/10/0``, ``90/90/90``): a longer line would
+run into the next group's label, so the counts wrap, each further line starting with its ``/``
+(``n=2400/2400`` then ``/2400``), which reads as the list it continues."""
 
 
 def group_ticks(series: Sequence[Series]) -> list[str]:
     """The x tick labels: each group with its n, one n when every run has the same (``BG\nn=12``),
     else one per run in the legend's order (``n=12/0/12``; ``?`` for a run recording none),
-    :data:`TICK_COUNTS_PER_LINE` per line."""
+    wrapped at :data:`TICK_LINE_CHARACTERS`."""
     return count_ticks([s.n for s in series])
 
 
@@ -155,9 +156,13 @@ def count_ticks(counts: Sequence[Sequence[int | None]]) -> list[str]:
             ticks.append(group)
             continue
         shown = [str(here[0])] if len(set(here)) == 1 else ["?" if n is None else str(n) for n in here]
-        per = TICK_COUNTS_PER_LINE
-        lines = ["/".join(shown[i : i + per]) for i in range(0, len(shown), per)]
-        ticks.append(f"{group}\nn=" + "/\n".join(lines))
+        lines = [shown[0]]
+        for count in shown[1:]:
+            if len(lines[-1]) + 1 + len(count) <= TICK_LINE_CHARACTERS:
+                lines[-1] += f"/{count}"
+            else:
+                lines.append(f"/{count}")
+        ticks.append(f"{group}\nn=" + "\n".join(lines))
     return ticks
 
 

@@ -192,7 +192,10 @@ def test_every_tick_label_gives_one_n_per_run_in_the_legend_order() -> None:
 
     full, partial, old = (10,) * len(REPORT_GROUPS), (0,) * len(REPORT_GROUPS), (None,) * len(REPORT_GROUPS)
     ticks = group_ticks([_counted("a", 50.0, full), _counted("b", 50.0, partial), _counted("c", 50.0, full)])
-    assert ticks[0] == "BG\nn=10/0/\n10"  # was "n=10/0": two numbers for three runs
+    assert ticks[0] == "BG\nn=10/0/10"  # was "n=10/0": two numbers for three runs, then "n=10/0/" over "10"
+    big = (2400,) * len(REPORT_GROUPS)
+    wrapped = group_ticks([_counted("a", 50.0, big), _counted("b", 50.0, full), _counted("c", 50.0, big)])
+    assert wrapped[0] == "BG\nn=2400/10\n/2400"  # a further line starts with the "/" it continues
     assert group_ticks([_counted("a", 50.0, full), _counted("b", 50.0, full)])[0] == "BG\nn=10"  # all alike
     assert group_ticks([_counted("a", 50.0, full), _counted("b", 50.0, old)])[0] == "BG\nn=10/?"
     assert group_ticks([_counted("a", 50.0, old)])[0] == "BG"
