@@ -23,6 +23,7 @@ from mmspubench.eval.analysis.plot_data import Series
 from mmspubench.eval.intervention_names import BUILTIN_NAMES
 from mmspubench.eval.results import read_results
 from mmspubench.eval.variants import variant_label
+from mmspubench.eval.views.cells import fixed
 from mmspubench.markup import escape_cell, hub_link, is_hub_model
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
@@ -316,10 +317,15 @@ def view_frame(
     return rows[chosen].round(2)
 
 
-GAIN_FORMAT = "{:+.2f}"
-"""The gain of the image and every change (:data:`SIGNED_COLUMNS`), signed (``+25.00``: the image helps)."""
-FIGURE_FORMAT = "{:.2f}"
-"""Every figure of the table (per-type accuracy, Average, Overall, CGLA_acc, Hub Overall), two decimals."""
+def gain_text(value: float) -> str:
+    """The gain of the image and every change (:data:`SIGNED_COLUMNS`), signed (``+25.00``: the image
+    helps; a gain that rounds to zero reads ``+0.00``)."""
+    return fixed(value, signed=True)
+
+
+def figure_text(value: float) -> str:
+    """Every figure of the table (per-type accuracy, Average, Overall, CGLA_acc, Hub Overall), two decimals."""
+    return fixed(value)
 
 
 def styled(frame: pd.DataFrame) -> Any:
@@ -327,8 +333,8 @@ def styled(frame: pd.DataFrame) -> Any:
     a missing one as an empty cell; the values underneath stay numbers (sorting is by value)."""
     figures = [c for c in (*SCORE_COLUMNS, "Circular", "Blind", "Hub Overall") if c in frame.columns]
     formats = {
-        **dict.fromkeys(figures, FIGURE_FORMAT),
-        **dict.fromkeys((c for c in SIGNED_COLUMNS if c in frame.columns), GAIN_FORMAT),
+        **dict.fromkeys(figures, figure_text),
+        **dict.fromkeys((c for c in SIGNED_COLUMNS if c in frame.columns), gain_text),
     }
     return frame.style.format(formats, na_rep="")
 

@@ -33,6 +33,7 @@ from mmspubench.eval.analysis.plot_data import (
     read_number,
 )
 from mmspubench.eval.intervention_names import CF_PREFIX
+from mmspubench.eval.views.cells import fixed, interval
 from mmspubench.eval.views.results_interventions import GAPS
 
 Bar = float | None
@@ -122,10 +123,8 @@ def _of(run: InterventionSeries, name: str) -> InterventionBars | None:
 def _legend(run: InterventionSeries, bars: InterventionBars) -> str:
     if bars.contrast is None:
         return run.label
-    ci = (
-        "" if bars.contrast_ci95 is None else f" [{bars.contrast_ci95[0]:+.1f}, {bars.contrast_ci95[1]:+.1f}]"
-    )
-    return f"{run.label} (targeted contrast {bars.contrast:+.1f}{ci})"
+    ci = "" if bars.contrast_ci95 is None else f" {interval(bars.contrast_ci95, 1)}"
+    return f"{run.label} (targeted contrast {fixed(bars.contrast, 1, True)}{ci})"
 
 
 def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
