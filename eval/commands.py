@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """``mmspubench report``."""
-    from mmspubench.eval.analysis.report import load_for_report, markdown_table
+    from mmspubench.eval.analysis.report import load_for_report, markdown_table, run_names
     from mmspubench.redact import strip_controls
 
     if args.plot is not None:
@@ -81,7 +81,7 @@ def run_report_command(args: argparse.Namespace) -> int:
 
         check_plot_output(args.results, args.plot)  # before anything is read
     paths = _finished(args.results)
-    table = markdown_table(load_for_report(paths))
+    table = markdown_table(load_for_report(paths), run_names(paths))
     if args.plot is not None:
         from mmspubench.eval.analysis.plots import write_report_plot
 

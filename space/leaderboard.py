@@ -23,7 +23,7 @@ from mmspubench.eval.analysis.plot_data import Series
 from mmspubench.eval.intervention_names import BUILTIN_NAMES
 from mmspubench.eval.results import read_results
 from mmspubench.eval.variants import variant_label
-from mmspubench.eval.views.cells import fixed
+from mmspubench.eval.views.cells import fixed, worst_types
 from mmspubench.markup import escape_cell, hub_link, is_hub_model
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
@@ -170,12 +170,14 @@ def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def worst_cell(results: Mapping[str, Any]) -> str:
-    """``TYPE value`` of ``accuracy.worst_type`` (the lowest type with >= 10 items); empty without it."""
-    worst = _section(_section(results, "accuracy"), "worst_type")
+    """``TYPE value`` of ``accuracy.worst_type`` (the lowest type with >= 10 items; ``TYPE/TYPE value``
+    for a tie); empty without it."""
+    accuracy = _section(results, "accuracy")
+    worst = _section(accuracy, "worst_type")
     value = _number(worst.get("value"))
     if not worst or math.isnan(value):
         return ""
-    return f"{str(worst.get('type', ''))[:12]} {value:.2f}"
+    return f"{worst_types(accuracy)[:24]} {fixed(value)}"
 
 
 def confound_cells(results: Mapping[str, Any]) -> dict[str, Any]:

@@ -50,3 +50,28 @@ def section_pct(name: str, key: str, signed: bool = False) -> Callable[[Mapping[
 def any_section(name: str) -> Callable[[Sequence[Mapping[str, Any]]], bool]:
     """Whether some run has a non-empty ``name`` section."""
     return lambda runs: any(section(run, name) for run in runs)
+
+
+def worst_types(accuracy: Mapping[str, Any]) -> str:
+    """The types of ``accuracy.worst_type``'s value, ``/``-joined in the paper's order: the recorded
+    worst type and every other type with as many items (>= 10, as it) and the same accuracy, so a
+    tie shows (``CO/Sha.``); empty without a worst type."""
+    from mmspubench.eval.views.metrics_confounds import WORST_MIN_ITEMS
+
+    worst = section(accuracy, "worst_type")
+    if not worst:
+        return ""
+    value, by_type, n_by_type = (
+        worst.get("value"),
+        section(accuracy, "by_type"),
+        section(accuracy, "n_by_type"),
+    )
+    tied = [
+        str(t)
+        for t, v in by_type.items()
+        if t != worst.get("type")
+        and v == value
+        and isinstance(n_by_type.get(t), int)
+        and n_by_type[t] >= WORST_MIN_ITEMS
+    ]
+    return "/".join([str(worst.get("type")), *tied])
