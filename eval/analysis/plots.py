@@ -22,6 +22,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Series, error_bars, group_ticks
 
 if TYPE_CHECKING:
+    from mmspubench.eval.records import SampleResult
     from mmspubench.eval.views.plugin import Plot
 
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -137,16 +138,24 @@ ViewPanels = tuple["Plot", Sequence[Any]]
 
 
 def view_panels(
-    runs: Sequence[Mapping[str, Any]], labels: Sequence[str], wheres: Sequence[str]
+    runs: Sequence[Mapping[str, Any]],
+    labels: Sequence[str],
+    wheres: Sequence[str],
+    samples: Sequence[Sequence[SampleResult] | None] | None = None,
 ) -> list[ViewPanels]:
     """Every registered view's plot with its series of each run (``wheres``: the runs' files, named
-    by the errors), in registry order; a view whose runs have nothing to draw adds no panel."""
+    by the errors; ``samples``: each run's samples, ``None`` where it has none beside it), in
+    registry order; a view whose runs have nothing to draw adds no panel."""
     from mmspubench.eval.views.registry import VIEWS
 
+    each = list(samples) if samples is not None else [None] * len(runs)
     return [
         (
             view.plot,
-            [view.plot.series(r, label, where) for r, label, where in zip(runs, labels, wheres, strict=True)],
+            [
+                view.plot.series(r, s, label, where)
+                for r, s, label, where in zip(runs, each, labels, wheres, strict=True)
+            ],
         )
         for view in VIEWS.values()
         if view.plot is not None
@@ -338,5 +347,5 @@ def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     ]
     labels = run_labels(runs, [f.parent for f in files])
     series = [report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True)]
-    panels = view_panels(runs, labels, [str(f) for f in files])
+    panels = view_panels(runs, labels, [str(f) for f in files], samples)
     write_bytes_atomic(Path(plot), [report_figure(series, fmt, panels)])
