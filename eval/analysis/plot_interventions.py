@@ -9,8 +9,8 @@ results.json's ``interventions`` section only:
   ``change.ci95`` (intervened - published, percentage points, paired bootstrap 95% intervals);
 - the items per group: ``accuracy.n_by_type`` and ``n`` of that intervention (tick labels; a
   count above ``n``, or an ``accuracy.n`` other than ``n``, is an edited file and shows none);
-- the types it targets (their columns are shaded) and the targeted contrast with its interval
-  (in the legend).
+- the types it targets (their columns are shaded; a counterfactual's targets are each item's own,
+  so its panel shades none and says so) and the targeted contrast with its interval (in the legend).
 
 A figure that is missing or malformed gives no bar (a ``—`` mark), never a made-up value.
 """
@@ -134,7 +134,10 @@ def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
     shown = [(k, run, bars) for k, run in enumerate(series) if (bars := _of(run, name)) is not None]
     aimed = {t for _, _, b in shown for t in b.targets}
     targets = [g for g in REPORT_GROUPS if g in aimed]
-    for g, group in enumerate(REPORT_GROUPS):
+    # A counterfactual targets each item's own types: its recorded targets are their union over
+    # the items, so no column holds only targeted items and none is shaded.
+    per_item = name.startswith(CF_PREFIX)
+    for g, group in enumerate(REPORT_GROUPS if not per_item else ()):
         if group in targets:
             ax.axvspan(g - 0.45, g + 0.45, color="0.9", zorder=0)
     for k, run, bars in shown:
@@ -156,7 +159,9 @@ def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(REPORT_GROUPS)), count_ticks([b.n for _, _, b in shown]))
     ax.set_ylabel("percentage points")
-    if len(targets) == len(REPORT_GROUPS) - 1:
+    if per_item:
+        aim = "each item's counterfactual targets its own types"
+    elif len(targets) == len(REPORT_GROUPS) - 1:
         aim = "targets every type"
     else:
         aim = f"targets {', '.join(targets)}, shaded" if targets else "no target type"
