@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 CGL_TITLE = "CGL (log-likelihood of the class name)"
 LABEL_WIDTH = 38
 """Characters per line of a condition's label (longer ones wrap, never cut)."""
-ZERO_MARK = 3.0
-"""Line width (points) of the mark drawn on a zero-height bar of the leaderboard chart."""
 
 
 def _plt() -> Any:
@@ -91,36 +89,6 @@ def probability_figure(frame: pd.DataFrame) -> Any:
     return _close(fig)
 
 
-def _zero_bars(fig: Any, series: Sequence[Series]) -> None:
-    """A mark at the baseline of every bar whose figure is 0 (a recorded 0, not a missing one)."""
-    from matplotlib.container import BarContainer
-
-    fields = ("accuracy", "cgla_acc")
-    for ax in fig.axes:
-        bars = [c for c in ax.containers if isinstance(c, BarContainer)]
-        if len(bars) != len(series):
-            continue
-        for container, run in zip(bars, series, strict=True):
-            heights = [p.get_height() for p in container.patches]
-            for field in fields:
-                values = list(getattr(run, field))
-                if [0.0 if v is None else v for v in values] != heights:
-                    continue
-                for patch, value in zip(container.patches, values, strict=True):
-                    if value is not None and value == 0:
-                        x, width = patch.get_x(), patch.get_width()
-                        ax.plot(
-                            [x, x + width],
-                            [0, 0],
-                            color=patch.get_facecolor(),
-                            linewidth=ZERO_MARK,
-                            solid_capstyle="butt",
-                            clip_on=False,
-                            zorder=5,
-                        )
-                break
-
-
 def _fewer_columns(fig: Any) -> None:
     """The run legend under the accuracy panel in fewer columns until it is no wider than the
     figure (a wider figure is drawn smaller on the page); the figure grows by the rows it adds."""
@@ -168,8 +136,8 @@ def _legends(fig: Any) -> list[Any]:
 
 
 def fit_report_figure(fig: Any, series: Sequence[Series]) -> Any:
-    """``report --plot``'s figure as the leaderboard shows it: zero bars marked, legends inside."""
-    _zero_bars(fig, series)
+    """``report --plot``'s figure as the leaderboard shows it (its zero bars marked as in every
+    figure, :func:`~mmspubench.eval.analysis.plots.mark_zeros`): legends inside."""
     _legends_fit(fig)
     return fig
 

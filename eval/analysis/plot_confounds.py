@@ -176,6 +176,8 @@ def panels(series: Sequence[ConfoundSeries]) -> list[str]:
 
 def _grouped(ax: Any, series: Sequence[ConfoundSeries], field: str, ticks: Sequence[str]) -> None:
     """Grouped bars of ``field`` (one colour per run, the colours of the accuracy panels)."""
+    from mmspubench.eval.analysis.plots import mark_zeros
+
     width = 0.8 / len(series)
     for k, run in enumerate(series):
         values = getattr(run, field)
@@ -186,6 +188,7 @@ def _grouped(ax: Any, series: Sequence[ConfoundSeries], field: str, ticks: Seque
         for x, v in zip(xs, values, strict=True):
             if v is None:
                 ax.text(x, 0.0, "—", ha="center", va="bottom", fontsize=7)
+        mark_zeros(ax, xs, values, width, f"C{k % 10}")
         if field == "gain" and run.gain_ci95 is not None:
             for x, v, ci in zip(xs, values, run.gain_ci95, strict=True):
                 if v is not None and ci is not None:

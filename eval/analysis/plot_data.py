@@ -43,6 +43,8 @@ class Series:
     """Bootstrap 95% interval of each CGLA_acc bar (from samples.jsonl)."""
     n: tuple[int | None, ...] = ()
     """Items per group (results.json ``n_by_type`` and ``n``); ``None`` where it records none."""
+    answer_mode: str | None = None
+    """The run's ``config.answer_mode`` (``generate``, ``logprob``); ``None`` where it records none."""
 
 
 def _number(value: Any) -> bool:
@@ -172,7 +174,16 @@ def report_series(results: Mapping[str, Any], samples: Sequence[SampleResult] | 
     seed = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32 else 0
     acc, acc_ci = _accuracy(results, samples, seed)
     cgla, cgla_ci = _cgla(results, samples, seed)
-    return Series(label, tuple(acc), tuple(acc_ci), tuple(cgla), tuple(cgla_ci), _n(results))
+    mode = read_mapping(results, "config").get("answer_mode")
+    return Series(
+        label,
+        tuple(acc),
+        tuple(acc_ci),
+        tuple(cgla),
+        tuple(cgla_ci),
+        _n(results),
+        mode if isinstance(mode, str) and mode else None,
+    )
 
 
 def _variant(results: Mapping[str, Any]) -> str:
@@ -201,3 +212,18 @@ def run_labels(runs: Sequence[Mapping[str, Any]], folders: Sequence[Path]) -> li
         else label
         for label, r in zip(labels, runs, strict=True)
     ]
+
+
+def answer_modes(series: Sequence[Series]) -> tuple[str, list[str]]:
+    """How a figure shows the runs' answer modes: ``(title suffix, legend labels)``. One mode for all
+    runs (a single run too): the panels' titles say it (``, answer mode: generate``); modes that
+    differ: each label that does not name its run's yet ends with it (``model-a [logprob]``)."""
+    modes = {s.answer_mode for s in series}
+    if len(modes) == 1:
+        (mode,) = modes
+        return ("" if mode is None else f", answer mode: {mode}"), [s.label for s in series]
+    labels = [
+        s.label if s.answer_mode is None or s.answer_mode in s.label else f"{s.label} [{s.answer_mode}]"
+        for s in series
+    ]
+    return "", labels

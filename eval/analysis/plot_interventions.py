@@ -130,6 +130,8 @@ def _legend(run: InterventionSeries, bars: InterventionBars) -> str:
 def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
     """Grouped bars of the change per type under ``name``, one colour per run (the accuracy
     panels' colours), its targets' columns shaded, n per run under each tick."""
+    from mmspubench.eval.analysis.plots import mark_zeros
+
     width = 0.8 / len(series)
     shown = [(k, run, bars) for k, run in enumerate(series) if (bars := _of(run, name)) is not None]
     aimed = {t for _, _, b in shown for t in b.targets}
@@ -156,6 +158,7 @@ def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
         for x, v in zip(xs, bars.change, strict=True):
             if v is None:  # a missing figure shows as a mark, not as a 0 bar
                 ax.text(x, 0.0, "—", ha="center", va="bottom", fontsize=7)
+        mark_zeros(ax, xs, bars.change, width, f"C{k % 10}")
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(REPORT_GROUPS)), count_ticks([b.n for _, _, b in shown]))
     ax.set_ylabel("percentage points")

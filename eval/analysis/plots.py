@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Series, error_bars, group_ticks
+from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Series, answer_modes, error_bars, group_ticks
 
 if TYPE_CHECKING:
     from mmspubench.eval.records import SampleResult
@@ -99,9 +99,23 @@ def _render(fig: Any, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
+def mark_zeros(
+    ax: Any, xs: Sequence[float], values: Sequence[float | None], width: float, colour: str
+) -> None:
+    """A bar of height zero draws nothing, which reads as a missing figure (drawn ``—``): each gets
+    a flat stroke of its run's colour at zero and a ``0`` above it."""
+    for x, v in zip(xs, values, strict=True):
+        if v is not None and v == 0:
+            ax.hlines(0.0, x - width * 0.45, x + width * 0.45, colors=colour, linewidth=2.5, zorder=3)
+            ax.annotate(
+                "0", (x, 0.0), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom", fontsize=7
+            )
+
+
 def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
     width = 0.8 / len(series)
     positions = list(range(len(REPORT_GROUPS)))
+    suffix, labels = answer_modes(series)
     for k, run in enumerate(series):
         values = getattr(run, field)
         cis = getattr(run, field + "_ci95")
@@ -111,7 +125,7 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
             xs,
             heights,
             width,
-            label=run.label,  # plain text (plain_text): labels come from run files
+            label=labels[k],  # plain text (plain_text): labels come from run files
             color=f"C{k % 10}",
             yerr=error_bars(values, cis),
             capsize=2,
@@ -120,10 +134,11 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
         for x, v in zip(xs, values, strict=True):
             if v is None:  # a missing figure shows as a mark, not as a 0% bar
                 ax.text(x, 1.0, "—", ha="center", va="bottom", fontsize=7)
+        mark_zeros(ax, xs, values, width, f"C{k % 10}")
     ax.set_xticks(positions, group_ticks(series))
     ax.set_ylim(0, 105)
     ax.set_ylabel("%")
-    ax.set_title(title)
+    ax.set_title(f"{title[:-1]}{suffix})" if suffix else title)  # "(bootstrap 95% CI, answer mode: ...)"
     ax.grid(axis="y", alpha=0.3)
 
 
