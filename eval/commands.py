@@ -177,7 +177,9 @@ def _summary(results: dict[str, Any], out: Path) -> str:
         parts.append(f"scorer {model['scorer_used']}" + _scorer_note(model))
     timing = results["timing"]
     cgla_time = f"CGLA scoring {timing['cgla_seconds']:.1f}s, " if "cgla" in asked else ""
-    parts.append(f"{cgla_time}total {timing['total_seconds']:.1f}s")
+    over = timing.get("parts")
+    over_parts = f" over {over} runs of eval (resumed)" if isinstance(over, int) and over > 1 else ""
+    parts.append(f"{cgla_time}total {timing['total_seconds']:.1f}s{over_parts}")
     return "; ".join(parts) + f"\nresults: {out / 'results.json'}\nsamples: {out / 'samples.jsonl'}"
 
 

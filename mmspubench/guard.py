@@ -24,7 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from mmspubench.errors import MMSpuBenchError
+from mmspubench.errors import Interrupted, MMSpuBenchError
 from mmspubench.redact import clean
 
 EXIT_BAD_INPUT = 2
@@ -91,6 +91,13 @@ def _stdout_reader_gone() -> bool:
         return False
 
 
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def _silence_stdout() -> None:
     """Point stdout at the null device, so the interpreter's final flush raises nothing more."""
     try:
@@ -114,8 +121,11 @@ def run_guarded(command: str, func: Callable[[Any], int], args: Any) -> int:
     except MMSpuBenchError as err:
         print(f"{prefix}: error: {_one_line(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print(f"{prefix}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as err:
+        # with what was kept; on a terminal, on a line of its own (after the echoed ^C)
+        hint = f"; {_one_line(str(err))}" if isinstance(err, Interrupted) and str(err) else ""
+        lead = "\n" if _isatty(sys.stderr) else ""
+        print(f"{lead}{prefix}: interrupted{hint}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Terminated:
         print(f"{prefix}: terminated (SIGTERM); partial output removed", file=sys.stderr)
