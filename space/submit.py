@@ -214,6 +214,39 @@ def check_samples(samples: tuple[SampleResult, ...], where: str) -> None:
                 )
 
 
+def json_kind(value: Any) -> str:
+    """The JSON kind a figure is written as: ``boolean``, ``integer``, ``number`` (a float),
+    ``null``, ``string``, or the Python type's name for anything else (``bool`` is tested before
+    ``int``, which it subclasses)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "null"
+    return "string" if isinstance(value, str) else type(value).__name__
+
+
+def _same_figure(submitted: Any, recomputed: Any) -> bool:
+    """Whether a recorded figure equals the recomputed one in kind and value (a leaf of the
+    sections: no object or list). Counts are integers and must be recorded as integers (``1``,
+    never ``true`` or ``1.0``: Python's ``True == 1`` let a forged kind through); a float figure
+    may be recorded as a whole JSON integer (``50`` for ``50.0``: JSON has one number type and
+    JavaScript or jq print a whole float so) and is compared within :data:`TOLERANCE`."""
+    kinds = (json_kind(submitted), json_kind(recomputed))
+    if kinds == ("integer", "integer"):
+        return bool(submitted == recomputed)
+    if kinds in {("number", "number"), ("integer", "number")}:
+        try:
+            value = float(submitted)
+        except OverflowError:  # an integer beyond any float is no figure of a run
+            return False
+        return abs(value - recomputed) <= TOLERANCE * max(1.0, abs(recomputed))
+    return kinds[0] == kinds[1] and bool(submitted == recomputed)
+
+
 def compare_aggregates(submitted: Any, recomputed: Any, path: str, where: str) -> None:
     """Refuse the first figure where the submitted aggregates differ from the recomputed ones."""
     if isinstance(recomputed, Mapping) and isinstance(submitted, Mapping):
@@ -227,14 +260,13 @@ def compare_aggregates(submitted: Any, recomputed: Any, path: str, where: str) -
         for i, (a, b) in enumerate(zip(submitted, recomputed, strict=True)):
             compare_aggregates(a, b, f"{path}[{i}]", where)
         return
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (submitted, recomputed))
-    if numbers and abs(submitted - recomputed) <= TOLERANCE * max(1.0, abs(recomputed)):
+    if _same_figure(submitted, recomputed):
         return
-    if not numbers and submitted == recomputed:
-        return
+    kinds = (json_kind(submitted), json_kind(recomputed))
+    kind = f" (a JSON {kinds[0]}, not the {kinds[1]} eval writes)" if kinds[0] != kinds[1] else ""
     raise MMSpuBenchError(
         f"{where}: field {path!r}: submitted value {submitted!r} disagrees with {recomputed!r} recomputed "
-        "from samples.jsonl; refusing the submission"
+        f"from samples.jsonl{kind}; refusing the submission"
     )
 
 
