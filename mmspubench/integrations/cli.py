@@ -196,6 +196,8 @@ def run_integrations(args: argparse.Namespace) -> int:
     if args.dataset is None:
         print(TASK_DIR)
         return 0
+    # A task folder inside a built dataset changes its content hash (its runs no longer resume).
+    refuse_overlap("--out", args.out, [d for d in [args.dataset] if Path(d).exists()], folder=True)
     folder = write_task_copy(args.dataset, args.out)
     print(folder)
     return 0
