@@ -172,10 +172,10 @@ def run_export(args: argparse.Namespace) -> int:
     check_target(args.out, args.circular)  # before the dataset is read
     names: tuple[str, ...] = ()
     if args.interventions is not None:
-        from mmspubench.eval.intervention_names import BUILTIN_NAMES, parse_names
+        from mmspubench.eval.intervention_names import parse_names
         from mmspubench.integrations.vlmevalkit import intervention_names
 
-        names = intervention_names(parse_names(args.interventions) or BUILTIN_NAMES)
+        names = intervention_names(parse_names(args.interventions))  # '' refused, as by eval
     refuse_overlap("--out", args.out, [d for d in [args.dataset] if d and Path(d).exists()])
     split = load_split(args.dataset, args.dataset_revision, args.split)
     paths = write_tsv(split, args.out, str(args.dataset or "the bundled release"), args.circular, names)

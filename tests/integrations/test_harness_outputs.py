@@ -1,6 +1,6 @@
 """The harness commands' outputs: ``integrations lmms-eval --out`` never writes into the dataset it
 reads (a task folder inside a built folder changes its content hash, so runs of it no longer
-resume)."""
+resume), and ``export --interventions`` takes an empty value as ``eval --interventions`` does."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from mmspubench.cli import main
+
+from tests.docs_examples import DOCS
 
 
 def _one_line(err: str) -> str:
@@ -38,3 +40,34 @@ def test_a_task_copy_inside_its_dataset_is_refused_and_the_dataset_is_unchanged(
     # beside it, the copy is written as before
     assert main(["integrations", "lmms-eval", "--dataset", str(given), "--out", str(tmp_path / "task")]) == 0
     assert (tmp_path / "task" / "mm_spubench.yaml").is_file()
+
+
+def test_an_empty_interventions_value_is_refused_by_export_as_by_eval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "MM_SpuBench.tsv"
+    argv = ["export", "--format", "vlmevalkit", "--interventions", "", "--out", str(out)]
+    assert main(argv) == 2
+    exported = _one_line(capsys.readouterr().err)
+    assert (
+        main(
+            [
+                "eval",
+                "--metrics",
+                "accuracy,interventions",
+                "--interventions",
+                "",
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 2
+    )
+    evaluated = _one_line(capsys.readouterr().err)
+    reason = "--interventions: no name given; expected some of grayscale, blur, equalize, noise"
+    assert exported.endswith(reason) and evaluated.endswith(reason), (exported, evaluated)
+    assert list(tmp_path.iterdir()) == []
+    # and the VLMEvalKit page says so (it once said an empty list meant the four built-ins)
+    page = " ".join((DOCS / "harnesses" / "vlmevalkit.md").read_text(encoding="utf-8").split())
+    assert "an empty list is the four built-ins" not in page
+    assert "an empty value is refused, as by `mmspubench eval`" in page
