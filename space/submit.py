@@ -63,12 +63,16 @@ TOLERANCE = 1e-9
 """Largest difference, relative to max(1, |value|), between a submitted and a recomputed figure."""
 PERCENT_KEYS = ("overall", "by_type", "ci95", "acc")
 """Keys of the ``accuracy``/``cgla`` sections whose numbers are percentages in [0, 100]."""
-MAX_SAMPLES_BYTES = 40 * 2**20
+MAX_SAMPLES_BYTES = 160 * 2**20
 """Largest samples.jsonl the Space's Submit tab takes (the upload limit of the whole page follows
 it). Sized from the largest valid run: a realistic worst-case line (5 core and 5 spurious
 conditions with 80-character attributes, the bound of ``curate annotate``, each prompt under a
 long chat template; a 40-character class name, a 256-character raw output and four option scores)
-is 7.6 kB as ``sample_line`` writes it; x 2,400 items x 2 for margin = 34.8 MiB, rounded up."""
+is 7.6 kB as ``sample_line`` writes it; with every view (four rotations, the blind answer, the
+letter probabilities and 32 interventions, the most a run asks, each with its answer and ten CGLs)
+it is 28.3 kB in logprob mode and 34.7 kB in generate mode (a 256-character raw output for each
+answer). x 2,400 items x 2 for margin = 158.7 MiB, rounded up; under the 256 MiB that every
+reader of samples.jsonl takes."""
 MAX_RESULTS_BYTES = 2**20
 """Largest results.json the Submit tab takes (a real one is about 5 kB)."""
 TASK_FIGURES: dict[str, tuple[str, str]] = {
