@@ -104,8 +104,9 @@ def load_run(path: str | Path) -> Run:
 
 
 def _blind_sample(sample: SampleResult) -> SampleResult:
-    """The record as if the blind answer were the answer: no CGLA, no rotations, and option
-    probabilities (softmax of the blind letter scores) only where the run recorded calibration."""
+    """The record as if the blind answer were the answer: no CGLA, no rotations, no interventions
+    (each is an answer with an image, and its CGLs follow conditions the side no longer has), and
+    option probabilities (softmax of the blind letter scores) only where the run recorded calibration."""
     blind = sample.blind
     assert blind is not None
     probs = None
@@ -123,6 +124,7 @@ def _blind_sample(sample: SampleResult) -> SampleResult:
         rotations=None,
         blind=None,
         option_probs=probs,
+        interventions=None,
     )
 
 
