@@ -122,6 +122,31 @@ def test_a_run_without_interventions_and_a_bad_view(
     assert "expected image, blind or intervention:NAME, got 'grayscale'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("view", "hint"),
+    [
+        ("grayscale", " (did you mean intervention:grayscale?)"),
+        ("blur", " (did you mean intervention:blur?)"),
+        ("cf:cue-aligned", " (did you mean intervention:cf:cue-aligned?)"),
+        ("greyscale", " (did you mean intervention:grayscale?)"),
+        ("intervention", " (did you mean intervention:NAME, e.g. intervention:grayscale?)"),
+        ("blnd", " (did you mean blind?)"),
+        ("Image", " (did you mean image?)"),
+        ("xyz", ""),
+    ],
+)
+def test_a_bad_view_suggests_the_closest(
+    runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str], view: str, hint: str
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["compare", str(runs[0]), str(runs[0]), "--b-view", view])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err  # the usage, then the one line
+    assert err.splitlines()[-1].endswith(f"expected image, blind or intervention:NAME, got {view!r}{hint}"), (
+        err
+    )
+
+
 @pytest.mark.parametrize("flag", ["--a-view", "--b-view"])
 def test_the_blind_view_of_a_run_with_cgla_and_interventions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
