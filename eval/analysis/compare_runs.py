@@ -18,10 +18,11 @@ from mmspubench.dataset_builder.hub import display_name
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis import compare_view_intervention as civ
 from mmspubench.eval.analysis.compare import Pair
+from mmspubench.eval.intervention_names import BUILTIN_NAMES, CF_PREFIX
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
 from mmspubench.eval.views.metrics_calibration import option_probs
-from mmspubench.options import option
+from mmspubench.options import closest, option
 
 DATASET_KEYS = ("kind", "id", "revision", "content_hash", "split", "split_n", "ids_sha256")
 """results.json ``dataset`` fields that must agree (``path`` too when no content hash pins the data)."""
@@ -37,10 +38,24 @@ VIEWS = ("image", "blind")
 VIEW_HELP = "image (as recorded), blind (its blind answers) or intervention:NAME (its answers under it)"
 
 
+def _suggestion(view: str) -> str:
+    """`` (did you mean X?)``: an intervention's name written without ``intervention:``, or the
+    closest view to a misspelt one (``difflib``); ``""`` when none is close."""
+    if view in BUILTIN_NAMES or (view.startswith(CF_PREFIX) and len(view) > len(CF_PREFIX)):
+        return f" (did you mean {civ.PREFIX}{view[:80]}?)"
+    if view.lower() == civ.PREFIX[:-1]:
+        return f" (did you mean {civ.PREFIX}NAME, e.g. {civ.PREFIX}{BUILTIN_NAMES[0]}?)"
+    spelled = {v: v for v in VIEWS}
+    for name in BUILTIN_NAMES:
+        spelled[name] = spelled[civ.PREFIX + name] = civ.PREFIX + name
+    close = closest(view[:200], list(spelled))
+    return f" (did you mean {spelled[close]}?)" if close else ""
+
+
 def _view_fault(view: str) -> str | None:
     if view in VIEWS or view.startswith(civ.PREFIX):
         return None
-    return f"expected image, blind or intervention:NAME, got {view[:80]!r}"
+    return f"expected image, blind or intervention:NAME, got {view[:80]!r}{_suggestion(view)}"
 
 
 def view_arg(text: str) -> str:
@@ -104,8 +119,9 @@ def load_run(path: str | Path) -> Run:
 
 
 def _blind_sample(sample: SampleResult) -> SampleResult:
-    """The record as if the blind answer were the answer: no CGLA, no rotations, and option
-    probabilities (softmax of the blind letter scores) only where the run recorded calibration."""
+    """The record as if the blind answer were the answer: no CGLA, no rotations, no interventions
+    (each is an answer with an image, and its CGLs follow conditions the side no longer has), and
+    option probabilities (softmax of the blind letter scores) only where the run recorded calibration."""
     blind = sample.blind
     assert blind is not None
     probs = None
@@ -123,6 +139,7 @@ def _blind_sample(sample: SampleResult) -> SampleResult:
         rotations=None,
         blind=None,
         option_probs=probs,
+        interventions=None,
     )
 
 
