@@ -66,6 +66,7 @@ def load_split(
     ds, identity = load_pinned(dataset, split, revision=revision)
     all_ids = data.item_ids(ds, None)
     ids = data.item_ids(ds, limit)
+    data.check_images(ds, len(ids), dataset)
     raw = ds.select(range(len(ids))).cast_column("image", hf.Image(decode=False))["image"]
     items = []
     for item, image in zip(data.iter_items(ds, ids, dataset), raw, strict=True):
