@@ -358,6 +358,17 @@ def _kept_note(out_dir: Path) -> str:
     return f"{kept} finished item(s) are kept in {out_dir}; rerun the same command (same --out) to resume"
 
 
+def _check_items(dataset: datasets.Dataset, config: RunConfig, n: int) -> None:
+    """Every image of the run's ``n`` items decoded once, then each view's checks of the records:
+    before the model loads, as a bad record met in a later chunk would stop the run half-written. (A
+    finished run's rerun skips them: its samples, stamped with this dataset, were made from them.)"""
+    where = str(config.dataset)
+    data.check_images(dataset, n, where)  # the views' checks read the image headers
+    for view in registry.in_run(config):
+        if view.check_dataset is not None:
+            view.check_dataset(dataset, config, where)
+
+
 def _run_eval(
     load: Callable[[], VisionLanguageModel],
     dataset: datasets.Dataset,
@@ -370,9 +381,6 @@ def _run_eval(
 ) -> dict[str, Any] | None:
     start = time.perf_counter()
     data.check_columns(dataset, config.dataset)
-    for view in registry.in_run(config):
-        if view.check_dataset is not None:
-            view.check_dataset(dataset, config, str(config.dataset))
     ids = data.item_ids(dataset, config.limit)
     if not ids:
         raise MMSpuBenchError(f"{config.dataset}: split {config.split!r} has no items")
@@ -386,6 +394,7 @@ def _run_eval(
         if notify is not None:
             notify(run_folder.finished_note(out_dir, kept))
         return kept
+    _check_items(dataset, config, len(ids))
     model = load()
     load_seconds = time.perf_counter() - start
     model_identity = _model_identity(model)
