@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
-from mmspubench.space import cgla_view, confound_view, explore, leaderboard, live
+from mmspubench.space import cgla_view, confound_view, explore, leaderboard, live, run_match
 from mmspubench.space.cgla_sources import cgla_choices, cgla_note
 
 if TYPE_CHECKING:
@@ -93,8 +93,10 @@ class SpaceState:
 
 
 def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> SpaceState:
-    """Load the dataset and the runs named by ``config``."""
-    from mmspubench.dataset_builder.load import load_benchmark
+    """Load the dataset and the runs named by ``config``: only the runs made on that dataset are
+    shown (:mod:`mmspubench.space.results_runs`)."""
+    from mmspubench.dataset_builder.load import load_pinned
+    from mmspubench.space.results_runs import load_runs
 
     if config.dataset is None:
         from mmspubench.dataset_builder.defaults import default_dataset_dir
@@ -103,40 +105,19 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
         label = "bundled synthetic release"
     else:
         source, label = config.dataset, config.dataset
-    dataset = load_benchmark(source, split="test", unknown_keys=config.unknown_keys)
-    from mmspubench.space import hub_leaderboard
-
-    entries: list[leaderboard.RunEntry] = []
-    runs: dict[str, Path] = {}
-    series: tuple[Series, ...] = ()
-    folder = leaderboard.resolve_results(config.results) if config.results is not None else None
-    if folder is not None:
-        entries = leaderboard.load_entries(folder)
-    board, note = hub_leaderboard.board(folder, entries, hub_leaderboard.benchmark_id(config.dataset))
-    if folder is not None:
-        # The chart and the CGLA view show the table's runs, in the table's order (the chart its
-        # first CHART_RUNS, and the note says so).
-        by_run = {str(e.row["Run"]): e for e in entries}
-        shown = [by_run[run] for run in leaderboard.board_runs(board)]
-        series = leaderboard.plot_series(folder, shown[: leaderboard.CHART_RUNS])
-        if len(shown) > leaderboard.CHART_RUNS:
-            said = f"the chart draws the table's first {leaderboard.CHART_RUNS} of its {len(shown)} runs (best Average first)"
-            note = f"{note}\n- {escape_cell(said)}" if note else f"- {escape_cell(said)}"
-        for entry in shown:
-            samples = folder / str(entry.row["Run"]) / "samples.jsonl"
-            if samples.is_file():
-                runs[str(entry.row["Run"])] = samples
+    dataset, identity = load_pinned(source, split="test", unknown_keys=config.unknown_keys)
+    runs = load_runs(config.results, config.dataset, identity)
     return SpaceState(
         dataset=dataset,
         dataset_label=label,
         index=explore.build_index(dataset),
-        board=board,
-        runs=runs,
-        series=series,
+        board=runs.board,
+        runs=runs.samples,
+        series=runs.series,
         models=models or live.ModelCache(config.hub_models),
-        board_note=note,
-        cgla_choices=cgla_choices(board, runs),
-        cgla_note=cgla_note(board, runs),
+        board_note=runs.note,
+        cgla_choices=cgla_choices(runs.board, runs.samples),
+        cgla_note=cgla_note(runs.board, runs.samples, runs.apart),
     )
 
 
@@ -215,6 +196,12 @@ def show_cgla(
         if item_id not in records:
             raise MMSpuBenchError(f"run {source_label(state, source)!r} has no record of item {item_id!r}")
         record = records[item_id]
+        fault = run_match.record_fault(record, explore.item_view(state.dataset, state.index, item_id))
+        if fault:
+            raise MMSpuBenchError(
+                f"run {source_label(state, source)!r}: its record of item {item_id!r} is not this item "
+                f"({fault}): the run was made on another dataset"
+            )
         reading = cgla_view.cgla_markdown(record) + _confounds(state, source, item_id, record)
         return cgla_view.cgl_frame(record), from_run(state, source, reading), record
     scored = f"Computed live with {escape_cell(model_choice or live.BUNDLED_CHOICE)}. "

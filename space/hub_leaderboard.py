@@ -188,15 +188,18 @@ def check_intervention_cells(results: Mapping[str, Any], where: str) -> None:
 
 
 def check_run(run_dir: Path) -> None:
-    """A results run's samples re-checked as ``submit`` checks a run's consistency (no Hub needed)."""
+    """A results run's samples re-checked as ``submit`` checks a run's consistency (no Hub needed),
+    each written by the run its results.json describes (the run stamps)."""
     from mmspubench.eval.config import RunConfig
     from mmspubench.eval.results import read_finished_samples, read_results, recompute
+    from mmspubench.eval.run_stamp import check_samples_beside
     from mmspubench.space.submit import CONFOUND_SECTIONS, check_ranges, check_samples, compare_aggregates
     from mmspubench.space.submit_checks import check_sample_consistency
 
     where = str(run_dir / "results.json")
     results = read_results(run_dir / "results.json")
     samples = read_finished_samples(run_dir / "samples.jsonl")
+    check_samples_beside(run_dir / "samples.jsonl", results, run_dir / "results.json")  # the run's own
     try:
         config = RunConfig.from_json(results["config"])
     except (KeyError, ValueError, TypeError) as err:
@@ -213,11 +216,14 @@ def check_run(run_dir: Path) -> None:
 
 
 def checked_entries(
-    folder: Path, entries: Sequence[leaderboard.RunEntry]
+    folder: Path, entries: Sequence[leaderboard.RunEntry], explored: Mapping[str, Any] | None = None
 ) -> tuple[list[leaderboard.RunEntry], list[str]]:
     """The runs whose samples pass the checks (runs without samples kept, marked, once their
-    figures are finite percentages), and the refusals."""
+    figures are finite percentages), and the refusals; with ``explored`` (the identity of the
+    dataset the Space explores), a run made on another dataset is refused
+    (:func:`mmspubench.space.run_match.dataset_fault`)."""
     from mmspubench.eval.results import read_results
+    from mmspubench.space.run_match import dataset_fault
     from mmspubench.space.submit import check_ranges
 
     kept, refused = [], []
@@ -225,6 +231,9 @@ def checked_entries(
         run = str(entry.row["Run"])
         with_samples = (folder / run / "samples.jsonl").is_file()
         try:
+            fault = dataset_fault(read_results(folder / run / "results.json"), explored)
+            if fault:
+                raise MMSpuBenchError(fault)
             if with_samples:
                 check_run(folder / run)
             else:  # no samples to recompute from: at least no -5% or 1e308% on the board
@@ -334,10 +343,15 @@ def merge(entries: Sequence[leaderboard.RunEntry], hub: Sequence[HubEntry]) -> p
 
 
 def board(
-    folder: Path | None, entries: Sequence[leaderboard.RunEntry], dataset_id: str, api: Any = None
+    folder: Path | None,
+    entries: Sequence[leaderboard.RunEntry],
+    dataset_id: str,
+    api: Any = None,
+    explored: Mapping[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, str]:
-    """The merged leaderboard and its note (what was left out, where the figures come from)."""
-    kept, notes = checked_entries(folder, entries) if folder is not None else ([], [])
+    """The merged leaderboard and its note (what was left out, where the figures come from); with
+    ``explored``, only the runs made on that dataset (:func:`checked_entries`)."""
+    kept, notes = checked_entries(folder, entries, explored) if folder is not None else ([], [])
     hub, hub_note = hub_entries(dataset_id, api)
     if hub_note:
         notes.insert(0, hub_note)

@@ -364,12 +364,16 @@ def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series,
     samples.jsonl); a partial run's legend label ends in its marker (``[partial (n=2 of 90)]``)."""
     from mmspubench.eval.analysis.plot_data import report_series, run_labels
     from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
+    from mmspubench.eval.run_stamp import check_samples_beside
 
     folders = [results_dir / str(e.row["Run"]) for e in entries]
     runs = [read_results(folder / RESULTS_NAME) for folder in folders]
     samples = [
         read_finished_samples(f / SAMPLES_NAME) if (f / SAMPLES_NAME).is_file() else None for f in folders
     ]
+    for folder, results, read in zip(folders, runs, samples, strict=True):
+        if read is not None:  # the intervals drawn are the run's own samples'
+            check_samples_beside(folder / SAMPLES_NAME, results, folder / RESULTS_NAME)
     # A partial run says so in the legend, as in the table's Mode column; a long label wraps
     # (a 300-character model id widened the figure until its bars were too small to read).
     labels = [

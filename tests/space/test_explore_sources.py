@@ -12,16 +12,21 @@ from mmspubench.space import handlers, preview
 from mmspubench.space.handlers import LIVE_SOURCE, SpaceState
 from mmspubench.space.layout import build_app
 
+from .release_runs import write_release_of
 from .test_board_partial import write_run
+from .test_submit import _sample
 
 
 @pytest.fixture
 def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SpaceState:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    write_run(tmp_path, "full", range(20), "2026-01-01T00:00:00+00:00")
-    write_run(tmp_path, "quick", [2, 4], "2026-01-02T00:00:00+00:00")
-    write_run(tmp_path, "acc-only", range(20), "2026-01-03T00:00:00+00:00", metrics=("accuracy",))
-    return handlers.load_state(handlers.SpaceConfig(results=str(tmp_path), hub_models=()))
+    runs = tmp_path / "runs"
+    write_run(runs, "full", range(20), "2026-01-01T00:00:00+00:00")
+    write_run(runs, "quick", [2, 4], "2026-01-02T00:00:00+00:00")
+    write_run(runs, "acc-only", range(20), "2026-01-03T00:00:00+00:00", metrics=("accuracy",))
+    # The items the runs were made on: a run's record is shown only under its own item.
+    release = write_release_of(tmp_path / "release", [_sample(i) for i in range(20)])
+    return handlers.load_state(handlers.SpaceConfig(dataset=str(release), results=str(runs), hub_models=()))
 
 
 def _component(demo: Any, elem_id: str) -> Any:
