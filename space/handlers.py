@@ -7,6 +7,7 @@ components and turns ``MMSpuBenchError`` into a message on the page.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import stat
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 LIVE_SOURCE = "live: compute with the Model chosen above the tabs"
 """CGLA source choice meaning "score the item now" rather than read a results run."""
+LOG = logging.getLogger("mmspubench.space")
+"""The Space's log (the page's wrapper, ``mmspubench.app_guard``, logs to the same)."""
 SELECTED_ITEM, UPLOADED_IMAGE = "selected item", "my image"
 """Choices of the Run tab's input radio."""
 
@@ -86,8 +89,9 @@ class SpaceState:
     """Loaded-on-demand model for live runs."""
     board_note: str = ""
     """What the leaderboard left out and where its figures come from (Markdown, escaped)."""
-    cgla_choices: tuple[tuple[str, str], ...] = ()
-    """(label, run) of the CGLA source dropdown (:func:`cgla_choices`); empty: the run names."""
+    cgla_choices: tuple[tuple[str, str], ...] | None = None
+    """(label, run) of the CGLA source dropdown (:func:`cgla_choices`: the runs with CGLA, none when
+    no run has it); ``None`` (a state made by hand): every run, by name."""
     cgla_note: str = ""
     """Why a table run is not offered in the CGLA source dropdown (:func:`cgla_note`, Markdown)."""
 
@@ -162,7 +166,9 @@ def first_item(state: SpaceState) -> tuple[str, Image | None, str, pd.DataFrame 
 def cgla_sources(state: SpaceState) -> list[tuple[str, str]]:
     """Choices (label, value) of the CGLA source dropdown: the runs with samples, a standard run
     first (the default), then live scoring."""
-    runs = state.cgla_choices or tuple((run, run) for run in sorted(state.runs))
+    runs = state.cgla_choices
+    if runs is None:
+        runs = tuple((run, run) for run in sorted(state.runs))
     return [*runs, (LIVE_SOURCE, LIVE_SOURCE)]
 
 
@@ -206,6 +212,31 @@ def show_cgla(
         return cgla_view.cgl_frame(record), from_run(state, source, reading), record
     scored = f"Computed live with {escape_cell(model_choice or live.BUNDLED_CHOICE)}. "
     return cgla_view.cgl_frame(record), scored + cgla_view.cgla_markdown(record), record
+
+
+CglaOutputs = tuple[pd.DataFrame, str, "dict[str, Any] | None"]
+NOT_SHOWN = "**Not shown.**"
+
+
+def cgla_on_page(show: Callable[..., CglaOutputs]) -> Callable[..., CglaOutputs]:
+    """``show`` (:func:`show_cgla`) whose refusal of an expected situation (no item opened, a run
+    without a record or CGLA of the item, a busy model) becomes ``**Not shown.** REASON`` in the
+    reading, with the chart and the record emptied, instead of an error on every output; it is
+    logged (INFO). Anything else is left to the page's wrapper, which logs it with its traceback."""
+
+    @functools.wraps(show)
+    def call(*args: Any) -> CglaOutputs:
+        try:
+            return show(*args)
+        except MMSpuBenchError as err:
+            LOG.info("show_cgla not shown: %s", err)
+            return (
+                pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)),
+                f"{NOT_SHOWN} {escape_cell(str(err))}",
+                None,
+            )
+
+    return call
 
 
 def _confounds(state: SpaceState, source: str, item_id: str, record: dict[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """The page: components and their wiring. Logic lives in ``handlers.py``; this file only wires.
 
 Every event has an ``api_name`` so ``gradio_client`` and the tests can call it; every handler
-error reaches the visitor as a one-line ``gr.Error`` message, never a traceback.
+error reaches the visitor as a one-line ``gr.Error`` message, never a traceback; a handler whose
+refusals are expected (the Run tab's inputs, "Show CGLA") says them on the page instead.
 """
 
 from __future__ import annotations
@@ -171,7 +172,10 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         api_name="chosen_cgla",
     ).then(changed, cgla_in, changed_out, api_name="chosen_interventions")
     cgla_button.click(
-        with_figures(guarded(zerogpu.live_cgla_on_gpu(handlers.show_cgla), state), {0: charts.cgl_figure}),
+        with_figures(
+            guarded(handlers.cgla_on_page(zerogpu.live_cgla_on_gpu(handlers.show_cgla)), state),
+            {0: charts.cgl_figure},
+        ),
         [item_id, cgla_source, model_choice],
         [cgl_plot, cgla_text, record],
         api_name="show_cgla",
