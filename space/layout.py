@@ -41,6 +41,18 @@ LAUNCH_OPTIONS: dict[str, Any] = {
 """``launch`` options of every entry point: uploads over the limit are refused before any handler runs."""
 
 
+GALLERY_LAYOUT: dict[str, Any] = {
+    # Tiles of one size whatever the count: Gradio's default widens two pictures (one intervention)
+    # to half the page each, taller than the gallery, cropped, their captions below the fold.
+    "columns": 6,
+    "fit_columns": False,
+    "height": 240,
+    # The whole picture in its square tile: a cropped one would hide the change made to it.
+    "object_fit": "contain",
+}
+"""Explore's interventions gallery: six tiles a row, each picture whole, its caption (the run's answer) on it."""
+
+
 def _markdown(*args: Any, **kwargs: Any) -> gr.Markdown:
     """``gr.Markdown`` without LaTeX: math is typeset from the rendered text, where escaped data
     (a ``$$`` in a run's text) would be read again."""
@@ -110,8 +122,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         first_gallery,
         format="png",
         label="Published, intervened and counterfactual images (a run's answer under each)",
-        columns=6,
-        height=240,
+        **GALLERY_LAYOUT,
         interactive=False,
         elem_id="explore-interventions",
     )
