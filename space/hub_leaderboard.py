@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -250,7 +250,7 @@ def checked_entries(
             source = f"{RESULTS_SOURCE} run {run} (samples re-checked)"
         else:
             source = f"{RESULTS_SOURCE} run {run} (no samples.jsonl: not re-checked)"
-        kept.append(leaderboard.RunEntry(entry.model_id, {**entry.row, "Source": source}))
+        kept.append(replace(entry, row={**entry.row, "Source": source}))
     return kept, refused
 
 
@@ -286,11 +286,12 @@ def run_key(entry: leaderboard.RunEntry) -> tuple[str, str, str, bool]:
 
 def latest_runs(entries: Sequence[leaderboard.RunEntry]) -> tuple[list[leaderboard.RunEntry], list[str]]:
     """One run per :func:`run_key` (the model's revision is not part of it: ``eval --model org/x``
-    records the snapshot's sha, the Hub's entries none): the latest by date, then by run name; a
-    note names each run a later one replaces. A partial run never replaces a full one."""
+    records the snapshot's sha, the Hub's entries none): the latest by ``created_at`` in full (two
+    runs of one day are told apart by their time), then by run name; a note names each run a later
+    one replaces. A partial run never replaces a full one."""
     latest: dict[tuple[str, str, str, bool], leaderboard.RunEntry] = {}
     notes = []
-    for entry in sorted(entries, key=lambda e: (str(e.row.get("Date", "")), str(e.row["Run"]))):
+    for entry in sorted(entries, key=lambda e: (leaderboard.created_time(e), str(e.row["Run"]))):
         key = run_key(entry)
         if key in latest:
             kind = "partial run" if key[3] else "run"

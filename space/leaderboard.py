@@ -12,6 +12,7 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,22 @@ class RunEntry:
     """Model id or path as recorded in results.json."""
     row: dict[str, Any]
     """Values of ``FRAME_COLUMNS`` (the ``Model`` cell is a Markdown link when the id is a Hub id)."""
+    created_at: str = ""
+    """results.json's ``created_at`` in full (the Date column keeps the day): which of two runs of
+    one model made the same day is the later (:func:`created_time`)."""
+
+
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def created_time(entry: RunEntry) -> datetime:
+    """The entry's ``created_at`` as a UTC time, a time without zone read as UTC; one that is no
+    ISO time (a hand-made results.json) is the earliest, so any run with a time is later."""
+    try:
+        when = datetime.fromisoformat(entry.created_at)
+    except ValueError:
+        return EARLIEST
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
 
 def _number(value: Any) -> float:
@@ -229,7 +246,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Revision"] = str(model.get("revision") or "")
     row.update({"Hub Overall": math.nan, "Hub state": "", "Source": "results dataset"})
     row[PARTIAL] = partial_marker(results)
-    return RunEntry(model_id=model_id, row=row)
+    return RunEntry(model_id=model_id, row=row, created_at=str(results.get("created_at", "")))
 
 
 def discover_runs(results_dir: Path) -> list[Path]:
