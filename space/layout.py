@@ -35,6 +35,11 @@ LAUNCH_OPTIONS: dict[str, Any] = {
     "max_file_size": max(live.MAX_UPLOAD_BYTES, MAX_SAMPLES_BYTES, MAX_RESULTS_BYTES),
     "show_error": False,
     "max_threads": MAX_THREADS,
+    # Gradio's banner ends with "To create a public link, set `share=True`": this page is served
+    # where it runs (a Hub Space, a local port), never through a tunnel. Quiet drops the banner;
+    # each entry point prints where it serves in its own line.
+    "share": False,
+    "quiet": True,
     # The leaderboard's font size and cell padding, which its column widths assume.
     "css": board_widths.BOARD_CSS,
 }
