@@ -29,6 +29,19 @@ __all__ = ["LAUNCH_OPTIONS", "SpaceConfig", "build_app"]
 MAX_THREADS = 64
 """Worker threads of the page: room for every waiting model run (``live.MAX_PENDING_RUNS``) and
 the cheap events beside them."""
+SYSTEM_FONTS: tuple[str, ...] = (
+    "ui-sans-serif",
+    "system-ui",
+    "-apple-system",
+    "'Segoe UI'",
+    "Roboto",
+    "'Helvetica Neue'",
+    "Arial",
+    "sans-serif",
+)
+"""The page's text font: the visitor's own system font. With Gradio's default web font (Source Sans
+Pro, served in weights 400 and 600 only) the B of "SpuBench" and the A of "CGLA" were drawn smaller
+than the letters beside them; a system font has every glyph in every weight and loads nothing."""
 LAUNCH_OPTIONS: dict[str, Any] = {
     # One limit for every upload of the page: the largest file a form takes (a full run's
     # samples.jsonl); each handler then holds its own files to their own limit (pictures 5 MB).
@@ -42,6 +55,8 @@ LAUNCH_OPTIONS: dict[str, Any] = {
     "quiet": True,
     # The leaderboard's font size and cell padding, which its column widths assume.
     "css": board_widths.BOARD_CSS,
+    # The table's monospace font stays Gradio's (its column widths assume its advance).
+    "theme": gr.themes.Default(font=SYSTEM_FONTS),
 }
 """``launch`` options of every entry point: uploads over the limit are refused before any handler runs."""
 

@@ -119,6 +119,7 @@ def test_space_command_launches_on_localhost_and_stops_cleanly(  # type: ignore[
             "show_error": False,
             "max_threads": 64,
             "css": LAUNCH_OPTIONS["css"],
+            "theme": LAUNCH_OPTIONS["theme"],
             "share": False,
             "quiet": True,
         }
@@ -179,3 +180,12 @@ def test_launch_prints_no_public_link_hint(state: SpaceState, capfd: pytest.Capt
     printed = capfd.readouterr()
     # was: "* To create a public link, set `share=True` in `launch()`."
     assert "share=True" not in printed.out + printed.err and "public link" not in printed.out + printed.err
+
+
+def test_the_page_text_is_in_the_visitors_own_font() -> None:
+    from mmspubench.space.layout import LAUNCH_OPTIONS, SYSTEM_FONTS
+
+    theme = LAUNCH_OPTIONS["theme"]
+    assert theme.font == ", ".join(SYSTEM_FONTS) and "system-ui" in theme.font
+    css = theme._get_theme_css()  # what the page loads: no web font for its text
+    assert "Source Sans" not in css  # was: Gradio's default web font, "SpuBench" and "CGLA" misdrawn
