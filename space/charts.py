@@ -23,6 +23,15 @@ if TYPE_CHECKING:
 CGL_TITLE = "CGL (log-likelihood of the class name)"
 LABEL_WIDTH = 38
 """Characters per line of a condition's label (longer ones wrap, never cut)."""
+LABEL_BAND = 0.45
+"""Inches kept empty at the top of a chart of :func:`cgl_figure` and :func:`probability_figure`:
+the page draws the chart's name ("CGL per condition") over its top left corner, where the first
+bar's label was. 45 figure pixels (the figure's 100 dpi) hold Gradio's label at the Run tab's scale,
+where two charts share a row."""
+LINE_HEIGHT = 0.17
+"""Inches per line of an 8-point tick label, with its leading."""
+BAR_GAP = 0.12
+"""Inches between the labels of two bars."""
 
 
 def _plt() -> Any:
@@ -42,6 +51,17 @@ def _close(fig: Any) -> Any:
     return fig
 
 
+def _bar_chart(labels: Sequence[str], width: float, below: float) -> tuple[Any, Any]:
+    """A figure of one horizontal bar per label: each bar's slot as tall as the longest label
+    (the slots are equal: one sized by the average would let a long label run over its
+    neighbours), ``below`` inches for the axis title and legend, and :data:`LABEL_BAND` at the top."""
+    lines = max(label.count("\n") + 1 for label in labels)
+    height = below + len(labels) * (LINE_HEIGHT * lines + BAR_GAP) + LABEL_BAND
+    fig, ax = _plt().subplots(figsize=(width, height), layout="constrained")
+    fig.get_layout_engine().set(rect=(0.0, 0.0, 1.0, 1.0 - LABEL_BAND / height))
+    return fig, ax
+
+
 def cgl_figure(frame: pd.DataFrame) -> Any:
     """One horizontal bar per condition from the axis floor to its CGL (the axis framing the CGLs,
     :func:`cgla_view.cgl_axis_limits`), coloured by role, the value written at its end; ``None``
@@ -50,8 +70,7 @@ def cgl_figure(frame: pd.DataFrame) -> Any:
         return None
     low, high = cgla_view.cgl_axis_limits(frame)
     labels = [textwrap.fill(_text(str(c)), LABEL_WIDTH) for c in frame["condition"]]
-    lines = sum(label.count("\n") + 1 for label in labels)
-    fig, ax = _plt().subplots(figsize=(8.0, 1.6 + 0.32 * lines), layout="constrained")
+    fig, ax = _bar_chart(labels, 8.0, 1.1)
     ys = list(range(len(frame)))[::-1]  # the first condition on top
     colours = [cgla_view.COLOR_MAP[str(role)] for role in frame["role"]]
     values = [float(v) for v in frame["cgl"]]
@@ -75,8 +94,7 @@ def probability_figure(frame: pd.DataFrame) -> Any:
     if frame.empty:
         return None
     labels = [textwrap.fill(_text(str(o)), LABEL_WIDTH) for o in frame["option"]]
-    lines = sum(label.count("\n") + 1 for label in labels)
-    fig, ax = _plt().subplots(figsize=(6.0, 1.2 + 0.32 * lines), layout="constrained")
+    fig, ax = _bar_chart(labels, 6.0, 0.7)
     ys = list(range(len(frame)))[::-1]
     colours = ["#dc2626" if c == "chosen" else "#94a3b8" for c in frame["chosen"]]
     values = [float(v) for v in frame["probability"]]

@@ -12,6 +12,7 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,22 @@ class RunEntry:
     """Model id or path as recorded in results.json."""
     row: dict[str, Any]
     """Values of ``FRAME_COLUMNS`` (the ``Model`` cell is a Markdown link when the id is a Hub id)."""
+    created_at: str = ""
+    """results.json's ``created_at`` in full (the Date column keeps the day): which of two runs of
+    one model made the same day is the later (:func:`created_time`)."""
+
+
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def created_time(entry: RunEntry) -> datetime:
+    """The entry's ``created_at`` as a UTC time, a time without zone read as UTC; one that is no
+    ISO time (a hand-made results.json) is the earliest, so any run with a time is later."""
+    try:
+        when = datetime.fromisoformat(entry.created_at)
+    except ValueError:
+        return EARLIEST
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
 
 def _number(value: Any) -> float:
@@ -232,7 +249,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Revision"] = str(model.get("revision") or "")
     row.update({"Hub Overall": math.nan, "Hub state": "", "Source": "results dataset"})
     row[PARTIAL] = partial_marker(results)
-    return RunEntry(model_id=model_id, row=row)
+    return RunEntry(model_id=model_id, row=row, created_at=str(results.get("created_at", "")))
 
 
 def discover_runs(results_dir: Path) -> list[Path]:
@@ -372,12 +389,16 @@ def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series,
     samples.jsonl); a partial run's legend label ends in its marker (``[partial (n=2 of 90)]``)."""
     from mmspubench.eval.analysis.plot_data import report_series, run_labels
     from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
+    from mmspubench.eval.run_stamp import check_samples_beside
 
     folders = [results_dir / str(e.row["Run"]) for e in entries]
     runs = [read_results(folder / RESULTS_NAME) for folder in folders]
     samples = [
         read_finished_samples(f / SAMPLES_NAME) if (f / SAMPLES_NAME).is_file() else None for f in folders
     ]
+    for folder, results, read in zip(folders, runs, samples, strict=True):
+        if read is not None:  # the intervals drawn are the run's own samples'
+            check_samples_beside(folder / SAMPLES_NAME, results, folder / RESULTS_NAME)
     # A partial run says so in the legend, as in the table's Mode column; a long label wraps
     # (a 300-character model id widened the figure until its bars were too small to read).
     labels = [

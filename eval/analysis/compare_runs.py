@@ -3,7 +3,8 @@
 A comparison is only meaningful on the same items: both runs must name the same dataset (its
 content hash, or Hub id and revision), the same split, and their ``samples.jsonl`` files must hold
 exactly the same item ids, each with the same answer and types. Anything else is refused with one
-line naming the two folders and what differs.
+line naming the two folders and what differs. Each ``samples.jsonl`` must be the one its run wrote
+(the run stamp of every line, :func:`mmspubench.eval.run_stamp.check_samples_beside`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from mmspubench.eval.analysis.compare import Pair
 from mmspubench.eval.intervention_names import BUILTIN_NAMES, CF_PREFIX
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
+from mmspubench.eval.run_stamp import check_samples_beside
 from mmspubench.eval.views.metrics_calibration import option_probs
 from mmspubench.options import closest, option
 
@@ -110,6 +112,7 @@ def load_run(path: str | Path) -> Run:
         raise MMSpuBenchError(f"{folder}: no such run folder")
     results = read_results(folder / RESULTS_NAME)
     samples = _by_id(read_finished_samples(folder / SAMPLES_NAME), folder / SAMPLES_NAME)
+    check_samples_beside(folder / SAMPLES_NAME, results, folder / RESULTS_NAME)
     n = (results.get("dataset") or {}).get("n")
     if n is not None and n != len(samples):
         raise MMSpuBenchError(

@@ -344,23 +344,28 @@ def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
 def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     """``report --plot``: read the runs (results.json, samples.jsonl beside it) and write the figure."""
     from mmspubench.eval.analysis.plot_data import report_series, run_labels
-    from mmspubench.eval.results import (
-        RESULTS_NAME,
-        SAMPLES_NAME,
-        read_finished_samples,
-        read_results,
-        write_bytes_atomic,
-    )
+    from mmspubench.eval.results import RESULTS_NAME, read_results, write_bytes_atomic
 
     fmt = check_plot_output(paths, plot)
     require_matplotlib()
     files = [Path(p) / RESULTS_NAME if Path(p).is_dir() else Path(p) for p in paths]
     runs = [read_results(f) for f in files]
-    samples = [
-        read_finished_samples(f.parent / SAMPLES_NAME) if (f.parent / SAMPLES_NAME).is_file() else None
-        for f in files
-    ]
+    samples = [_run_samples(f, r) for f, r in zip(files, runs, strict=True)]
     labels = run_labels(runs, [f.parent for f in files])
     series = [report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True)]
     panels = view_panels(runs, labels, [str(f) for f in files], samples)
     write_bytes_atomic(Path(plot), [report_figure(series, fmt, panels)])
+
+
+def _run_samples(results_path: Path, results: Mapping[str, Any]) -> list[SampleResult] | None:
+    """The samples.jsonl beside ``results_path`` (``None`` when there is none), refused when
+    another run wrote it (its run stamps): its intervals would be drawn under this run's name."""
+    from mmspubench.eval.results import SAMPLES_NAME, read_finished_samples
+    from mmspubench.eval.run_stamp import check_samples_beside
+
+    path = results_path.parent / SAMPLES_NAME
+    if not path.is_file():
+        return None
+    samples = read_finished_samples(path)
+    check_samples_beside(path, results, results_path)
+    return samples

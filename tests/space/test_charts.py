@@ -213,3 +213,40 @@ def test_the_run_legend_lies_below_every_tick_label() -> None:
         assert not [t for t in ticks if _boxes_meet(legend, t)]
         below = fig.axes[1].title.get_window_extent(renderer)
         assert not _boxes_meet(legend, below)
+
+
+PAGE_LABEL = 0.4
+"""Inches at the top of a chart under the page's label of it ("CGL per condition", "Option
+probabilities"), which Gradio draws over the chart's top left corner (about 40 px at 100 dpi)."""
+LONG = "a very long attribute text that wraps over many lines of its label " * 4
+
+
+def _long_label_charts() -> list[Any]:
+    record = sample_record()
+    record["conditions"][1]["attribute"] = LONG
+    extra = dict(record["conditions"][2])
+    record["conditions"] += [
+        {**extra, "attribute": f"cue {k}", "cgl": -5.0 - k} for k in range(5)
+    ]  # ten bars
+    options = pd.DataFrame(
+        {
+            "option": [f"A. {LONG}", "B. b", "C. c", "D. d"],
+            "probability": [0.7, 0.2, 0.1, 0.0],
+            "chosen": ["chosen", "other", "other", "other"],
+        }
+    )
+    return [charts.cgl_figure(cgla_view.cgl_frame(record)), charts.probability_figure(options)]
+
+
+def test_no_label_runs_over_another_or_under_the_pages_label() -> None:
+    for fig in _long_label_charts():
+        _canvas(fig).draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        ticks = [t.get_window_extent(renderer) for t in ax.get_yticklabels()]
+        # was: the slots sized by the labels' mean, an 8-line label ran over its neighbours
+        assert not [(a, b) for k, a in enumerate(ticks) for b in ticks[k + 1 :] if _boxes_meet(a, b)]
+        top = fig.bbox.height - PAGE_LABEL * fig.dpi
+        drawn = [*ticks, *(t.get_window_extent(renderer) for t in ax.texts), ax.get_window_extent(renderer)]
+        assert max(box.y1 for box in drawn) <= top  # was: the first label under the page's label
+        assert _inside(fig, [*ax.get_yticklabels(), ax.xaxis.label, *fig.legends])
