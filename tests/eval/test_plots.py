@@ -6,6 +6,7 @@ import json
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mmspubench.cli import main
@@ -125,14 +126,14 @@ def test_labels_tell_runs_of_one_model_apart() -> None:
     assert run_labels([run], [Path("x")]) == ["tiny"]
 
 
-def _drawn(series: list, field: int = 0) -> object:
+def _drawn(series: list[Any], field: int = 0) -> Any:
     pytest.importorskip("matplotlib")
     from mmspubench.eval.analysis.plots import report_figure_object
 
     return report_figure_object(series).axes[field]
 
 
-def _flat(label: str, first: float | None, mode: str | None = "generate") -> object:
+def _flat(label: str, first: float | None, mode: str | None = "generate") -> Any:
     from mmspubench.eval.analysis.plot_data import Series
 
     values = (first, *([50.0] * (len(REPORT_GROUPS) - 1)))
