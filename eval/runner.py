@@ -408,7 +408,7 @@ def _run_eval(
         check_stamps(path, stamp)
     plan = replace(plan_run(out_dir, ids, shard), stamp=stamp)
     finished = plan.finished
-    if finished and shard.is_main and notify is not None:
+    if 0 < finished < len(ids) and shard.is_main and notify is not None:
         rest = len(ids) - finished
         notify(
             f"resuming {out_dir}: {finished} of {len(ids)} items were scored before; scoring the other {rest}"

@@ -62,9 +62,9 @@ def test_an_interrupted_run_says_what_it_kept_and_the_rerun_resumes(tmp_path: Pa
     assert notes == [f"resuming {out}: 6 of 9 items were scored before; scoring the other 3"]
     assert results is not None
     timing = results["timing"]
-    # the interrupted part's pauses (two chunks of 0.2 s, and the third's) count in the run's time
+    # the interrupted part's finished chunks (two pauses of 0.2 s) count in the run's time
     assert timing["parts"] == 2 and timing["items_scored"] == 3
-    assert timing["total_seconds"] >= 0.6 and timing["accuracy_seconds"] >= 0.4
+    assert timing["total_seconds"] >= 0.4 and timing["accuracy_seconds"] >= 0.4
 
 
 def test_an_interrupt_before_any_item_keeps_nothing(tmp_path: Path) -> None:
