@@ -81,7 +81,7 @@ test: $(VENV)/.stamp-dev
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 
 docs: $(VENV)/.stamp-docs
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 docs-figures: $(VENV)/.stamp-dev
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/docs_figures.py

@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -340,11 +341,15 @@ def run_all(models: Mapping[str, Path], out: Path, *, args: argparse.Namespace) 
     gaps: list[dict[str, Any]] = []
     gray: list[dict[str, Any]] = []
     pairs: dict[tuple[str, str, str], list[tuple[bool, bool, bool]]] = {}
+    total, begun = len(releases) * len(args.modes) * len(models), time.perf_counter()
     for release, dataset in releases.items():
         for mode in args.modes:
             for model, folder in models.items():
                 run_dir = out / "runs" / f"{model}-{release}-{mode}"
                 run = {"model": model, "release": release, "mode": mode}
+                step = len(gray) + 1
+                print(f"[{step}/{total}] {model} on {release} ({mode}): running", file=sys.stderr, flush=True)
+                started = time.perf_counter()
                 results = evaluate(folder, dataset, run_dir, INTERVENTIONS[release], mode, args.batch_size)
                 samples = read_samples(run_dir)
                 if release == "cf":
@@ -356,7 +361,9 @@ def run_all(models: Mapping[str, Path], out: Path, *, args: argparse.Namespace) 
                 targets = results["interventions"]["by_intervention"]["grayscale"]["targets"]
                 pairs[(model, release, mode)] = paired_outcomes(samples, "grayscale", targets)
                 print(
-                    f"{model:10s} {release:8s} {mode:8s} accuracy {results['accuracy']['overall']:5.1f}",
+                    f"[{step}/{total}] {model} on {release} ({mode}): accuracy "
+                    f"{results['accuracy']['overall']:.1f}% ({time.perf_counter() - started:.0f} s; "
+                    f"{time.perf_counter() - begun:.0f} s so far)",
                     file=sys.stderr,
                     flush=True,
                 )

@@ -120,6 +120,8 @@ def render_card(
     data[CARD_KEY] = {split_info.name: {"n": ids["split_n"], "sha256": ids["ids_sha256"]}}
     values = {
         "build_note": _build_note(stats),
+        "eval_tasks": _eval_tasks(),
+        "counterfactuals_row": _counterfactuals_row(any(record.counterfactuals for record in records)),
         "image_matching": image_matching,
         "statistics": statistics_table(stats),
         "type_names": ", ".join(f"`{t.name}` ({t.abbrev})" for t in SPURIOUS_TYPES),
@@ -130,6 +132,25 @@ def render_card(
     }
     body = _fill(card.text, values, template)
     return f"---\n{data.to_yaml()}\n---\n{body}"
+
+
+def _eval_tasks() -> str:
+    """The tasks of eval.yaml in words, from the declaration eval.yaml is written from."""
+    from mmspubench.dataset_builder.eval_yaml import TASKS
+
+    count = {1: "one task", 2: "two tasks", 3: "three tasks"}.get(len(TASKS), f"{len(TASKS)} tasks")
+    return f"{count}, " + " and ".join(f"`{task.id}`" for task in TASKS)
+
+
+def _counterfactuals_row(shipped: bool) -> str:
+    """The fields table's row of ``counterfactuals``: the column of a build that ships them."""
+    if not shipped:
+        return ""
+    return (
+        "| `counterfactuals` | list of {`image`, `name`, `targets`, `description`} | the item's scene "
+        "re-rendered with its cues changed (`name`: e.g. `cue-aligned`; `targets`: the spurious types "
+        "it changes); empty for an item without |\n"
+    )
 
 
 def _fill(text: str, values: dict[str, str], template: Path) -> str:

@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from mmspubench.dataset_builder.files import MAX_IMAGE_BYTES, open_regular, shown
+from mmspubench.dataset_builder.orientation import look
 from mmspubench.dataset_builder.raw import IMAGES_DIR
 from mmspubench.errors import MMSpuBenchError, record_error
 from PIL import Image, UnidentifiedImageError
@@ -124,7 +125,9 @@ def _find_by_id(root: Path, file: str, record_id: str) -> Path:
 def check_image(
     path: Path, file: str, record_id: str, *, max_pixels: int = MAX_IMAGE_PIXELS
 ) -> tuple[int, int]:
-    """Open, verify and fully decode the image once; return its ``(width, height)``."""
+    """Open, verify and fully decode the image once, and read its orientation as ``mmspubench eval``
+    does (a broken EXIF or XMP block stops eval's decoder too); return its ``(width, height)`` as
+    shown (:mod:`~mmspubench.dataset_builder.orientation`)."""
     try:
         handle = open_regular(path, MAX_IMAGE_BYTES, "an image")
     except MMSpuBenchError as err:  # a FIFO, a device, a file over the byte limit
@@ -140,6 +143,7 @@ def check_image(
             handle.seek(0)
             with Image.open(handle) as im:
                 im.load()
+                size = look(im).size
     except Image.DecompressionBombError as err:
         raise record_error(file, record_id, "image", f"{shown(path)}: over the pixel limit ({err})") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:

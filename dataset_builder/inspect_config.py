@@ -4,8 +4,9 @@ inspect-ai's loader (``inspect_ai/_eval/task/hf.py``) takes an image only as a s
 URI), a target as a column value and choices as a list column. So beside the default config (an
 ``Image`` column and ClassLabel answers), ``build`` writes ``inspect/test-*.parquet`` with the same
 ids, texts and annotations, the answer as its letter and the image as a
-``data:image/png|jpeg;base64,`` string. Rows are written in row groups of a bounded size, so memory
-does not grow with the number of items. On the bundled synthetic release (90 items, 224 px PNGs,
+``data:image/png|jpeg;base64,`` string: the file's bytes, or, for a file whose EXIF orientation
+turns its pixels, the PNG of the pixels ``mmspubench eval`` shows (``orientation.as_shown``). Rows
+are written in row groups of a bounded size, so memory does not grow with the number of items. On the bundled synthetic release (90 items, 224 px PNGs,
 358,298 image bytes) the copy costs 339,454 bytes with zstd (489,864 with snappy), against
 372,476 bytes for the default config.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.dataset_builder.eval_yaml import INSPECT_CONFIG
+from mmspubench.dataset_builder.orientation import as_shown
 from mmspubench.dataset_builder.schema import Item
 
 ROWS_PER_GROUP = 100
@@ -28,8 +30,9 @@ _TEXT_FIELDS = ("id", "question", "answer", "image", "class_name", "source")
 
 
 def data_uri(path: Path) -> str:
-    """The image file as a ``data:`` URI, its type read from the bytes (PNG or JPEG)."""
-    data = path.read_bytes()
+    """The image file as a ``data:`` URI of the pixels eval shows, its type read from the bytes (PNG
+    or JPEG)."""
+    data = as_shown(path.read_bytes())
     mime = "image/png" if data.startswith(b"\x89PNG\r\n\x1a\n") else "image/jpeg"
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 

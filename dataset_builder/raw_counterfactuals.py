@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.dataset_builder.images import MAX_IMAGE_PIXELS, check_image, resolve_image
+from mmspubench.dataset_builder.orientation import Look, look
 from mmspubench.dataset_builder.raw import RawEntry, parse_types
 from mmspubench.dataset_builder.raw_text import check_plain_text
 from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD, Counterfactual, Item
@@ -43,14 +44,10 @@ def parse_counterfactuals(
         if counterfactual.name in names:
             raise record_error(file, rid, f"{where}.name", f"name {counterfactual.name!r} given twice")
         names.add(counterfactual.name)
-        look = _look(Path(str(counterfactual.image)))
-        if look != item_look:
+        own = _look(Path(str(counterfactual.image)))
+        if not own.same(item_look):
             raise record_error(
-                file,
-                rid,
-                f"{where}.image",
-                f"image is {look[0][0]}x{look[0][1]} {look[1]}; expected the item image's "
-                f"{item_look[0][0]}x{item_look[0][1]} {item_look[1]}",
+                file, rid, f"{where}.image", f"image is {own}; expected the item image's {item_look}"
             )
         out.append(counterfactual)
     return tuple(out)
@@ -126,6 +123,6 @@ def _targets(file: str, rid: str, field: str, value: Any, item_types: tuple[str,
     return names
 
 
-def _look(path: Path) -> tuple[tuple[int, int], str]:
+def _look(path: Path) -> Look:
     with Image.open(path) as im:
-        return im.size, im.mode
+        return look(im)

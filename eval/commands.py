@@ -73,21 +73,49 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """``mmspubench report``."""
-    from mmspubench.eval.analysis.report import load_for_report, markdown_table
+    from mmspubench.eval.analysis.report import load_for_report, markdown_table, run_names
     from mmspubench.redact import strip_controls
 
     if args.plot is not None:
         from mmspubench.eval.analysis.plots import check_plot_output
 
         check_plot_output(args.results, args.plot)  # before anything is read
-    table = markdown_table(load_for_report(args.results))
+    paths = _finished(args.results)
+    table = markdown_table(load_for_report(paths), run_names(paths))
     if args.plot is not None:
         from mmspubench.eval.analysis.plots import write_report_plot
 
-        write_report_plot(args.results, args.plot)
+        write_report_plot(paths, args.plot)
         print(f"mmspubench report: wrote the figure {args.plot}", file=sys.stderr)
     print(strip_controls(table))  # a run's texts drive no terminal
     return 0
+
+
+def _finished(paths: list[str]) -> list[str]:
+    """The paths of finished runs: a run folder without its results.json yet (an eval still going,
+    or stopped: ``report runs/*``) is left out with a note naming it; anything else is read as given
+    (a missing or broken file stays an error). At least one run must remain."""
+    from mmspubench.eval.results import MANIFEST_NAME, RESULTS_NAME, SAMPLES_NAME
+
+    kept = []
+    for raw in paths:
+        folder = Path(raw)
+        unfinished = (
+            folder.is_dir()
+            and not (folder / RESULTS_NAME).exists()
+            and any((folder / name).exists() for name in (MANIFEST_NAME, SAMPLES_NAME))
+        )
+        if unfinished:
+            print(
+                f"mmspubench report: left out {raw}: an unfinished run (no {RESULTS_NAME} yet; "
+                "rerun its eval with the same --out to finish it)",
+                file=sys.stderr,
+            )
+        else:
+            kept.append(raw)
+    if not kept:
+        raise MMSpuBenchError("no finished run to report: every run given is unfinished (no results.json)")
+    return kept
 
 
 def _asked(results: dict[str, Any]) -> set[str]:
@@ -108,6 +136,16 @@ def _views(results: dict[str, Any]) -> list[str]:
     calibration = results.get("calibration")
     if calibration:
         parts.append(f"Brier {calibration['brier']:.3f}, ECE {calibration['ece']:.3f}")
+    interventions = results.get("interventions")
+    if interventions:
+        shown = []
+        for name in interventions.get("names") or []:
+            entry = (interventions.get("by_intervention") or {}).get(name) or {}
+            accuracy, change = entry.get("accuracy") or {}, entry.get("change") or {}
+            if accuracy.get("overall") is not None and change.get("gain") is not None:
+                shown.append(f"{name} {accuracy['overall']:.2f}% ({change['gain']:+.2f} pp)")
+        if shown:
+            parts.append("under interventions: " + ", ".join(shown))
     return parts
 
 
@@ -139,7 +177,9 @@ def _summary(results: dict[str, Any], out: Path) -> str:
         parts.append(f"scorer {model['scorer_used']}" + _scorer_note(model))
     timing = results["timing"]
     cgla_time = f"CGLA scoring {timing['cgla_seconds']:.1f}s, " if "cgla" in asked else ""
-    parts.append(f"{cgla_time}total {timing['total_seconds']:.1f}s")
+    over = timing.get("parts")
+    over_parts = f" over {over} runs of eval (resumed)" if isinstance(over, int) and over > 1 else ""
+    parts.append(f"{cgla_time}total {timing['total_seconds']:.1f}s{over_parts}")
     return "; ".join(parts) + f"\nresults: {out / 'results.json'}\nsamples: {out / 'samples.jsonl'}"
 
 

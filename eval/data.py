@@ -1,18 +1,25 @@
 """Benchmark rows -> ``Item`` records: ClassLabel integers become names, fields are checked.
 
 Items are produced lazily, one decoded image at a time, so a full run never holds every image.
+Before that, :func:`check_images` decodes every image of the run once, exactly as a run will (a
+decompression bomb, an unreadable or a truncated file met in a later chunk would otherwise stop a
+run half-written), one at a time, keeping none.
 """
 
 from __future__ import annotations
 
+import re
+import struct
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import (
+    COUNTERFACTUALS_FIELD,
     REQUIRED_FIELDS,
     Item,
 )
-from mmspubench.errors import MMSpuBenchError, record_error
+from mmspubench.errors import MMSpuBenchError, first_line, record_error
 
 if TYPE_CHECKING:
     import datasets
@@ -64,3 +71,72 @@ def load_items(dataset: datasets.Dataset, limit: int | None, where: str) -> list
     """All items of a run at once (small runs, tests and the Space)."""
     check_columns(dataset, where)
     return list(iter_items(dataset, item_ids(dataset, limit), where))
+
+
+def undecoded_rows(dataset: datasets.Dataset, columns: Sequence[str], n: int) -> Iterator[dict[str, Any]]:
+    """The first ``n`` rows' ``columns``, a few at a time, images as their stored bytes or path and
+    class labels as their indices (nothing decoded)."""
+    table = dataset.select_columns(list(columns)).select(range(n)).with_format("arrow")[:]
+    for batch in table.to_batches(max_chunksize=64):
+        yield from batch.to_pylist()
+
+
+def check_images(dataset: datasets.Dataset, n: int, where: str) -> None:
+    """Decode every image of the first ``n`` rows, the item's and each counterfactual's, as a run
+    decodes them (:func:`decode_image`); the first that fails is one error naming ``where``, the
+    record and the field (``image``, ``counterfactuals[i].image``)."""
+    import datasets as hf
+
+    feature = dataset.features.get("image")
+    decoder = hf.Image(mode=feature.mode) if isinstance(feature, hf.Image) else hf.Image()
+    with_counterfactuals = COUNTERFACTUALS_FIELD in dataset.column_names
+    columns = ["id", "image", *([COUNTERFACTUALS_FIELD] if with_counterfactuals else [])]
+    for row in undecoded_rows(dataset, columns, n):
+        rid = str(row["id"])
+        decode_image(decoder, row["image"], where, rid, "image")
+        for position, entry in enumerate(row.get(COUNTERFACTUALS_FIELD) or []):
+            stored = entry.get("image") if isinstance(entry, Mapping) else None
+            decode_image(hf.Image(), stored, where, rid, f"{COUNTERFACTUALS_FIELD}[{position}].image")
+
+
+_DECODE_ERRORS: tuple[type[Exception], ...] = (
+    OSError,  # UnidentifiedImageError, truncated data
+    ValueError,  # a broken EXIF or XMP block (UnicodeDecodeError), a mode without an RGB conversion
+    SyntaxError,  # a broken PNG chunk
+    EOFError,
+    TypeError,
+    IndexError,
+    struct.error,
+)
+"""What Pillow raises on a malformed file (its decoders are not limited to ``OSError``)."""
+_PIXELS = re.compile(r"\((\d+) pixels\)")
+
+
+def decode_image(decoder: Any, stored: Any, where: str, rid: str, field: str) -> Any:
+    """``stored`` (``{"bytes", "path"}``) decoded by ``decoder`` (``datasets.Image``: the file's EXIF
+    orientation applied) and converted to RGB, as :meth:`Item.from_row` gets it; an image over
+    Pillow's pixel limit (``PIL.Image.MAX_IMAGE_PIXELS``: a decompression bomb) is refused before
+    its pixels are decoded."""
+    from PIL import Image, UnidentifiedImageError
+
+    if not isinstance(stored, Mapping) or (stored.get("bytes") is None and stored.get("path") is None):
+        raise record_error(where, rid, field, "no image")
+    try:
+        with warnings.catch_warnings():
+            # Pillow only warns between its limit and twice it, then decodes: refuse from the limit.
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            return decoder.decode_example(dict(stored)).convert("RGB")
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
+        found = _PIXELS.search(str(err))
+        size = f"{int(found[1])} pixels" if found else "the image"
+        raise record_error(
+            where, rid, field, f"{size} is over the limit of {Image.MAX_IMAGE_PIXELS} (decompression bomb)"
+        ) from None
+    except UnidentifiedImageError:  # its text names a BytesIO object, not the file
+        raise record_error(
+            where, rid, field, "unreadable or corrupt image (not an image format Pillow reads)"
+        ) from None
+    except _DECODE_ERRORS as err:
+        raise record_error(
+            where, rid, field, f"unreadable or corrupt image ({first_line(err, 200)})"
+        ) from None

@@ -108,13 +108,50 @@ def finish(shard: Shard) -> None:
         dist.destroy_process_group()
 
 
-def write_timing(out_dir: Path, shard: Shard, timing: dict[str, Any]) -> None:
-    """This process's timing, merged by the main process."""
-    results.write_json_atomic(out_dir / f"timing.rank{shard.rank}.json", timing)
+_TIMED = ("load_seconds", "accuracy_seconds", "cgla_seconds", "scorer_check_seconds", "wall_seconds")
+
+
+class PartTiming:
+    """This process's timing over the parts of a run (each ``eval`` that scored items: a run
+    stopped by Ctrl-C, a crash or a timeout resumes in another), in ``timing.rank<R>.json``.
+
+    The file holds the totals of the parts before this one and of this one so far, rewritten
+    after every chunk, so an interrupted part's time is counted in the finished run's timing (its
+    last, unfinished chunk aside: those items are scored again)."""
+
+    def __init__(self, out_dir: Path, shard: Shard, load_seconds: float, start: float) -> None:
+        self.path = out_dir / f"timing.rank{shard.rank}.json"
+        before = load_file(self.path) if self.path.is_file() else {}
+        self.before: dict[str, float] = {key: float(before.get(key, 0.0)) for key in _TIMED}
+        self.before_parts = int(before.get("parts", 0))
+        self.load_seconds, self.start, self.items = load_seconds, start, 0
+
+    @property
+    def earlier_seconds(self) -> float:
+        """Wall-clock seconds of this process's earlier parts."""
+        return self.before["wall_seconds"]
+
+    def write(self, clock: Any, check_seconds: float | None = None, items: int = 0) -> None:
+        """Record the totals so far (``clock``: the part's model time; ``items`` just scored)."""
+        import time
+
+        self.items += items
+        now = {
+            "load_seconds": self.load_seconds,
+            "accuracy_seconds": clock.accuracy_seconds,
+            "cgla_seconds": clock.cgla_seconds,
+            "scorer_check_seconds": clock.check_seconds if check_seconds is None else check_seconds,
+            "wall_seconds": time.perf_counter() - self.start,
+        }
+        timing: dict[str, Any] = {key: self.before[key] + now[key] for key in _TIMED}
+        timing["items_scored"] = self.items  # this part's: a rerun that scored none keeps results.json
+        timing["parts"] = self.before_parts + (1 if self.items else 0)
+        results.write_json_atomic(self.path, timing)
 
 
 def merged_timing(out_dir: Path, world: int) -> dict[str, float]:
-    """Load time of the slowest process; accuracy and CGLA seconds summed over processes."""
+    """Load time of the slowest process; accuracy and CGLA seconds summed over processes; the
+    parts (``eval`` invocations that scored items) of the process that ran the most."""
     parts = [load_file(out_dir / f"timing.rank{r}.json") for r in range(world)]
     return {
         "load_seconds": max(p["load_seconds"] for p in parts),
@@ -123,6 +160,7 @@ def merged_timing(out_dir: Path, world: int) -> dict[str, float]:
         "scorer_check_seconds": sum(p.get("scorer_check_seconds", 0.0) for p in parts),
         "items_scored": sum(p["items_scored"] for p in parts),
         "processes": world,
+        "parts": max(p.get("parts", 1) for p in parts),
     }
 
 

@@ -56,6 +56,68 @@ def foreign_stamp(path: Path, stamp: str, shown: str, *, complete_only: bool) ->
     return None
 
 
+def results_stamp(results: Mapping[str, Any], config_identity: Mapping[str, Any]) -> str:
+    """The stamp every sample of the run a results.json describes carries: its config identity,
+    its dataset as the run pinned it (less ``split`` and ``n``, which the run adds at the end) and
+    its model identity."""
+    dataset = {k: v for k, v in dict(results.get("dataset") or {}).items() if k not in ("split", "n")}
+    model = results.get("model") if isinstance(results.get("model"), Mapping) else {}
+    assert isinstance(model, Mapping)
+    return run_stamp(config_identity, dataset, model_identity(model))
+
+
+def _recorded_stamp(results: Mapping[str, Any], results_path: Path) -> str:
+    """:func:`results_stamp` of a parsed results.json, its config read back (one line if malformed)."""
+    from mmspubench.eval.config import RunConfig
+
+    try:
+        config = RunConfig.from_json(results["config"])
+    except (KeyError, ValueError, TypeError) as err:
+        raise MMSpuBenchError(f"{results_path}: field 'config' is malformed ({err})") from None
+    return results_stamp(results, config.identity())
+
+
+def check_samples_beside(samples_path: Path, results: Mapping[str, Any], results_path: Path) -> None:
+    """Refuse a samples.jsonl that is not the one the run of ``results`` (read from
+    ``results_path``) wrote: a line stamped by another run, or a line without a stamp among stamped
+    ones. The readers of a finished run (``compare``, ``report --plot``, the Space) call it, as a
+    resume does: samples copied in from another run would otherwise be shown under this run's name.
+
+    A file none of whose lines carries a stamp (written before runs stamped their samples) cannot
+    be told from another run's and is read as before.
+    """
+    expected: str | None = None
+    unstamped: tuple[int, Any] | None = None
+    stamped = False
+    for number, line in iter_lines_bounded(samples_path, "a samples.jsonl file"):
+        if not line.strip():
+            continue
+        record = loads_strict(line, f"{samples_path}: line {number}")
+        rid = record.get("id") if isinstance(record, dict) else None
+        found = record.get(STAMP_FIELD) if isinstance(record, dict) else None
+        if found is None:
+            unstamped = unstamped or (number, rid)
+            continue
+        stamped = True
+        expected = expected or _recorded_stamp(results, results_path)
+        if found != expected:
+            raise _foreign(samples_path, number, rid, f"was written by run {found!r}", expected, results_path)
+    if stamped and unstamped is not None:
+        number, rid = unstamped
+        raise _foreign(samples_path, number, rid, "carries no run stamp", expected, results_path)
+
+
+def _foreign(
+    path: Path, number: int, rid: Any, what: str, expected: Any, results_path: Path
+) -> MMSpuBenchError:
+    """The one line refusing a sample another run wrote beside ``results_path``."""
+    return MMSpuBenchError(
+        f"{path}: line {number}: record {str(rid)[:80]!r}: field {STAMP_FIELD!r}: {what}, not by the run "
+        f"{expected!r} that {results_path} describes (its config, dataset and model): the samples of "
+        "another run are not read under its name"
+    )
+
+
 def check_stamps(path: Path, stamp: str) -> None:
     """Refuse ``path`` when any complete line was not written by the run ``stamp``."""
     if not path.exists():

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import Item
 from mmspubench.dataset_builder.split_ids import split_identity
-from mmspubench.errors import MMSpuBenchError
+from mmspubench.errors import Interrupted, MMSpuBenchError
 from mmspubench.eval import (
     asking,
     backends,
@@ -225,13 +225,16 @@ class RunPlan:
     """This process's place among the run's processes."""
     stamp: str | None = None
     """The run's identity, written into every sample line (``run_stamp``)."""
+    finished: int = 0
+    """Items of the run scored before (by earlier parts, any process)."""
 
 
 def plan_run(out_dir: Path, ids: Sequence[str], shard: distributed.Shard) -> RunPlan:
     """Finished ids come from every samples file of the folder; the rest is split across processes."""
     done = {s.id for s in distributed.all_samples(out_dir)}
     remaining = [i for i in ids if i not in done]
-    return RunPlan(out_dir, tuple(ids), tuple(remaining[shard.rank :: shard.world]), shard)
+    finished = len(ids) - len(remaining)
+    return RunPlan(out_dir, tuple(ids), tuple(remaining[shard.rank :: shard.world]), shard, finished=finished)
 
 
 def _model_identity(model: VisionLanguageModel) -> dict[str, Any]:
@@ -287,20 +290,29 @@ def _evaluate_plan(
     plan: RunPlan,
     clock: Clock,
     progress: bool,
+    part: distributed.PartTiming | None = None,
+    finished: int = 0,
 ) -> None:
-    """Evaluate this process's items, appending each finished sample to its samples file."""
-    bar = _progress(len(plan.todo), 0, plan.shard, progress)
+    """Evaluate this process's items, appending each finished sample to its samples file; after
+    each chunk, ``part`` records the time spent so far (an interrupted part's time counts in the
+    run's timing). One process shows the whole run on its bar (``finished`` items done before)."""
+    one = plan.shard.world == 1
+    bar = _progress(len(plan.ids) if one else len(plan.todo), finished if one else 0, plan.shard, progress)
     scorer = scorer_check.ChunkScorer(model, config.scorer_check)
 
     def evaluate(engine: VisionLanguageModel, items: Sequence[Item]) -> list[SampleResult]:
         return evaluate_items(engine, items, config, clock)
 
-    with results.SampleWriter(distributed.samples_path(plan.out_dir, plan.shard), plan.stamp) as writer:
-        for chunk in _chunks(data.iter_items(dataset, plan.todo, config.dataset), config.batch_size):
-            for sample in scorer.run(chunk, evaluate):
-                writer.write(sample)
-            bar.update(len(chunk))
-    bar.close()
+    try:
+        with results.SampleWriter(distributed.samples_path(plan.out_dir, plan.shard), plan.stamp) as writer:
+            for chunk in _chunks(data.iter_items(dataset, plan.todo, config.dataset), config.batch_size):
+                for sample in scorer.run(chunk, evaluate):
+                    writer.write(sample)
+                bar.update(len(chunk))
+                if part is not None:
+                    part.write(clock, scorer.check_seconds, len(chunk))
+    finally:
+        bar.close()  # ends the bar's line, also on Ctrl-C: what follows starts on its own
     clock.check_seconds += scorer.check_seconds
 
 
@@ -325,8 +337,36 @@ def run_eval(
     """
     shard = shard if shard is not None else distributed.Shard()
     run_folder.check_out_dir(out_dir)
-    with run_folder.removed_if_unstarted(out_dir, shard.is_main), run_folder.exclusive(out_dir, shard.rank):
-        return _run_eval(load, dataset, dataset_info, config, out_dir, shard, progress, notify)
+    try:
+        with (
+            run_folder.removed_if_unstarted(out_dir, shard.is_main),
+            run_folder.exclusive(out_dir, shard.rank),
+        ):
+            return _run_eval(load, dataset, dataset_info, config, out_dir, shard, progress, notify)
+    except KeyboardInterrupt:
+        raise Interrupted(_kept_note(out_dir)) from None
+
+
+def _kept_note(out_dir: Path) -> str:
+    """What an interrupted run left: the items kept and the rerun that resumes, or nothing kept."""
+    if not out_dir.is_dir():
+        return f"no item had finished, so nothing was kept ({out_dir} was removed)"
+    try:
+        kept = len({s.id for s in distributed.all_samples(out_dir)})
+    except (MMSpuBenchError, OSError):  # a line cut by the interrupt: the rerun names it
+        return f"rerun the same command (same --out {out_dir}) to resume"
+    return f"{kept} finished item(s) are kept in {out_dir}; rerun the same command (same --out) to resume"
+
+
+def _check_items(dataset: datasets.Dataset, config: RunConfig, n: int) -> None:
+    """Every image of the run's ``n`` items decoded once, then each view's checks of the records:
+    before the model loads, as a bad record met in a later chunk would stop the run half-written. (A
+    finished run's rerun skips them: its samples, stamped with this dataset, were made from them.)"""
+    where = str(config.dataset)
+    data.check_images(dataset, n, where)  # the views' checks read the image headers
+    for view in registry.in_run(config):
+        if view.check_dataset is not None:
+            view.check_dataset(dataset, config, where)
 
 
 def _run_eval(
@@ -341,9 +381,6 @@ def _run_eval(
 ) -> dict[str, Any] | None:
     start = time.perf_counter()
     data.check_columns(dataset, config.dataset)
-    for view in registry.in_run(config):
-        if view.check_dataset is not None:
-            view.check_dataset(dataset, config, str(config.dataset))
     ids = data.item_ids(dataset, config.limit)
     if not ids:
         raise MMSpuBenchError(f"{config.dataset}: split {config.split!r} has no items")
@@ -357,6 +394,7 @@ def _run_eval(
         if notify is not None:
             notify(run_folder.finished_note(out_dir, kept))
         return kept
+    _check_items(dataset, config, len(ids))
     model = load()
     load_seconds = time.perf_counter() - start
     model_identity = _model_identity(model)
@@ -369,17 +407,17 @@ def _run_eval(
     for path in [out_dir / results.SAMPLES_NAME, *sorted(out_dir.glob("samples.rank*.jsonl"))]:
         check_stamps(path, stamp)
     plan = replace(plan_run(out_dir, ids, shard), stamp=stamp)
+    finished = plan.finished
+    if 0 < finished < len(ids) and shard.is_main and notify is not None:
+        rest = len(ids) - finished
+        notify(
+            f"resuming {out_dir}: {finished} of {len(ids)} items were scored before; scoring the other {rest}"
+        )
     distributed.barrier(shard)  # every process has planned before anyone appends a sample
+    part = distributed.PartTiming(out_dir, shard, load_seconds, start)
     clock = Clock()
-    _evaluate_plan(model, dataset, config, plan, clock, progress)
-    timing = {
-        "load_seconds": load_seconds,
-        "accuracy_seconds": clock.accuracy_seconds,
-        "cgla_seconds": clock.cgla_seconds,
-        "scorer_check_seconds": clock.check_seconds,
-        "items_scored": len(plan.todo),
-    }
-    distributed.write_timing(out_dir, shard, timing)
+    _evaluate_plan(model, dataset, config, plan, clock, progress, part, finished)
+    part.write(clock)
     distributed.barrier(shard)  # every shard is complete on disk
     if not shard.is_main:
         return None
@@ -388,7 +426,7 @@ def _run_eval(
         config,
         _model_section(model, config),
         dataset_info,
-        start,
+        start - part.earlier_seconds,  # the run's time counts its earlier parts
         backends.describe(model),
         environment.describe(model, getattr(model, "device_name", None) or config.device),
     )

@@ -11,6 +11,11 @@ class MMSpuBenchError(Exception):
     """
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, with what it leaves behind and how to go on (``eval``: the items kept, the rerun that
+    resumes); the command line prints ``interrupted; <message>``."""
+
+
 def record_error(file: str, record_id: str | None, field: str | None, message: str) -> MMSpuBenchError:
     """Build an error naming the file, record and field: ``file: record 'id': field 'f': message``."""
     parts = [str(file)]

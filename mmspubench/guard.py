@@ -24,13 +24,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from mmspubench.errors import MMSpuBenchError
+from mmspubench.errors import Interrupted, MMSpuBenchError
 from mmspubench.redact import clean
 
 EXIT_BAD_INPUT = 2
 EXIT_BUG = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+EXIT_PIPE_CLOSED = 141
+"""The status of a program killed by SIGPIPE (128 + 13): the reader of its output went away."""
 LOG_DIR_ENV = "MMSPUBENCH_LOG_DIR"
 """Folder for the traceback logs of unexpected errors (default: ``<tempdir>/mmspubench-logs``)."""
 
@@ -77,6 +79,34 @@ def _one_line(text: str) -> str:
     return " ".join(line.strip() for line in lines) if lines else ""
 
 
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (so a write there raised the error)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), no real stdout
+        return False
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's final flush raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def _os_message(err: OSError) -> str:
     where = f"{clean(str(err.filename))}: " if err.filename else ""
     return f"{where}{_one_line(err.strerror or str(err)) or type(err).__name__}"
@@ -91,12 +121,23 @@ def run_guarded(command: str, func: Callable[[Any], int], args: Any) -> int:
     except MMSpuBenchError as err:
         print(f"{prefix}: error: {_one_line(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print(f"{prefix}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as err:
+        # with what was kept; on a terminal, on a line of its own (after the echoed ^C)
+        hint = f"; {_one_line(str(err))}" if isinstance(err, Interrupted) and str(err) else ""
+        lead = "\n" if _isatty(sys.stderr) else ""
+        print(f"{lead}{prefix}: interrupted{hint}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Terminated:
         print(f"{prefix}: terminated (SIGTERM); partial output removed", file=sys.stderr)
         return EXIT_TERMINATED
+    except BrokenPipeError as err:
+        if not _stdout_reader_gone():
+            print(f"{prefix}: error: {_os_message(err)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        # The reader of stdout stopped reading (`report | head -1`): nothing more to say to it,
+        # and nothing is wrong; end as a program killed by SIGPIPE does, silently.
+        _silence_stdout()
+        return EXIT_PIPE_CLOSED
     except OSError as err:
         print(f"{prefix}: error: {_os_message(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -245,7 +245,10 @@ class SuggestingParser(argparse.ArgumentParser):
             or message.startswith("unknown command")
             or message.startswith("the following arguments are required")
         )
-        if odd and (unknown := self._first_unknown_option()):
+        unknown = self._first_unknown_option() if odd else None
+        if unknown and self._command_word_first(unknown):  # `evl --out x`: the command is misspelt
+            unknown = None
+        if unknown:
             message = f"unrecognized arguments: {unknown}{self._suggestion(unknown)}"
         elif getattr(self, "_command_typo", False):  # one line: the usage would only list the commands
             self.exit(2, f"{self.prog}: error: {message}\n")
@@ -258,6 +261,7 @@ class SuggestingParser(argparse.ArgumentParser):
         names = [str(c) for c in action.choices]
         if isinstance(action, argparse._SubParsersAction):
             self._command_typo = True
+            self._bad_command = str(value)
             raise argparse.ArgumentError(None, f"unknown command {value!r}{did_you_mean(str(value), names)}")
         close = closest(str(value), names)
         hint = f"did you mean {close!r}? " if close else ""
@@ -286,6 +290,15 @@ class SuggestingParser(argparse.ArgumentParser):
         if not tail or not flag_given.startswith("--"):
             return None
         return f"the list of {flag_given} has a space: write {flag_given} {before}"
+
+    def _command_word_first(self, option: str) -> bool:
+        """Whether the misspelt command word was given before ``option`` (``evl --out x``), rather
+        than being the value of that unknown option (``space --prot 7861``)."""
+        word = getattr(self, "_bad_command", None)
+        given = getattr(self, "_given", [])
+        if word is None or word not in given or option not in given:
+            return False
+        return given.index(word) < given.index(option)
 
     def _first_unknown_option(self) -> str | None:
         for arg in getattr(self, "_given", []):

@@ -70,9 +70,9 @@ def shown_text(column: str, value: Any) -> str:
     if isinstance(value, float) and math.isnan(value):
         return ""
     if column in leaderboard.SIGNED_COLUMNS and isinstance(value, (int, float)):
-        return leaderboard.GAIN_FORMAT.format(value)
+        return leaderboard.gain_text(value)
     if column in NUMBER_COLUMNS and column != "n" and isinstance(value, (int, float)):
-        return leaderboard.FIGURE_FORMAT.format(value)
+        return leaderboard.figure_text(value)
     return str(value)
 
 

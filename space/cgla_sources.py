@@ -6,6 +6,7 @@ has a samples.jsonl and recorded CGLA (an accuracy-only run has no condition to 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -42,10 +43,12 @@ def cgla_choices(board: pd.DataFrame, runs: dict[str, Path]) -> tuple[tuple[str,
     return tuple((label, run) for label, run, _ in sorted(choices, key=lambda c: (c[2], c[0])))
 
 
-def cgla_note(board: pd.DataFrame, runs: dict[str, Path]) -> str:
-    """Which table runs "CGL from" does not offer and why (no CGLA recorded, no samples.jsonl), as
-    the page says it under the dropdown; empty when it offers every run."""
-    left: list[tuple[str, str]] = []
+def cgla_note(board: pd.DataFrame, runs: dict[str, Path], apart: Mapping[str, str] | None = None) -> str:
+    """Which table runs "CGL from" does not offer and why (no CGLA recorded, no samples.jsonl), and
+    the runs of the results folder left out of the table as made on another dataset (``apart``:
+    run -> why), as the page says it under the dropdown; empty when it offers every run."""
+    # A dataset's name in the reason is a run's text: escaped, as the run's name is below.
+    left = [(f"run {run}", escape_cell(why)) for run, why in (apart or {}).items()]
     for _, row in board.iterrows():
         run = str(row["Run"])
         if not run:

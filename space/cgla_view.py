@@ -120,10 +120,17 @@ def prompts_markdown(sample: Mapping[str, Any]) -> str:
 
 def read_samples(path: Path) -> dict[str, dict[str, Any]]:
     """The records of a finished ``samples.jsonl``, by item id (a later line for an id wins), read
-    with the evaluator's own reader (``mmspubench.eval.results``)."""
-    from mmspubench.eval.results import read_finished_samples
+    with the evaluator's own reader (``mmspubench.eval.results``); refused when the run of the
+    results.json beside it did not write them (their run stamps). A file with no results.json
+    beside it (a state made by hand) has no run to check against and is read as it is."""
+    from mmspubench.eval.results import RESULTS_NAME, read_finished_samples, read_results
+    from mmspubench.eval.run_stamp import check_samples_beside
 
-    return {sample.id: sample.to_json() for sample in read_finished_samples(path)}
+    samples = read_finished_samples(path)
+    results = path.parent / RESULTS_NAME
+    if results.is_file():
+        check_samples_beside(path, read_results(results), results)
+    return {sample.id: sample.to_json() for sample in samples}
 
 
 def cgl_axis_limits(frame: pd.DataFrame) -> list[float]:

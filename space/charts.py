@@ -23,8 +23,15 @@ if TYPE_CHECKING:
 CGL_TITLE = "CGL (log-likelihood of the class name)"
 LABEL_WIDTH = 38
 """Characters per line of a condition's label (longer ones wrap, never cut)."""
-ZERO_MARK = 3.0
-"""Line width (points) of the mark drawn on a zero-height bar of the leaderboard chart."""
+LABEL_BAND = 0.45
+"""Inches kept empty at the top of a chart of :func:`cgl_figure` and :func:`probability_figure`:
+the page draws the chart's name ("CGL per condition") over its top left corner, where the first
+bar's label was. 45 figure pixels (the figure's 100 dpi) hold Gradio's label at the Run tab's scale,
+where two charts share a row."""
+LINE_HEIGHT = 0.17
+"""Inches per line of an 8-point tick label, with its leading."""
+BAR_GAP = 0.12
+"""Inches between the labels of two bars."""
 
 
 def _plt() -> Any:
@@ -44,6 +51,17 @@ def _close(fig: Any) -> Any:
     return fig
 
 
+def _bar_chart(labels: Sequence[str], width: float, below: float) -> tuple[Any, Any]:
+    """A figure of one horizontal bar per label: each bar's slot as tall as the longest label
+    (the slots are equal: one sized by the average would let a long label run over its
+    neighbours), ``below`` inches for the axis title and legend, and :data:`LABEL_BAND` at the top."""
+    lines = max(label.count("\n") + 1 for label in labels)
+    height = below + len(labels) * (LINE_HEIGHT * lines + BAR_GAP) + LABEL_BAND
+    fig, ax = _plt().subplots(figsize=(width, height), layout="constrained")
+    fig.get_layout_engine().set(rect=(0.0, 0.0, 1.0, 1.0 - LABEL_BAND / height))
+    return fig, ax
+
+
 def cgl_figure(frame: pd.DataFrame) -> Any:
     """One horizontal bar per condition from the axis floor to its CGL (the axis framing the CGLs,
     :func:`cgla_view.cgl_axis_limits`), coloured by role, the value written at its end; ``None``
@@ -52,8 +70,7 @@ def cgl_figure(frame: pd.DataFrame) -> Any:
         return None
     low, high = cgla_view.cgl_axis_limits(frame)
     labels = [textwrap.fill(_text(str(c)), LABEL_WIDTH) for c in frame["condition"]]
-    lines = sum(label.count("\n") + 1 for label in labels)
-    fig, ax = _plt().subplots(figsize=(8.0, 1.6 + 0.32 * lines), layout="constrained")
+    fig, ax = _bar_chart(labels, 8.0, 1.1)
     ys = list(range(len(frame)))[::-1]  # the first condition on top
     colours = [cgla_view.COLOR_MAP[str(role)] for role in frame["role"]]
     values = [float(v) for v in frame["cgl"]]
@@ -77,8 +94,7 @@ def probability_figure(frame: pd.DataFrame) -> Any:
     if frame.empty:
         return None
     labels = [textwrap.fill(_text(str(o)), LABEL_WIDTH) for o in frame["option"]]
-    lines = sum(label.count("\n") + 1 for label in labels)
-    fig, ax = _plt().subplots(figsize=(6.0, 1.2 + 0.32 * lines), layout="constrained")
+    fig, ax = _bar_chart(labels, 6.0, 0.7)
     ys = list(range(len(frame)))[::-1]
     colours = ["#dc2626" if c == "chosen" else "#94a3b8" for c in frame["chosen"]]
     values = [float(v) for v in frame["probability"]]
@@ -89,36 +105,6 @@ def probability_figure(frame: pd.DataFrame) -> Any:
     ax.set_yticks(ys, labels, fontsize=8)
     ax.set_xlabel("probability among the options (red: the chosen one)")
     return _close(fig)
-
-
-def _zero_bars(fig: Any, series: Sequence[Series]) -> None:
-    """A mark at the baseline of every bar whose figure is 0 (a recorded 0, not a missing one)."""
-    from matplotlib.container import BarContainer
-
-    fields = ("accuracy", "cgla_acc")
-    for ax in fig.axes:
-        bars = [c for c in ax.containers if isinstance(c, BarContainer)]
-        if len(bars) != len(series):
-            continue
-        for container, run in zip(bars, series, strict=True):
-            heights = [p.get_height() for p in container.patches]
-            for field in fields:
-                values = list(getattr(run, field))
-                if [0.0 if v is None else v for v in values] != heights:
-                    continue
-                for patch, value in zip(container.patches, values, strict=True):
-                    if value is not None and value == 0:
-                        x, width = patch.get_x(), patch.get_width()
-                        ax.plot(
-                            [x, x + width],
-                            [0, 0],
-                            color=patch.get_facecolor(),
-                            linewidth=ZERO_MARK,
-                            solid_capstyle="butt",
-                            clip_on=False,
-                            zorder=5,
-                        )
-                break
 
 
 def _fewer_columns(fig: Any) -> None:
@@ -168,8 +154,8 @@ def _legends(fig: Any) -> list[Any]:
 
 
 def fit_report_figure(fig: Any, series: Sequence[Series]) -> Any:
-    """``report --plot``'s figure as the leaderboard shows it: zero bars marked, legends inside."""
-    _zero_bars(fig, series)
+    """``report --plot``'s figure as the leaderboard shows it (its zero bars marked as in every
+    figure, :func:`~mmspubench.eval.analysis.plots.mark_zeros`): legends inside."""
     _legends_fit(fig)
     return fig
 

@@ -78,6 +78,8 @@ def _run_space(args: argparse.Namespace) -> int:
     demo = build_app(config)
     with stop_signals() as wait:
         demo.launch(server_name=args.host, server_port=args.port, prevent_thread_lock=True, **LAUNCH_OPTIONS)
+        where = demo.local_url or f"http://{args.host}:{args.port}/"
+        print(f"mmspubench space: serving on {where}; Ctrl-C or SIGTERM stops it", file=sys.stderr)
         how = wait()
     demo.close()
     print(f"mmspubench space: stopped ({how})", file=sys.stderr)

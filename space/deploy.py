@@ -174,6 +174,13 @@ def _write_marker(staging: Path) -> None:
     (staging / MARKER_NAME).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
+def _folder_mode() -> int:
+    """The mode a new folder gets under the current umask (0755 under 022)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o777 & ~mask
+
+
 def build_space(out: Path, settings: SpaceSettings, overwrite: bool = False) -> list[Path]:
     """Write the Space repository to ``out`` (all or nothing); the files to upload, relative to ``out``.
 
@@ -184,6 +191,7 @@ def build_space(out: Path, settings: SpaceSettings, overwrite: bool = False) -> 
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
+        os.chmod(staging, _folder_mode())  # as any folder the user makes, not mkdtemp's private 0700
         vendor_package(staging)
         (staging / "app.py").write_text(app_source(settings), encoding="utf-8")
         (staging / "README.md").write_text(readme_source(settings), encoding="utf-8")

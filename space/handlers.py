@@ -7,6 +7,7 @@ components and turns ``MMSpuBenchError`` into a message on the page.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import stat
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
-from mmspubench.space import cgla_view, confound_view, explore, leaderboard, live
+from mmspubench.space import cgla_view, confound_view, explore, leaderboard, live, run_match
 from mmspubench.space.cgla_sources import cgla_choices, cgla_note
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 LIVE_SOURCE = "live: compute with the Model chosen above the tabs"
 """CGLA source choice meaning "score the item now" rather than read a results run."""
+LOG = logging.getLogger("mmspubench.space")
+"""The Space's log (the page's wrapper, ``mmspubench.app_guard``, logs to the same)."""
 SELECTED_ITEM, UPLOADED_IMAGE = "selected item", "my image"
 """Choices of the Run tab's input radio."""
 
@@ -86,15 +89,18 @@ class SpaceState:
     """Loaded-on-demand model for live runs."""
     board_note: str = ""
     """What the leaderboard left out and where its figures come from (Markdown, escaped)."""
-    cgla_choices: tuple[tuple[str, str], ...] = ()
-    """(label, run) of the CGLA source dropdown (:func:`cgla_choices`); empty: the run names."""
+    cgla_choices: tuple[tuple[str, str], ...] | None = None
+    """(label, run) of the CGLA source dropdown (:func:`cgla_choices`: the runs with CGLA, none when
+    no run has it); ``None`` (a state made by hand): every run, by name."""
     cgla_note: str = ""
     """Why a table run is not offered in the CGLA source dropdown (:func:`cgla_note`, Markdown)."""
 
 
 def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> SpaceState:
-    """Load the dataset and the runs named by ``config``."""
-    from mmspubench.dataset_builder.load import load_benchmark
+    """Load the dataset and the runs named by ``config``: only the runs made on that dataset are
+    shown (:mod:`mmspubench.space.results_runs`)."""
+    from mmspubench.dataset_builder.load import load_pinned
+    from mmspubench.space.results_runs import load_runs
 
     if config.dataset is None:
         from mmspubench.dataset_builder.defaults import default_dataset_dir
@@ -103,40 +109,19 @@ def load_state(config: SpaceConfig, models: live.ModelCache | None = None) -> Sp
         label = "bundled synthetic release"
     else:
         source, label = config.dataset, config.dataset
-    dataset = load_benchmark(source, split="test", unknown_keys=config.unknown_keys)
-    from mmspubench.space import hub_leaderboard
-
-    entries: list[leaderboard.RunEntry] = []
-    runs: dict[str, Path] = {}
-    series: tuple[Series, ...] = ()
-    folder = leaderboard.resolve_results(config.results) if config.results is not None else None
-    if folder is not None:
-        entries = leaderboard.load_entries(folder)
-    board, note = hub_leaderboard.board(folder, entries, hub_leaderboard.benchmark_id(config.dataset))
-    if folder is not None:
-        # The chart and the CGLA view show the table's runs, in the table's order (the chart its
-        # first CHART_RUNS, and the note says so).
-        by_run = {str(e.row["Run"]): e for e in entries}
-        shown = [by_run[run] for run in leaderboard.board_runs(board)]
-        series = leaderboard.plot_series(folder, shown[: leaderboard.CHART_RUNS])
-        if len(shown) > leaderboard.CHART_RUNS:
-            said = f"the chart draws the table's first {leaderboard.CHART_RUNS} of its {len(shown)} runs (best Average first)"
-            note = f"{note}\n- {escape_cell(said)}" if note else f"- {escape_cell(said)}"
-        for entry in shown:
-            samples = folder / str(entry.row["Run"]) / "samples.jsonl"
-            if samples.is_file():
-                runs[str(entry.row["Run"])] = samples
+    dataset, identity = load_pinned(source, split="test", unknown_keys=config.unknown_keys)
+    runs = load_runs(config.results, config.dataset, identity)
     return SpaceState(
         dataset=dataset,
         dataset_label=label,
         index=explore.build_index(dataset),
-        board=board,
-        runs=runs,
-        series=series,
+        board=runs.board,
+        runs=runs.samples,
+        series=runs.series,
         models=models or live.ModelCache(config.hub_models),
-        board_note=note,
-        cgla_choices=cgla_choices(board, runs),
-        cgla_note=cgla_note(board, runs),
+        board_note=runs.note,
+        cgla_choices=cgla_choices(runs.board, runs.samples),
+        cgla_note=cgla_note(runs.board, runs.samples, runs.apart),
     )
 
 
@@ -181,7 +166,9 @@ def first_item(state: SpaceState) -> tuple[str, Image | None, str, pd.DataFrame 
 def cgla_sources(state: SpaceState) -> list[tuple[str, str]]:
     """Choices (label, value) of the CGLA source dropdown: the runs with samples, a standard run
     first (the default), then live scoring."""
-    runs = state.cgla_choices or tuple((run, run) for run in sorted(state.runs))
+    runs = state.cgla_choices
+    if runs is None:
+        runs = tuple((run, run) for run in sorted(state.runs))
     return [*runs, (LIVE_SOURCE, LIVE_SOURCE)]
 
 
@@ -215,10 +202,41 @@ def show_cgla(
         if item_id not in records:
             raise MMSpuBenchError(f"run {source_label(state, source)!r} has no record of item {item_id!r}")
         record = records[item_id]
+        fault = run_match.record_fault(record, explore.item_view(state.dataset, state.index, item_id))
+        if fault:
+            raise MMSpuBenchError(
+                f"run {source_label(state, source)!r}: its record of item {item_id!r} is not this item "
+                f"({fault}): the run was made on another dataset"
+            )
         reading = cgla_view.cgla_markdown(record) + _confounds(state, source, item_id, record)
         return cgla_view.cgl_frame(record), from_run(state, source, reading), record
     scored = f"Computed live with {escape_cell(model_choice or live.BUNDLED_CHOICE)}. "
     return cgla_view.cgl_frame(record), scored + cgla_view.cgla_markdown(record), record
+
+
+CglaOutputs = tuple[pd.DataFrame, str, "dict[str, Any] | None"]
+NOT_SHOWN = "**Not shown.**"
+
+
+def cgla_on_page(show: Callable[..., CglaOutputs]) -> Callable[..., CglaOutputs]:
+    """``show`` (:func:`show_cgla`) whose refusal of an expected situation (no item opened, a run
+    without a record or CGLA of the item, a busy model) becomes ``**Not shown.** REASON`` in the
+    reading, with the chart and the record emptied, instead of an error on every output; it is
+    logged (INFO). Anything else is left to the page's wrapper, which logs it with its traceback."""
+
+    @functools.wraps(show)
+    def call(*args: Any) -> CglaOutputs:
+        try:
+            return show(*args)
+        except MMSpuBenchError as err:
+            LOG.info("show_cgla not shown: %s", err)
+            return (
+                pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)),
+                f"{NOT_SHOWN} {escape_cell(str(err))}",
+                None,
+            )
+
+    return call
 
 
 def _confounds(state: SpaceState, source: str, item_id: str, record: dict[str, Any]) -> str:

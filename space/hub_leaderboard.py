@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -188,15 +188,18 @@ def check_intervention_cells(results: Mapping[str, Any], where: str) -> None:
 
 
 def check_run(run_dir: Path) -> None:
-    """A results run's samples re-checked as ``submit`` checks a run's consistency (no Hub needed)."""
+    """A results run's samples re-checked as ``submit`` checks a run's consistency (no Hub needed),
+    each written by the run its results.json describes (the run stamps)."""
     from mmspubench.eval.config import RunConfig
     from mmspubench.eval.results import read_finished_samples, read_results, recompute
+    from mmspubench.eval.run_stamp import check_samples_beside
     from mmspubench.space.submit import CONFOUND_SECTIONS, check_ranges, check_samples, compare_aggregates
     from mmspubench.space.submit_checks import check_sample_consistency
 
     where = str(run_dir / "results.json")
     results = read_results(run_dir / "results.json")
     samples = read_finished_samples(run_dir / "samples.jsonl")
+    check_samples_beside(run_dir / "samples.jsonl", results, run_dir / "results.json")  # the run's own
     try:
         config = RunConfig.from_json(results["config"])
     except (KeyError, ValueError, TypeError) as err:
@@ -213,11 +216,14 @@ def check_run(run_dir: Path) -> None:
 
 
 def checked_entries(
-    folder: Path, entries: Sequence[leaderboard.RunEntry]
+    folder: Path, entries: Sequence[leaderboard.RunEntry], explored: Mapping[str, Any] | None = None
 ) -> tuple[list[leaderboard.RunEntry], list[str]]:
     """The runs whose samples pass the checks (runs without samples kept, marked, once their
-    figures are finite percentages), and the refusals."""
+    figures are finite percentages), and the refusals; with ``explored`` (the identity of the
+    dataset the Space explores), a run made on another dataset is refused
+    (:func:`mmspubench.space.run_match.dataset_fault`)."""
     from mmspubench.eval.results import read_results
+    from mmspubench.space.run_match import dataset_fault
     from mmspubench.space.submit import check_ranges
 
     kept, refused = [], []
@@ -225,6 +231,9 @@ def checked_entries(
         run = str(entry.row["Run"])
         with_samples = (folder / run / "samples.jsonl").is_file()
         try:
+            fault = dataset_fault(read_results(folder / run / "results.json"), explored)
+            if fault:
+                raise MMSpuBenchError(fault)
             if with_samples:
                 check_run(folder / run)
             else:  # no samples to recompute from: at least no -5% or 1e308% on the board
@@ -241,7 +250,7 @@ def checked_entries(
             source = f"{RESULTS_SOURCE} run {run} (samples re-checked)"
         else:
             source = f"{RESULTS_SOURCE} run {run} (no samples.jsonl: not re-checked)"
-        kept.append(leaderboard.RunEntry(entry.model_id, {**entry.row, "Source": source}))
+        kept.append(replace(entry, row={**entry.row, "Source": source}))
     return kept, refused
 
 
@@ -277,11 +286,12 @@ def run_key(entry: leaderboard.RunEntry) -> tuple[str, str, str, bool]:
 
 def latest_runs(entries: Sequence[leaderboard.RunEntry]) -> tuple[list[leaderboard.RunEntry], list[str]]:
     """One run per :func:`run_key` (the model's revision is not part of it: ``eval --model org/x``
-    records the snapshot's sha, the Hub's entries none): the latest by date, then by run name; a
-    note names each run a later one replaces. A partial run never replaces a full one."""
+    records the snapshot's sha, the Hub's entries none): the latest by ``created_at`` in full (two
+    runs of one day are told apart by their time), then by run name; a note names each run a later
+    one replaces. A partial run never replaces a full one."""
     latest: dict[tuple[str, str, str, bool], leaderboard.RunEntry] = {}
     notes = []
-    for entry in sorted(entries, key=lambda e: (str(e.row.get("Date", "")), str(e.row["Run"]))):
+    for entry in sorted(entries, key=lambda e: (leaderboard.created_time(e), str(e.row["Run"]))):
         key = run_key(entry)
         if key in latest:
             kind = "partial run" if key[3] else "run"
@@ -334,10 +344,15 @@ def merge(entries: Sequence[leaderboard.RunEntry], hub: Sequence[HubEntry]) -> p
 
 
 def board(
-    folder: Path | None, entries: Sequence[leaderboard.RunEntry], dataset_id: str, api: Any = None
+    folder: Path | None,
+    entries: Sequence[leaderboard.RunEntry],
+    dataset_id: str,
+    api: Any = None,
+    explored: Mapping[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, str]:
-    """The merged leaderboard and its note (what was left out, where the figures come from)."""
-    kept, notes = checked_entries(folder, entries) if folder is not None else ([], [])
+    """The merged leaderboard and its note (what was left out, where the figures come from); with
+    ``explored``, only the runs made on that dataset (:func:`checked_entries`)."""
+    kept, notes = checked_entries(folder, entries, explored) if folder is not None else ([], [])
     hub, hub_note = hub_entries(dataset_id, api)
     if hub_note:
         notes.insert(0, hub_note)

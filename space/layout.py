@@ -1,7 +1,8 @@
 """The page: components and their wiring. Logic lives in ``handlers.py``; this file only wires.
 
 Every event has an ``api_name`` so ``gradio_client`` and the tests can call it; every handler
-error reaches the visitor as a one-line ``gr.Error`` message, never a traceback.
+error reaches the visitor as a one-line ``gr.Error`` message, never a traceback; a handler whose
+refusals are expected (the Run tab's inputs, "Show CGLA") says them on the page instead.
 """
 
 from __future__ import annotations
@@ -28,16 +29,48 @@ __all__ = ["LAUNCH_OPTIONS", "SpaceConfig", "build_app"]
 MAX_THREADS = 64
 """Worker threads of the page: room for every waiting model run (``live.MAX_PENDING_RUNS``) and
 the cheap events beside them."""
+SYSTEM_FONTS: tuple[str, ...] = (
+    "ui-sans-serif",
+    "system-ui",
+    "-apple-system",
+    "'Segoe UI'",
+    "Roboto",
+    "'Helvetica Neue'",
+    "Arial",
+    "sans-serif",
+)
+"""The page's text font: the visitor's own system font. With Gradio's default web font (Source Sans
+Pro, served in weights 400 and 600 only) the B of "SpuBench" and the A of "CGLA" were drawn smaller
+than the letters beside them; a system font has every glyph in every weight and loads nothing."""
 LAUNCH_OPTIONS: dict[str, Any] = {
     # One limit for every upload of the page: the largest file a form takes (a full run's
     # samples.jsonl); each handler then holds its own files to their own limit (pictures 5 MB).
     "max_file_size": max(live.MAX_UPLOAD_BYTES, MAX_SAMPLES_BYTES, MAX_RESULTS_BYTES),
     "show_error": False,
     "max_threads": MAX_THREADS,
+    # Gradio's banner ends with "To create a public link, set `share=True`": this page is served
+    # where it runs (a Hub Space, a local port), never through a tunnel. Quiet drops the banner;
+    # each entry point prints where it serves in its own line.
+    "share": False,
+    "quiet": True,
     # The leaderboard's font size and cell padding, which its column widths assume.
     "css": board_widths.BOARD_CSS,
+    # The table's monospace font stays Gradio's (its column widths assume its advance).
+    "theme": gr.themes.Default(font=SYSTEM_FONTS),
 }
 """``launch`` options of every entry point: uploads over the limit are refused before any handler runs."""
+
+
+GALLERY_LAYOUT: dict[str, Any] = {
+    # Tiles of one size whatever the count: Gradio's default widens two pictures (one intervention)
+    # to half the page each, taller than the gallery, cropped, their captions below the fold.
+    "columns": 6,
+    "fit_columns": False,
+    "height": 240,
+    # The whole picture in its square tile: a cropped one would hide the change made to it.
+    "object_fit": "contain",
+}
+"""Explore's interventions gallery: six tiles a row, each picture whole, its caption (the run's answer) on it."""
 
 
 def _markdown(*args: Any, **kwargs: Any) -> gr.Markdown:
@@ -109,8 +142,7 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         first_gallery,
         format="png",
         label="Published, intervened and counterfactual images (a run's answer under each)",
-        columns=6,
-        height=240,
+        **GALLERY_LAYOUT,
         interactive=False,
         elem_id="explore-interventions",
     )
@@ -171,7 +203,10 @@ def _explore_tab(state: SpaceState, model_choice: gr.Dropdown, concurrency: int)
         api_name="chosen_cgla",
     ).then(changed, cgla_in, changed_out, api_name="chosen_interventions")
     cgla_button.click(
-        with_figures(guarded(zerogpu.live_cgla_on_gpu(handlers.show_cgla), state), {0: charts.cgl_figure}),
+        with_figures(
+            guarded(handlers.cgla_on_page(zerogpu.live_cgla_on_gpu(handlers.show_cgla)), state),
+            {0: charts.cgl_figure},
+        ),
         [item_id, cgla_source, model_choice],
         [cgl_plot, cgla_text, record],
         api_name="show_cgla",

@@ -12,6 +12,7 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from mmspubench.eval.analysis.plot_data import Series
 from mmspubench.eval.intervention_names import BUILTIN_NAMES
 from mmspubench.eval.results import read_results
 from mmspubench.eval.variants import variant_label
+from mmspubench.eval.views.cells import fixed, worst_types
 from mmspubench.markup import escape_cell, hub_link, is_hub_model
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
@@ -91,6 +93,22 @@ class RunEntry:
     """Model id or path as recorded in results.json."""
     row: dict[str, Any]
     """Values of ``FRAME_COLUMNS`` (the ``Model`` cell is a Markdown link when the id is a Hub id)."""
+    created_at: str = ""
+    """results.json's ``created_at`` in full (the Date column keeps the day): which of two runs of
+    one model made the same day is the later (:func:`created_time`)."""
+
+
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def created_time(entry: RunEntry) -> datetime:
+    """The entry's ``created_at`` as a UTC time, a time without zone read as UTC; one that is no
+    ISO time (a hand-made results.json) is the earliest, so any run with a time is later."""
+    try:
+        when = datetime.fromisoformat(entry.created_at)
+    except ValueError:
+        return EARLIEST
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
 
 def _number(value: Any) -> float:
@@ -169,12 +187,14 @@ def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def worst_cell(results: Mapping[str, Any]) -> str:
-    """``TYPE value`` of ``accuracy.worst_type`` (the lowest type with >= 10 items); empty without it."""
-    worst = _section(_section(results, "accuracy"), "worst_type")
+    """``TYPE value`` of ``accuracy.worst_type`` (the lowest type with >= 10 items; ``TYPE/TYPE value``
+    for a tie); empty without it."""
+    accuracy = _section(results, "accuracy")
+    worst = _section(accuracy, "worst_type")
     value = _number(worst.get("value"))
     if not worst or math.isnan(value):
         return ""
-    return f"{str(worst.get('type', ''))[:12]} {value:.2f}"
+    return f"{worst_types(accuracy)[:24]} {fixed(value)}"
 
 
 def confound_cells(results: Mapping[str, Any]) -> dict[str, Any]:
@@ -229,7 +249,7 @@ def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
     row["Revision"] = str(model.get("revision") or "")
     row.update({"Hub Overall": math.nan, "Hub state": "", "Source": "results dataset"})
     row[PARTIAL] = partial_marker(results)
-    return RunEntry(model_id=model_id, row=row)
+    return RunEntry(model_id=model_id, row=row, created_at=str(results.get("created_at", "")))
 
 
 def discover_runs(results_dir: Path) -> list[Path]:
@@ -316,10 +336,15 @@ def view_frame(
     return rows[chosen].round(2)
 
 
-GAIN_FORMAT = "{:+.2f}"
-"""The gain of the image and every change (:data:`SIGNED_COLUMNS`), signed (``+25.00``: the image helps)."""
-FIGURE_FORMAT = "{:.2f}"
-"""Every figure of the table (per-type accuracy, Average, Overall, CGLA_acc, Hub Overall), two decimals."""
+def gain_text(value: float) -> str:
+    """The gain of the image and every change (:data:`SIGNED_COLUMNS`), signed (``+25.00``: the image
+    helps; a gain that rounds to zero reads ``+0.00``)."""
+    return fixed(value, signed=True)
+
+
+def figure_text(value: float) -> str:
+    """Every figure of the table (per-type accuracy, Average, Overall, CGLA_acc, Hub Overall), two decimals."""
+    return fixed(value)
 
 
 def styled(frame: pd.DataFrame) -> Any:
@@ -327,8 +352,8 @@ def styled(frame: pd.DataFrame) -> Any:
     a missing one as an empty cell; the values underneath stay numbers (sorting is by value)."""
     figures = [c for c in (*SCORE_COLUMNS, "Circular", "Blind", "Hub Overall") if c in frame.columns]
     formats = {
-        **dict.fromkeys(figures, FIGURE_FORMAT),
-        **dict.fromkeys((c for c in SIGNED_COLUMNS if c in frame.columns), GAIN_FORMAT),
+        **dict.fromkeys(figures, figure_text),
+        **dict.fromkeys((c for c in SIGNED_COLUMNS if c in frame.columns), gain_text),
     }
     return frame.style.format(formats, na_rep="")
 
@@ -364,12 +389,16 @@ def plot_series(results_dir: Path, entries: Sequence[RunEntry]) -> tuple[Series,
     samples.jsonl); a partial run's legend label ends in its marker (``[partial (n=2 of 90)]``)."""
     from mmspubench.eval.analysis.plot_data import report_series, run_labels
     from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
+    from mmspubench.eval.run_stamp import check_samples_beside
 
     folders = [results_dir / str(e.row["Run"]) for e in entries]
     runs = [read_results(folder / RESULTS_NAME) for folder in folders]
     samples = [
         read_finished_samples(f / SAMPLES_NAME) if (f / SAMPLES_NAME).is_file() else None for f in folders
     ]
+    for folder, results, read in zip(folders, runs, samples, strict=True):
+        if read is not None:  # the intervals drawn are the run's own samples'
+            check_samples_beside(folder / SAMPLES_NAME, results, folder / RESULTS_NAME)
     # A partial run says so in the legend, as in the table's Mode column; a long label wraps
     # (a 300-character model id widened the figure until its bars were too small to read).
     labels = [

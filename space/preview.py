@@ -3,6 +3,7 @@ of an opened item (Explore's chart fills on opening; live scoring stays behind "
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -10,6 +11,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, explore, intervention_view
 from mmspubench.space.handlers import SpaceState, cgla_sources, from_run, show_cgla, source_label
+from mmspubench.space.run_match import record_fault
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -36,13 +38,23 @@ def _run_holding(state: SpaceState, item_id: str, source: str | None) -> tuple[s
     names = [run for _, run in cgla_sources(state) if run in state.runs]
     if source in state.runs:
         names = [str(source), *(n for n in names if n != source)]
+    return _first_record(state, item_id, names, lambda record: bool(record.get("conditions")))
+
+
+def _first_record(
+    state: SpaceState, item_id: str, names: list[str], wanted: Callable[[dict[str, Any]], bool]
+) -> tuple[str, dict[str, Any]] | None:
+    """The first of the runs ``names`` whose record of the item is ``wanted`` and is the item's own
+    (a run of another dataset may hold another item under its id: never shown under this one)."""
+    item = explore.item_view(state.dataset, state.index, item_id) if item_id in state.index.row_of else None
     for name in names:
         try:
             records = cgla_view.read_samples(state.runs[name])
         except MMSpuBenchError:
             continue
-        if item_id in records and records[item_id].get("conditions"):
-            return name, records[item_id]
+        record = records.get(item_id)
+        if item is not None and record is not None and wanted(record) and not record_fault(record, item):
+            return name, record
     return None
 
 
@@ -91,14 +103,7 @@ def _run_with_interventions(
     names = list(state.runs)
     if source in state.runs:
         names = [str(source), *(n for n in names if n != source)]
-    for name in names:
-        try:
-            records = cgla_view.read_samples(state.runs[name])
-        except MMSpuBenchError:
-            continue
-        if records.get(item_id, {}).get("interventions") is not None:
-            return name, records[item_id]
-    return None
+    return _first_record(state, item_id, names, lambda record: record.get("interventions") is not None)
 
 
 def show_interventions(

@@ -63,12 +63,16 @@ TOLERANCE = 1e-9
 """Largest difference, relative to max(1, |value|), between a submitted and a recomputed figure."""
 PERCENT_KEYS = ("overall", "by_type", "ci95", "acc")
 """Keys of the ``accuracy``/``cgla`` sections whose numbers are percentages in [0, 100]."""
-MAX_SAMPLES_BYTES = 40 * 2**20
+MAX_SAMPLES_BYTES = 160 * 2**20
 """Largest samples.jsonl the Space's Submit tab takes (the upload limit of the whole page follows
 it). Sized from the largest valid run: a realistic worst-case line (5 core and 5 spurious
 conditions with 80-character attributes, the bound of ``curate annotate``, each prompt under a
 long chat template; a 40-character class name, a 256-character raw output and four option scores)
-is 7.6 kB as ``sample_line`` writes it; x 2,400 items x 2 for margin = 34.8 MiB, rounded up."""
+is 7.6 kB as ``sample_line`` writes it; with every view (four rotations, the blind answer, the
+letter probabilities and 32 interventions, the most a run asks, each with its answer and ten CGLs)
+it is 28.3 kB in logprob mode and 34.7 kB in generate mode (a 256-character raw output for each
+answer). x 2,400 items x 2 for margin = 158.7 MiB, rounded up; under the 256 MiB that every
+reader of samples.jsonl takes."""
 MAX_RESULTS_BYTES = 2**20
 """Largest results.json the Submit tab takes (a real one is about 5 kB)."""
 TASK_FIGURES: dict[str, tuple[str, str]] = {
@@ -214,6 +218,39 @@ def check_samples(samples: tuple[SampleResult, ...], where: str) -> None:
                 )
 
 
+def json_kind(value: Any) -> str:
+    """The JSON kind a figure is written as: ``boolean``, ``integer``, ``number`` (a float),
+    ``null``, ``string``, or the Python type's name for anything else (``bool`` is tested before
+    ``int``, which it subclasses)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "null"
+    return "string" if isinstance(value, str) else type(value).__name__
+
+
+def _same_figure(submitted: Any, recomputed: Any) -> bool:
+    """Whether a recorded figure equals the recomputed one in kind and value (a leaf of the
+    sections: no object or list). Counts are integers and must be recorded as integers (``1``,
+    never ``true`` or ``1.0``: Python's ``True == 1`` let a forged kind through); a float figure
+    may be recorded as a whole JSON integer (``50`` for ``50.0``: JSON has one number type and
+    JavaScript or jq print a whole float so) and is compared within :data:`TOLERANCE`."""
+    kinds = (json_kind(submitted), json_kind(recomputed))
+    if kinds == ("integer", "integer"):
+        return bool(submitted == recomputed)
+    if kinds in {("number", "number"), ("integer", "number")}:
+        try:
+            value = float(submitted)
+        except OverflowError:  # an integer beyond any float is no figure of a run
+            return False
+        return abs(value - recomputed) <= TOLERANCE * max(1.0, abs(recomputed))
+    return kinds[0] == kinds[1] and bool(submitted == recomputed)
+
+
 def compare_aggregates(submitted: Any, recomputed: Any, path: str, where: str) -> None:
     """Refuse the first figure where the submitted aggregates differ from the recomputed ones."""
     if isinstance(recomputed, Mapping) and isinstance(submitted, Mapping):
@@ -227,14 +264,13 @@ def compare_aggregates(submitted: Any, recomputed: Any, path: str, where: str) -
         for i, (a, b) in enumerate(zip(submitted, recomputed, strict=True)):
             compare_aggregates(a, b, f"{path}[{i}]", where)
         return
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (submitted, recomputed))
-    if numbers and abs(submitted - recomputed) <= TOLERANCE * max(1.0, abs(recomputed)):
+    if _same_figure(submitted, recomputed):
         return
-    if not numbers and submitted == recomputed:
-        return
+    kinds = (json_kind(submitted), json_kind(recomputed))
+    kind = f" (a JSON {kinds[0]}, not the {kinds[1]} eval writes)" if kinds[0] != kinds[1] else ""
     raise MMSpuBenchError(
         f"{where}: field {path!r}: submitted value {submitted!r} disagrees with {recomputed!r} recomputed "
-        "from samples.jsonl; refusing the submission"
+        f"from samples.jsonl{kind}; refusing the submission"
     )
 
 
@@ -254,8 +290,9 @@ def _load(results_path: Path) -> tuple[dict[str, Any], tuple[SampleResult, ...],
 
 
 def _check_identity(
-    results: Mapping[str, Any], config: RunConfig, model_repo: str, dataset_id: str, revision: str, where: str
+    results: Mapping[str, Any], config: RunConfig, model_repo: str, dataset_id: str, where: str
 ) -> None:
+    """The run is a full test-split run of the published dataset, of the model it is submitted for."""
     dataset = results.get("dataset") or {}
     if not isinstance(dataset, Mapping):
         raise MMSpuBenchError(f"{where}: field 'dataset' is {type(dataset).__name__}; expected an object")
@@ -265,10 +302,6 @@ def _check_identity(
             f"{where}: field 'dataset.id': {dataset.get('id')!r}{local} is not the published dataset {dataset_id!r}; "
             f"evaluate with --dataset {dataset_id}"
         )
-    if dataset.get("revision") != revision:
-        raise MMSpuBenchError(
-            f"{where}: field 'dataset.revision': {dataset.get('revision')!r} is not the published revision {revision!r}"
-        )
     if dataset.get("split") != "test" or config.limit is not None:
         raise MMSpuBenchError(f"{where}: only full runs on the test split can be submitted (no --limit)")
     model = results.get("model") or {}
@@ -277,6 +310,15 @@ def _check_identity(
     if hub and is_hub_id(model_id) and not Path(model_id).exists() and model_id != model_repo:
         raise MMSpuBenchError(
             f"{where}: field 'model.id': the run evaluated {model_id!r}, not {model_repo!r}"
+        )
+
+
+def _check_revision(results: Mapping[str, Any], revision: str, where: str) -> None:
+    """The run read the published dataset at its published revision."""
+    dataset = results.get("dataset") or {}
+    if dataset.get("revision") != revision:
+        raise MMSpuBenchError(
+            f"{where}: field 'dataset.revision': {dataset.get('revision')!r} is not the published revision {revision!r}"
         )
 
 
@@ -408,10 +450,13 @@ def validate_submission(
         raise MMSpuBenchError(f"--model-repo {model_repo!r} is not a valid repo id ({err})") from None
     where = str(results_path)
     results, samples, config = _load(results_path)
-    published = published_revision(dataset_id, revision)
-    _check_identity(results, config, model_repo, dataset_id, published, where)
+    # What the run itself shows wrong comes first: the Hub (offline, unreachable) is asked only
+    # for a run that could be submitted at all.
+    _check_identity(results, config, model_repo, dataset_id, where)
     check_fair(config, where)
     check_run_samples(results, samples, config, results_path)
+    published = published_revision(dataset_id, revision)
+    _check_revision(results, published, where)
     samples_where = str(results_path.parent / SAMPLES_FILE)
     check_split_ids(samples, results.get("dataset") or {}, published_split(dataset_id, published), where)
     facts = published_facts(dataset_id, published, config)

@@ -234,12 +234,9 @@ def check_split_ids(
 def expected_stamp(results: Mapping[str, Any], config: RunConfig) -> str:
     """The run stamp every sample of this results.json must carry: the digest of its config
     identity, its dataset (as the run pinned it) and its model identity (``eval.run_stamp``)."""
-    from mmspubench.eval.run_stamp import model_identity, run_stamp
+    from mmspubench.eval.run_stamp import results_stamp
 
-    dataset = {k: v for k, v in dict(results.get("dataset") or {}).items() if k not in ("split", "n")}
-    model = results.get("model") if isinstance(results.get("model"), Mapping) else {}
-    assert isinstance(model, Mapping)
-    return run_stamp(config.identity(), dataset, model_identity(model))
+    return results_stamp(results, config.identity())
 
 
 def check_run_stamps(samples_path: Path, results: Mapping[str, Any], config: RunConfig, where: str) -> None:

@@ -221,14 +221,14 @@ def _check_conditions(sample: SampleResult, item: PublishedItem, config: RunConf
 
 
 def _readings(
-    sample: SampleResult, item: PublishedItem
+    sample: SampleResult, item: PublishedItem, published: bool
 ) -> list[tuple[str, str, str | None, str | None, tuple[str, ...]]]:
     """``(field, label, raw_output, prediction, options as shown)`` of every answer of ``sample``:
-    the published order's, each rotation's (the item's options rotated by its shift), the
-    blind one's and each intervention's (the published order)."""
+    the published order's (when ``published``: the run asked it), each rotation's (the item's
+    options rotated by its shift), the blind one's and each intervention's (the published order)."""
     from mmspubench.eval.views.metrics_confounds import rotated_options
 
-    out = [("", "", sample.raw_output, sample.prediction, item.options)]
+    out = [("", "", sample.raw_output, sample.prediction, item.options)] if published else []
     for r in sample.rotations or ():
         shown = rotated_options(item.options, r.rotation)
         out.append(("rotations.", f"rotation {r.rotation}: ", r.reply.raw_output, r.reply.prediction, shown))
@@ -240,15 +240,19 @@ def _readings(
 
 
 def _check_prediction(sample: SampleResult, item: PublishedItem, config: RunConfig, where: str) -> None:
-    """In generate mode every answer (published, rotated, blind) is what the run's parser reads
-    from its raw output against this item's options as shown: the prediction re-derived exactly
-    as ``eval`` derived it."""
+    """In generate mode every answer (published, rotated, blind, intervened) is what the run's
+    parser reads from its raw output against this item's options as shown: the prediction
+    re-derived exactly as ``eval`` derived it, whether it reads as another letter or as none."""
     from mmspubench.eval.parse import answer_parser
 
-    if "accuracy" not in config.metrics or config.answer_mode != "generate":
+    if config.answer_mode != "generate":
         return
     parse = answer_parser(prompts.variant(config.prompt_variant).final_answer)
-    for prefix, label, raw_output, prediction, options in _readings(sample, item):
+    # The views' answers are checked even where results.json's config names no accuracy: that
+    # config is read back without eval's option checks, and a view's answer is a figure of its own.
+    for prefix, label, raw_output, prediction, options in _readings(
+        sample, item, "accuracy" in config.metrics
+    ):
         if raw_output is None:
             raise record_error(
                 where, sample.id, f"{prefix}raw_output", f"{label}missing in a generate-mode run"

@@ -160,12 +160,34 @@ def build_wheel(source: Path, work: Path) -> tuple[Path, str]:
     if done.returncode != 0:
         last = [line for line in log.splitlines() if line.strip()][-1:] or ["no output"]
         raise MMSpuBenchError(
-            f"{source}: could not build the package's wheel with setuptools ({last[0].strip()}); "
-            "space build vendors what the wheel ships: pip install setuptools"
+            f"{source}: could not build the package's wheel with {_setuptools_named()} ({last[0].strip()}); "
+            f"space build vendors what the wheel ships: {_setuptools_remedy()}"
         )
     wheel = work / "wheel" / done.stdout.strip().splitlines()[-1]
     check_wheel(source, work, wheel)
     return wheel, log
+
+
+def _setuptools_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("setuptools")
+    except PackageNotFoundError:
+        return None
+
+
+def _setuptools_named() -> str:
+    found = _setuptools_version()
+    return "setuptools" if found is None else f"setuptools {found}"
+
+
+def _setuptools_remedy() -> str:
+    """What helps: installing setuptools where it is missing, upgrading it where it is there (an old
+    release cannot build this layout: a plain ``pip install -e .`` keeps whatever the venv had)."""
+    if _setuptools_version() is None:
+        return "pip install setuptools"
+    return "pip install --upgrade setuptools"
 
 
 SECRET_NAMES: frozenset[str] = frozenset({"hf_token", "token", ".env"})

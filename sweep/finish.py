@@ -21,12 +21,12 @@ def _write(path: Path, text: str) -> None:
 
 def write_report(root: Path, runs: Sequence[PlannedRun], plot: bool) -> Path | None:
     """``root/report.md`` (and ``root/report.png``) of the finished ``runs``; ``None`` if there are none."""
-    from mmspubench.eval.analysis.report import load_for_report, markdown_table
+    from mmspubench.eval.analysis.report import load_for_report, markdown_table, run_names
 
     paths = [str(r.folder / RESULTS_NAME) for r in runs]
     if not paths:
         return None
-    _write(root / REPORT_NAME, markdown_table(load_for_report(paths)) + "\n")
+    _write(root / REPORT_NAME, markdown_table(load_for_report(paths), run_names(paths)) + "\n")
     if plot:
         from mmspubench.eval.analysis.plots import write_report_plot
 

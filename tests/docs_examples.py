@@ -7,7 +7,11 @@ Markers (an HTML comment on the line before a fenced block, invisible on the pag
 - ``<!-- not runnable: why -->``: a block the tests do not run (a Python block is run unless so
   marked); its ``mmspubench`` command lines are still checked against the parsers;
 - ``<!-- contract: what -->``: a block written from the design contract ahead of its code: neither
-  run nor checked against the parsers (nor is inline code on its page).
+  run nor checked against the parsers (nor is inline code on its page);
+- ``<!-- prints -->``: a ``text`` block right after a runnable one, holding what it prints: each of
+  its lines must appear, in order, within the lines the block printed (stdout and stderr). A
+  runnable block without one must print something or check what it made (``grep -q``, ``test``,
+  ``cmp``...): an example that runs and shows nothing checks nothing.
 
 ``<!-- options: mmspubench COMMAND -->`` before a table: the reference of that command's options,
 compared with its argparse parser (``tests/test_docs.py``).
@@ -16,7 +20,7 @@ compared with its argparse parser (``tests/test_docs.py``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +50,8 @@ class Block:
     """The HTML comment just before the fence (``runnable``, ``not runnable: ...``), or ``""``."""
     body: str
     """The code."""
+    prints: str | None = None
+    """The text of the ``<!-- prints -->`` block right after it: what running it must print."""
 
     @property
     def name(self) -> str:
@@ -73,11 +79,18 @@ def pages() -> list[Path]:
 
 
 def blocks(page: Path) -> list[Block]:
-    """The fenced code blocks of ``page``, in order, each with the marker written before it."""
+    """The fenced code blocks of ``page``, in order, each with the marker written before it (and a
+    runnable block with the ``<!-- prints -->`` block that follows it)."""
     text = page.read_text(encoding="utf-8")
-    return [
+    found = [
         Block(page, i, m.group("lang"), (m.group("marker") or "").strip(), m.group("body"))
         for i, m in enumerate(_FENCE.finditer(text))
+    ]
+    return [
+        replace(block, prints=after.body)
+        if (after := found[i + 1] if i + 1 < len(found) else None) is not None and after.marker == "prints"
+        else block
+        for i, block in enumerate(found)
     ]
 
 

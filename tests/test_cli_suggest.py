@@ -82,6 +82,12 @@ def test_a_typo_of_a_required_option_is_named_not_the_missing_option(
         (["space", "biuld"], "mmspubench space: error: unknown command 'biuld' (did you mean build?)"),
         (["zzzz"], "mmspubench: error: unknown command 'zzzz'"),
         (["EVAL"], "mmspubench: error: unknown command 'EVAL' (did you mean eval?)"),
+        # the misspelt command comes first: it is named, not the options meant for it
+        (["evl", "--out", "x"], "mmspubench: error: unknown command 'evl' (did you mean eval?)"),
+        (
+            ["space", "biuld", "--out", "x"],
+            "mmspubench space: error: unknown command 'biuld' (did you mean build?)",
+        ),
     ],
 )
 def test_a_subcommand_typo_is_one_line_with_the_closest_command(

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,42 @@ def test_docs_shell_block_runs(block: Block, tmp_path: Path) -> None:
     assert done.returncode == 0, (
         f"{block.name} failed:\n{block.body}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     )
+    check_printed(block, done.stdout + done.stderr)
+
+
+CHECKS = re.compile(r"(?:^|[\s;&|(])(?:grep -q|test |\[ |cmp |diff |python -c)")
+"""Commands that check what a block made (its exit status says whether the check held)."""
+
+
+def check_printed(block: Block, printed: str) -> None:
+    """What a runnable block printed holds its ``<!-- prints -->`` lines in order; without one, it
+    printed something or checked what it made."""
+    if block.prints is None:
+        assert printed.strip() or CHECKS.search(block.body), (
+            f"{block.name} printed nothing and checks nothing: add a <!-- prints --> block or a check"
+        )
+        return
+    lines = printed.splitlines()
+    at = 0
+    for wanted in (line.strip() for line in block.prints.splitlines() if line.strip()):
+        while at < len(lines) and wanted not in lines[at]:
+            at += 1
+        assert at < len(lines), (
+            f"{block.name}: {wanted!r} not printed (in order); it printed:\n{printed[-3000:]}"
+        )
+        at += 1
+
+
+def test_a_block_that_prints_nothing_or_else_fails_its_test() -> None:
+    """The checks of what a block printed can fail."""
+    silent = Block(DOCS / "index.md", 0, "bash", "runnable", "true\n")
+    with pytest.raises(AssertionError, match="printed nothing and checks nothing"):
+        check_printed(silent, "")
+    check_printed(Block(DOCS / "index.md", 0, "bash", "runnable", "test -f x\n"), "")
+    expecting = replace(silent, prints="first\nsecond\n")
+    check_printed(expecting, "a first line\nthen the second\n")
+    with pytest.raises(AssertionError, match="'second' not printed"):
+        check_printed(expecting, "the second\nthen first\n")
 
 
 def test_a_failing_shell_block_fails_its_test(tmp_path: Path) -> None:
@@ -226,8 +263,27 @@ def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page() -> None:
     assert "DESIGN.md" in nav
 
 
+def test_code_blocks_wrap_at_the_content_edge() -> None:
+    """At 1400 px, 91 code blocks of 35 pages ran past the right edge: the site's stylesheet wraps
+    every block's lines (the strict build test checks that a page links it)."""
+    sheets = str(_config().get("extra_css"))
+    assert "stylesheets/extra.css" in sheets
+    css = (DOCS / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    rule = re.search(r"\.md-typeset pre > code \{([^}]*)\}", css)
+    assert rule and "white-space: pre-wrap" in rule.group(1) and "overflow-wrap: anywhere" in rule.group(1)
+
+
+def _make_docs_env() -> dict[str, str]:
+    """The variables ``make docs`` sets for mkdocs (its recipe's ``NAME=value`` words)."""
+    recipe = re.search(
+        r"^docs: .*\n\t((?:\w+=\S+ )*)\$\(BIN\)/mkdocs build", (ROOT / "Makefile").read_text(), re.M
+    )
+    assert recipe, "make docs runs mkdocs build"
+    return dict(word.split("=", 1) for word in recipe.group(1).split())
+
+
 def _mkdocs_build(site: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env = {k: v for k, v in os.environ.items() if k != "NO_MKDOCS_2_WARNING"} | _make_docs_env()
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(site / "mkdocs.yml")]
     return subprocess.run(command, cwd=site, capture_output=True, text=True, timeout=300, env=env)
 
@@ -241,12 +297,16 @@ def test_the_strict_build_fails_on_a_broken_link(tmp_path: Path) -> None:
     shutil.copy2(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     (tmp_path / "docs").mkdir()
     shutil.copy2(DOCS / "griffe_package_dir.py", tmp_path / "docs" / "griffe_package_dir.py")
+    shutil.copytree(DOCS / "stylesheets", tmp_path / "docs" / "stylesheets")
     (tmp_path / "docs" / "index.md").write_text(
         "# Home\n\nSee [the other page](other.md).\n", encoding="utf-8"
     )
     (tmp_path / "docs" / "other.md").write_text("# Other\n\nBack [home](index.md#home).\n", encoding="utf-8")
     good = _mkdocs_build(tmp_path)
     assert good.returncode == 0, good.stderr
+    # as make docs runs it: no end-of-life banner of the theme among the build's lines
+    assert "end of life" not in good.stdout + good.stderr
+    assert 'href="stylesheets/extra.css"' in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     (tmp_path / "docs" / "other.md").write_text("# Other\n\nSee [a page](missing.md).\n", encoding="utf-8")
     broken = _mkdocs_build(tmp_path)
     assert broken.returncode != 0
@@ -260,7 +320,7 @@ def test_the_strict_build_fails_on_a_broken_link(tmp_path: Path) -> None:
 
 def test_make_docs_builds_strictly_and_ci_runs_it() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert re.search(r"^docs: \$\(VENV\)/\.stamp-docs\n\t\$\(BIN\)/mkdocs build --strict", makefile, re.M)
+    assert re.search(r"^docs: \$\(VENV\)/\.stamp-docs\n\t.*\$\(BIN\)/mkdocs build --strict", makefile, re.M)
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
     assert ci.index("make docs VENV=.venv-ci") > ci.index("make test VENV=.venv-ci")
     assert shlex.split("make docs VENV=.venv-ci") == ["make", "docs", "VENV=.venv-ci"]

@@ -104,3 +104,66 @@ def test_every_printed_line_and_log_is_cleaned_of_keys_and_escapes(
     log = next((tmp_path / "logs").iterdir()).read_text()
     assert "plain-key-value-42" not in log and "sk-abcdef" not in log and "\x1b" not in log
     assert "Traceback" in log and "server said: ***" in log
+
+
+def _report_into_a_closed_pipe(tmp_path: Path, *command: str) -> tuple[int, str]:
+    """Run a command whose stdout is a pipe nobody reads any more (``cmd | head -1`` after head ended)."""
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "mmspubench", *command],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
+    finally:
+        os.close(write)
+    return done.returncode, done.stderr
+
+
+def test_a_reader_that_stops_reading_ends_the_command_silently(tmp_path: Path) -> None:
+    """`report | head -1`: no "error: Broken pipe", the status of a program SIGPIPE ended."""
+    results = tmp_path / "results.json"
+    results.write_text(_minimal_results())
+    code, err = _report_into_a_closed_pipe(tmp_path, "report", str(results))
+    assert (code, err) == (141, "")
+
+
+def _minimal_results() -> str:
+    import json
+
+    return json.dumps(
+        {
+            "benchmark": "MM-SpuBench",
+            "schema_version": 1,
+            "dataset": {"id": "d", "split": "test", "n": 1},
+            "model": {"id": "m"},
+            "config": {"metrics": ["accuracy"]},
+            "accuracy": None,
+            "cgla": None,
+        }
+    )
+
+
+def test_python_m_outside_the_environment_is_one_line(tmp_path: Path) -> None:
+    """From a clone, with a Python the package is not installed in: how to reach it, no traceback."""
+    import subprocess
+    import sys
+
+    base = getattr(sys, "_base_executable", sys.executable)
+    probe = subprocess.run([base, "-s", "-c", "import mmspubench.eval"], capture_output=True, cwd=tmp_path)
+    if probe.returncode == 0:
+        pytest.skip("the base interpreter has the package installed")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [base, "-s", "-m", "mmspubench", "eval"], capture_output=True, text=True, cwd=root, timeout=120
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("mmspubench: error: the package is not installed in this Python")
+    assert len(done.stderr.splitlines()) == 1 and ".venv/bin/mmspubench" in done.stderr

@@ -23,6 +23,7 @@ from mmspubench.eval.analysis.compare_view_intervention import check_entries
 from mmspubench.eval.analysis.report import printable
 from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
+from mmspubench.eval.views.cells import fixed, interval
 from mmspubench.options import add_fields, values_of
 
 DASH = "—"
@@ -144,9 +145,9 @@ def _rate_cells(r: PairedRate | None) -> list[str]:
     if r is None:
         return [DASH] * 6
     return [
-        f"{r.a:.2f}",
-        f"{r.b:.2f}",
-        f"{r.difference:+.2f} [{r.ci95[0]:+.2f}, {r.ci95[1]:+.2f}]",
+        fixed(r.a),
+        fixed(r.b),
+        f"{fixed(r.difference, signed=True)} {interval(r.ci95)}",
         str(r.only_a),
         str(r.only_b),
         format_p(r.p_value),
@@ -157,7 +158,7 @@ def _mean_cells(m: PairedMean | None, digits: int = 3) -> list[str]:
     if m is None:
         return [DASH] * 3
     d = digits
-    return [f"{m.a:.{d}f}", f"{m.b:.{d}f}", f"{m.difference:+.{d}f} [{m.ci95[0]:+.{d}f}, {m.ci95[1]:+.{d}f}]"]
+    return [fixed(m.a, d), fixed(m.b, d), f"{fixed(m.difference, d, True)} {interval(m.ci95, d)}"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

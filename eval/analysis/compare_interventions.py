@@ -23,6 +23,7 @@ from typing import Any
 
 from mmspubench.eval.analysis.compare import Pair, PairedMean, PairedRate, paired_mean, paired_rate
 from mmspubench.eval.records import InterventionAnswer, SampleResult
+from mmspubench.eval.views.cells import fixed, interval
 
 DASH = "—"
 
@@ -104,11 +105,10 @@ def to_json(found: Sequence[InterventionPair]) -> dict[str, Any]:
 def _rate(r: dict[str, Any]) -> list[str]:
     from mmspubench.eval.analysis.compare_cli import format_p
 
-    lo, hi = r["ci95"]
-    diff = f"{r['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+    diff = f"{fixed(r['difference'], signed=True)} {interval(r['ci95'])}"
     return [
-        f"{r['a']:.2f}",
-        f"{r['b']:.2f}",
+        fixed(r["a"]),
+        fixed(r["b"]),
         diff,
         str(r["only_a"]),
         str(r["only_b"]),
@@ -117,8 +117,11 @@ def _rate(r: dict[str, Any]) -> list[str]:
 
 
 def _mean(m: dict[str, Any]) -> list[str]:
-    lo, hi = m["ci95"]
-    return [f"{m['a']:+.2f}", f"{m['b']:+.2f}", f"{m['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}]"]
+    return [
+        fixed(m["a"], signed=True),
+        fixed(m["b"], signed=True),
+        f"{fixed(m['difference'], signed=True)} {interval(m['ci95'])}",
+    ]
 
 
 def markdown(

@@ -3,7 +3,8 @@
 A comparison is only meaningful on the same items: both runs must name the same dataset (its
 content hash, or Hub id and revision), the same split, and their ``samples.jsonl`` files must hold
 exactly the same item ids, each with the same answer and types. Anything else is refused with one
-line naming the two folders and what differs.
+line naming the two folders and what differs. Each ``samples.jsonl`` must be the one its run wrote
+(the run stamp of every line, :func:`mmspubench.eval.run_stamp.check_samples_beside`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from mmspubench.dataset_builder.hub import display_name
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis import compare_view_intervention as civ
 from mmspubench.eval.analysis.compare import Pair
+from mmspubench.eval.intervention_names import BUILTIN_NAMES, CF_PREFIX
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
+from mmspubench.eval.run_stamp import check_samples_beside
 from mmspubench.eval.views.metrics_calibration import option_probs
-from mmspubench.options import option
+from mmspubench.options import closest, option
 
 DATASET_KEYS = ("kind", "id", "revision", "content_hash", "split", "split_n", "ids_sha256")
 """results.json ``dataset`` fields that must agree (``path`` too when no content hash pins the data)."""
@@ -37,10 +40,24 @@ VIEWS = ("image", "blind")
 VIEW_HELP = "image (as recorded), blind (its blind answers) or intervention:NAME (its answers under it)"
 
 
+def _suggestion(view: str) -> str:
+    """`` (did you mean X?)``: an intervention's name written without ``intervention:``, or the
+    closest view to a misspelt one (``difflib``); ``""`` when none is close."""
+    if view in BUILTIN_NAMES or (view.startswith(CF_PREFIX) and len(view) > len(CF_PREFIX)):
+        return f" (did you mean {civ.PREFIX}{view[:80]}?)"
+    if view.lower() == civ.PREFIX[:-1]:
+        return f" (did you mean {civ.PREFIX}NAME, e.g. {civ.PREFIX}{BUILTIN_NAMES[0]}?)"
+    spelled = {v: v for v in VIEWS}
+    for name in BUILTIN_NAMES:
+        spelled[name] = spelled[civ.PREFIX + name] = civ.PREFIX + name
+    close = closest(view[:200], list(spelled))
+    return f" (did you mean {spelled[close]}?)" if close else ""
+
+
 def _view_fault(view: str) -> str | None:
     if view in VIEWS or view.startswith(civ.PREFIX):
         return None
-    return f"expected image, blind or intervention:NAME, got {view[:80]!r}"
+    return f"expected image, blind or intervention:NAME, got {view[:80]!r}{_suggestion(view)}"
 
 
 def view_arg(text: str) -> str:
@@ -95,6 +112,7 @@ def load_run(path: str | Path) -> Run:
         raise MMSpuBenchError(f"{folder}: no such run folder")
     results = read_results(folder / RESULTS_NAME)
     samples = _by_id(read_finished_samples(folder / SAMPLES_NAME), folder / SAMPLES_NAME)
+    check_samples_beside(folder / SAMPLES_NAME, results, folder / RESULTS_NAME)
     n = (results.get("dataset") or {}).get("n")
     if n is not None and n != len(samples):
         raise MMSpuBenchError(
@@ -104,8 +122,9 @@ def load_run(path: str | Path) -> Run:
 
 
 def _blind_sample(sample: SampleResult) -> SampleResult:
-    """The record as if the blind answer were the answer: no CGLA, no rotations, and option
-    probabilities (softmax of the blind letter scores) only where the run recorded calibration."""
+    """The record as if the blind answer were the answer: no CGLA, no rotations, no interventions
+    (each is an answer with an image, and its CGLs follow conditions the side no longer has), and
+    option probabilities (softmax of the blind letter scores) only where the run recorded calibration."""
     blind = sample.blind
     assert blind is not None
     probs = None
@@ -123,6 +142,7 @@ def _blind_sample(sample: SampleResult) -> SampleResult:
         rotations=None,
         blind=None,
         option_probs=probs,
+        interventions=None,
     )
 
 

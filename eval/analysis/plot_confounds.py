@@ -6,7 +6,9 @@ The data (:class:`ConfoundSeries`, :func:`confound_series`) is plain, read from 
 - letter shares: ``circular.letter_share`` (A-D and unparsed, fractions of the 4N rotation answers),
   beside the gold letters' share (1/4 each by construction of the rotations);
 - gain per type: ``accuracy.by_type[t] - blind.by_type[t]`` (both over the same items, so it is the
-  mean paired per-item gain of the type), and overall ``blind.gain`` with ``blind.gain_ci95``;
+  mean paired per-item gain of the type), and overall ``blind.gain`` with ``blind.gain_ci95``; each
+  type's paired bootstrap 95% interval from the run's samples.jsonl (the run's seed, as results.json's
+  overall one), and its number of items (``blind.n_by_type``) under its tick;
 - reliability: the non-empty ``calibration.bins`` as (mean confidence, accuracy, n), with
   ``calibration.ece`` in the legend.
 
@@ -20,16 +22,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from mmspubench.dataset_builder.schema import ANSWER_LETTERS, NUM_OPTIONS
+from mmspubench.dataset_builder.schema import ANSWER_LETTERS, NUM_OPTIONS, SPURIOUS_TYPES
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis.plot_data import (
     OVERALL,
     REPORT_GROUPS,
     Interval,
+    count_ticks,
+    read_count,
     read_interval,
     read_mapping,
     read_number,
 )
+from mmspubench.eval.records import SampleResult
 
 SHARE_KEYS: tuple[str, ...] = (*ANSWER_LETTERS, "unparsed")
 """Bars of the letter-share panel."""
@@ -47,8 +52,11 @@ class ConfoundSeries:
     """Share per :data:`SHARE_KEYS` of the rotation answers."""
     gain: tuple[float | None, ...] | None
     """Gain of the image in percentage points per group of :data:`REPORT_GROUPS`."""
-    gain_ci95: Interval | None
-    """Paired bootstrap 95% interval of the overall gain."""
+    gain_ci95: tuple[Interval | None, ...] | None
+    """Paired bootstrap 95% interval of the gain per group of :data:`REPORT_GROUPS` (overall: from
+    results.json; per type: from the samples, ``None`` without them)."""
+    gain_n: tuple[int | None, ...] | None
+    """Items per group of :data:`REPORT_GROUPS` (``blind.n_by_type``, ``blind.n``)."""
     reliability: tuple[tuple[float, float, int], ...] | None
     """(mean confidence, accuracy, n) of each non-empty confidence bin."""
     ece: float | None
@@ -65,10 +73,14 @@ def _letter_share(results: Mapping[str, Any]) -> tuple[float | None, ...] | None
     return tuple(read_number(share.get(k)) for k in SHARE_KEYS) if share else None
 
 
-def _gain(results: Mapping[str, Any]) -> tuple[tuple[float | None, ...] | None, Interval | None]:
+def _gain(
+    results: Mapping[str, Any], samples: Sequence[SampleResult] | None
+) -> tuple[
+    tuple[float | None, ...] | None, tuple[Interval | None, ...] | None, tuple[int | None, ...] | None
+]:
     blind = read_mapping(results, "blind")
     if not blind:
-        return None, None
+        return None, None, None
     seen, unseen = read_mapping(read_mapping(results, "accuracy"), "by_type"), read_mapping(blind, "by_type")
     out: list[float | None] = []
     for group in REPORT_GROUPS:
@@ -77,7 +89,34 @@ def _gain(results: Mapping[str, Any]) -> tuple[tuple[float | None, ...] | None, 
             continue
         x, y = read_number(seen.get(group)), read_number(unseen.get(group))
         out.append(None if x is None or y is None else x - y)
-    return tuple(out), read_interval(blind.get("gain_ci95"))
+    intervals = {**_type_intervals(results, samples), OVERALL: read_interval(blind.get("gain_ci95"))}
+    counts = {**read_mapping(blind, "n_by_type"), OVERALL: blind.get("n")}
+    return (
+        tuple(out),
+        tuple(intervals.get(g) for g in REPORT_GROUPS),
+        tuple(read_count(counts.get(g)) for g in REPORT_GROUPS),
+    )
+
+
+def _type_intervals(
+    results: Mapping[str, Any], samples: Sequence[SampleResult] | None
+) -> dict[str, Interval]:
+    """Each type's paired bootstrap 95% interval of the gain (with minus without the image, points),
+    from the samples that hold both answers, with the run's seed; empty without samples."""
+    from mmspubench.eval.views.metrics_paired import paired_bootstrap_ci
+
+    seed = read_mapping(results, "config").get("seed")
+    seed = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32 else 0
+    pairs = [
+        (s.types, s.correct, s.blind.correct) for s in samples or () if s.blind and s.correct is not None
+    ]
+    out = {}
+    for spurious in SPURIOUS_TYPES:
+        here = [(100.0 * seen, 100.0 * unseen) for types, seen, unseen in pairs if spurious.name in types]
+        if here:
+            with_image, without = zip(*here, strict=True)
+            out[spurious.abbrev] = paired_bootstrap_ci(without, with_image, seed)
+    return out
 
 
 def _count(value: Any) -> TypeGuard[int]:
@@ -105,14 +144,21 @@ def _reliability(results: Mapping[str, Any], where: str) -> tuple[tuple[float, f
     return tuple(points)
 
 
-def confound_series(results: Mapping[str, Any], label: str, where: str = "results.json") -> ConfoundSeries:
-    """The confound panels' data of one run's results.json (``where``: its path, for errors)."""
-    gain, gain_ci = _gain(results)
+def confound_series(
+    results: Mapping[str, Any],
+    label: str,
+    where: str = "results.json",
+    samples: Sequence[SampleResult] | None = None,
+) -> ConfoundSeries:
+    """The confound panels' data of one run's results.json (``where``: its path, for errors) and,
+    for the per-type intervals of the gain, its samples."""
+    gain, gain_ci, gain_n = _gain(results, samples)
     return ConfoundSeries(
         label=label,
         letter_share=_letter_share(results),
         gain=gain,
         gain_ci95=gain_ci,
+        gain_n=gain_n,
         reliability=_reliability(results, where),
         ece=read_number(read_mapping(results, "calibration").get("ece")),
     )
@@ -130,6 +176,8 @@ def panels(series: Sequence[ConfoundSeries]) -> list[str]:
 
 def _grouped(ax: Any, series: Sequence[ConfoundSeries], field: str, ticks: Sequence[str]) -> None:
     """Grouped bars of ``field`` (one colour per run, the colours of the accuracy panels)."""
+    from mmspubench.eval.analysis.plots import mark_zeros
+
     width = 0.8 / len(series)
     for k, run in enumerate(series):
         values = getattr(run, field)
@@ -140,16 +188,18 @@ def _grouped(ax: Any, series: Sequence[ConfoundSeries], field: str, ticks: Seque
         for x, v in zip(xs, values, strict=True):
             if v is None:
                 ax.text(x, 0.0, "—", ha="center", va="bottom", fontsize=7)
-        if field == "gain" and run.gain_ci95 is not None and values[-1] is not None:
-            low, high = run.gain_ci95
-            ax.errorbar(
-                xs[-1],
-                values[-1],
-                [[max(0.0, values[-1] - low)], [max(0.0, high - values[-1])]],
-                color="black",
-                capsize=2,
-                linewidth=0.8,
-            )
+        mark_zeros(ax, xs, values, width, f"C{k % 10}")
+        if field == "gain" and run.gain_ci95 is not None:
+            for x, v, ci in zip(xs, values, run.gain_ci95, strict=True):
+                if v is not None and ci is not None:
+                    ax.errorbar(
+                        x,
+                        v,
+                        [[max(0.0, v - ci[0])], [max(0.0, ci[1] - v)]],
+                        color="black",
+                        capsize=2,
+                        linewidth=0.8,
+                    )
     ax.set_xticks(range(len(ticks)), list(ticks))
     ax.grid(axis="y", alpha=0.3)
 
@@ -165,11 +215,13 @@ def draw_letter_share(ax: Any, series: Sequence[ConfoundSeries]) -> None:
 
 
 def draw_gain(ax: Any, series: Sequence[ConfoundSeries]) -> None:
-    """Accuracy with the image minus blind accuracy per type (overall: with its paired 95% CI)."""
-    _grouped(ax, series, "gain", REPORT_GROUPS)
+    """Accuracy with the image minus blind accuracy per type, each with its paired 95% CI and its
+    items under the tick (as the accuracy panels: one n, or one per run)."""
+    counts = [s.gain_n or (None,) * len(REPORT_GROUPS) for s in series if s.gain is not None]
+    _grouped(ax, series, "gain", count_ticks(counts))
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_ylabel("percentage points")
-    ax.set_title("Gain of the image per type: accuracy - blind accuracy (overall: paired bootstrap 95% CI)")
+    ax.set_title("Gain of the image per type: accuracy - blind accuracy (paired bootstrap 95% CIs)")
 
 
 def draw_reliability(ax: Any, series: Sequence[ConfoundSeries]) -> None:

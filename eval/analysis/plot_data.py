@@ -43,6 +43,8 @@ class Series:
     """Bootstrap 95% interval of each CGLA_acc bar (from samples.jsonl)."""
     n: tuple[int | None, ...] = ()
     """Items per group (results.json ``n_by_type`` and ``n``); ``None`` where it records none."""
+    answer_mode: str | None = None
+    """The run's ``config.answer_mode`` (``generate``, ``logprob``); ``None`` where it records none."""
 
 
 def _number(value: Any) -> bool:
@@ -134,15 +136,16 @@ def _n(results: Mapping[str, Any]) -> tuple[int | None, ...]:
     return tuple(read_count(counts.get(g)) for g in REPORT_GROUPS)
 
 
-TICK_COUNTS_PER_LINE = 2
-"""Runs' item counts per line of a tick label (``n=90/90/``, then ``90/5``): a longer line would run
-into the next group's label."""
+TICK_LINE_CHARACTERS = 10
+"""Longest run of counts on one line of a tick label (``10/10/0``, ``90/90/90``): a longer line would
+run into the next group's label, so the counts wrap, each further line starting with its ``/``
+(``n=2400/2400`` then ``/2400``), which reads as the list it continues."""
 
 
 def group_ticks(series: Sequence[Series]) -> list[str]:
     """The x tick labels: each group with its n, one n when every run has the same (``BG\nn=12``),
     else one per run in the legend's order (``n=12/0/12``; ``?`` for a run recording none),
-    :data:`TICK_COUNTS_PER_LINE` per line."""
+    wrapped at :data:`TICK_LINE_CHARACTERS`."""
     return count_ticks([s.n for s in series])
 
 
@@ -155,9 +158,13 @@ def count_ticks(counts: Sequence[Sequence[int | None]]) -> list[str]:
             ticks.append(group)
             continue
         shown = [str(here[0])] if len(set(here)) == 1 else ["?" if n is None else str(n) for n in here]
-        per = TICK_COUNTS_PER_LINE
-        lines = ["/".join(shown[i : i + per]) for i in range(0, len(shown), per)]
-        ticks.append(f"{group}\nn=" + "/\n".join(lines))
+        lines = [shown[0]]
+        for count in shown[1:]:
+            if len(lines[-1]) + 1 + len(count) <= TICK_LINE_CHARACTERS:
+                lines[-1] += f"/{count}"
+            else:
+                lines.append(f"/{count}")
+        ticks.append(f"{group}\nn=" + "\n".join(lines))
     return ticks
 
 
@@ -167,7 +174,16 @@ def report_series(results: Mapping[str, Any], samples: Sequence[SampleResult] | 
     seed = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32 else 0
     acc, acc_ci = _accuracy(results, samples, seed)
     cgla, cgla_ci = _cgla(results, samples, seed)
-    return Series(label, tuple(acc), tuple(acc_ci), tuple(cgla), tuple(cgla_ci), _n(results))
+    mode = read_mapping(results, "config").get("answer_mode")
+    return Series(
+        label,
+        tuple(acc),
+        tuple(acc_ci),
+        tuple(cgla),
+        tuple(cgla_ci),
+        _n(results),
+        mode if isinstance(mode, str) and mode else None,
+    )
 
 
 def _variant(results: Mapping[str, Any]) -> str:
@@ -196,3 +212,18 @@ def run_labels(runs: Sequence[Mapping[str, Any]], folders: Sequence[Path]) -> li
         else label
         for label, r in zip(labels, runs, strict=True)
     ]
+
+
+def answer_modes(series: Sequence[Series]) -> tuple[str, list[str]]:
+    """How a figure shows the runs' answer modes: ``(title suffix, legend labels)``. One mode for all
+    runs (a single run too): the panels' titles say it (``, answer mode: generate``); modes that
+    differ: each label that does not name its run's yet ends with it (``model-a [logprob]``)."""
+    modes = {s.answer_mode for s in series}
+    if len(modes) == 1:
+        (mode,) = modes
+        return ("" if mode is None else f", answer mode: {mode}"), [s.label for s in series]
+    labels = [
+        s.label if s.answer_mode is None or s.answer_mode in s.label else f"{s.label} [{s.answer_mode}]"
+        for s in series
+    ]
+    return "", labels

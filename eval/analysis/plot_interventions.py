@@ -9,8 +9,8 @@ results.json's ``interventions`` section only:
   ``change.ci95`` (intervened - published, percentage points, paired bootstrap 95% intervals);
 - the items per group: ``accuracy.n_by_type`` and ``n`` of that intervention (tick labels; a
   count above ``n``, or an ``accuracy.n`` other than ``n``, is an edited file and shows none);
-- the types it targets (their columns are shaded) and the targeted contrast with its interval
-  (in the legend).
+- the types it targets (their columns are shaded; a counterfactual's targets are each item's own,
+  so its panel shades none and says so) and the targeted contrast with its interval (in the legend).
 
 A figure that is missing or malformed gives no bar (a ``—`` mark), never a made-up value.
 """
@@ -33,6 +33,7 @@ from mmspubench.eval.analysis.plot_data import (
     read_number,
 )
 from mmspubench.eval.intervention_names import CF_PREFIX
+from mmspubench.eval.views.cells import fixed, interval
 from mmspubench.eval.views.results_interventions import GAPS
 
 Bar = float | None
@@ -122,20 +123,23 @@ def _of(run: InterventionSeries, name: str) -> InterventionBars | None:
 def _legend(run: InterventionSeries, bars: InterventionBars) -> str:
     if bars.contrast is None:
         return run.label
-    ci = (
-        "" if bars.contrast_ci95 is None else f" [{bars.contrast_ci95[0]:+.1f}, {bars.contrast_ci95[1]:+.1f}]"
-    )
-    return f"{run.label} (targeted contrast {bars.contrast:+.1f}{ci})"
+    ci = "" if bars.contrast_ci95 is None else f" {interval(bars.contrast_ci95, 1)}"
+    return f"{run.label} (targeted contrast {fixed(bars.contrast, 1, True)}{ci})"
 
 
 def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
     """Grouped bars of the change per type under ``name``, one colour per run (the accuracy
     panels' colours), its targets' columns shaded, n per run under each tick."""
+    from mmspubench.eval.analysis.plots import mark_zeros
+
     width = 0.8 / len(series)
     shown = [(k, run, bars) for k, run in enumerate(series) if (bars := _of(run, name)) is not None]
     aimed = {t for _, _, b in shown for t in b.targets}
     targets = [g for g in REPORT_GROUPS if g in aimed]
-    for g, group in enumerate(REPORT_GROUPS):
+    # A counterfactual targets each item's own types: its recorded targets are their union over
+    # the items, so no column holds only targeted items and none is shaded.
+    per_item = name.startswith(CF_PREFIX)
+    for g, group in enumerate(REPORT_GROUPS if not per_item else ()):
         if group in targets:
             ax.axvspan(g - 0.45, g + 0.45, color="0.9", zorder=0)
     for k, run, bars in shown:
@@ -154,10 +158,13 @@ def draw(ax: Any, name: str, series: Sequence[InterventionSeries]) -> None:
         for x, v in zip(xs, bars.change, strict=True):
             if v is None:  # a missing figure shows as a mark, not as a 0 bar
                 ax.text(x, 0.0, "—", ha="center", va="bottom", fontsize=7)
+        mark_zeros(ax, xs, bars.change, width, f"C{k % 10}")
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(REPORT_GROUPS)), count_ticks([b.n for _, _, b in shown]))
     ax.set_ylabel("percentage points")
-    if len(targets) == len(REPORT_GROUPS) - 1:
+    if per_item:
+        aim = "each item's counterfactual targets its own types"
+    elif len(targets) == len(REPORT_GROUPS) - 1:
         aim = "targets every type"
     else:
         aim = f"targets {', '.join(targets)}, shaded" if targets else "no target type"

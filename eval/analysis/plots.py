@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from mmspubench.dataset_builder.schema import NUM_OPTIONS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Series, error_bars, group_ticks
+from mmspubench.eval.analysis.plot_data import REPORT_GROUPS, Series, answer_modes, error_bars, group_ticks
 
 if TYPE_CHECKING:
+    from mmspubench.eval.records import SampleResult
     from mmspubench.eval.views.plugin import Plot
 
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -98,9 +99,23 @@ def _render(fig: Any, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
+def mark_zeros(
+    ax: Any, xs: Sequence[float], values: Sequence[float | None], width: float, colour: str
+) -> None:
+    """A bar of height zero draws nothing, which reads as a missing figure (drawn ``—``): each gets
+    a flat stroke of its run's colour at zero and a ``0`` above it."""
+    for x, v in zip(xs, values, strict=True):
+        if v is not None and v == 0:
+            ax.hlines(0.0, x - width * 0.45, x + width * 0.45, colors=colour, linewidth=2.5, zorder=3)
+            ax.annotate(
+                "0", (x, 0.0), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom", fontsize=7
+            )
+
+
 def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
     width = 0.8 / len(series)
     positions = list(range(len(REPORT_GROUPS)))
+    suffix, labels = answer_modes(series)
     for k, run in enumerate(series):
         values = getattr(run, field)
         cis = getattr(run, field + "_ci95")
@@ -110,7 +125,7 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
             xs,
             heights,
             width,
-            label=run.label,  # plain text (plain_text): labels come from run files
+            label=labels[k],  # plain text (plain_text): labels come from run files
             color=f"C{k % 10}",
             yerr=error_bars(values, cis),
             capsize=2,
@@ -119,10 +134,11 @@ def _bars(ax: Any, series: Sequence[Series], field: str, title: str) -> None:
         for x, v in zip(xs, values, strict=True):
             if v is None:  # a missing figure shows as a mark, not as a 0% bar
                 ax.text(x, 1.0, "—", ha="center", va="bottom", fontsize=7)
+        mark_zeros(ax, xs, values, width, f"C{k % 10}")
     ax.set_xticks(positions, group_ticks(series))
     ax.set_ylim(0, 105)
     ax.set_ylabel("%")
-    ax.set_title(title)
+    ax.set_title(f"{title[:-1]}{suffix})" if suffix else title)  # "(bootstrap 95% CI, answer mode: ...)"
     ax.grid(axis="y", alpha=0.3)
 
 
@@ -137,16 +153,24 @@ ViewPanels = tuple["Plot", Sequence[Any]]
 
 
 def view_panels(
-    runs: Sequence[Mapping[str, Any]], labels: Sequence[str], wheres: Sequence[str]
+    runs: Sequence[Mapping[str, Any]],
+    labels: Sequence[str],
+    wheres: Sequence[str],
+    samples: Sequence[Sequence[SampleResult] | None] | None = None,
 ) -> list[ViewPanels]:
     """Every registered view's plot with its series of each run (``wheres``: the runs' files, named
-    by the errors), in registry order; a view whose runs have nothing to draw adds no panel."""
+    by the errors; ``samples``: each run's samples, ``None`` where it has none beside it), in
+    registry order; a view whose runs have nothing to draw adds no panel."""
     from mmspubench.eval.views.registry import VIEWS
 
+    each = list(samples) if samples is not None else [None] * len(runs)
     return [
         (
             view.plot,
-            [view.plot.series(r, label, where) for r, label, where in zip(runs, labels, wheres, strict=True)],
+            [
+                view.plot.series(r, s, label, where)
+                for r, s, label, where in zip(runs, each, labels, wheres, strict=True)
+            ],
         )
         for view in VIEWS.values()
         if view.plot is not None
@@ -320,23 +344,28 @@ def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
 def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     """``report --plot``: read the runs (results.json, samples.jsonl beside it) and write the figure."""
     from mmspubench.eval.analysis.plot_data import report_series, run_labels
-    from mmspubench.eval.results import (
-        RESULTS_NAME,
-        SAMPLES_NAME,
-        read_finished_samples,
-        read_results,
-        write_bytes_atomic,
-    )
+    from mmspubench.eval.results import RESULTS_NAME, read_results, write_bytes_atomic
 
     fmt = check_plot_output(paths, plot)
     require_matplotlib()
     files = [Path(p) / RESULTS_NAME if Path(p).is_dir() else Path(p) for p in paths]
     runs = [read_results(f) for f in files]
-    samples = [
-        read_finished_samples(f.parent / SAMPLES_NAME) if (f.parent / SAMPLES_NAME).is_file() else None
-        for f in files
-    ]
+    samples = [_run_samples(f, r) for f, r in zip(files, runs, strict=True)]
     labels = run_labels(runs, [f.parent for f in files])
     series = [report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True)]
-    panels = view_panels(runs, labels, [str(f) for f in files])
+    panels = view_panels(runs, labels, [str(f) for f in files], samples)
     write_bytes_atomic(Path(plot), [report_figure(series, fmt, panels)])
+
+
+def _run_samples(results_path: Path, results: Mapping[str, Any]) -> list[SampleResult] | None:
+    """The samples.jsonl beside ``results_path`` (``None`` when there is none), refused when
+    another run wrote it (its run stamps): its intervals would be drawn under this run's name."""
+    from mmspubench.eval.results import SAMPLES_NAME, read_finished_samples
+    from mmspubench.eval.run_stamp import check_samples_beside
+
+    path = results_path.parent / SAMPLES_NAME
+    if not path.is_file():
+        return None
+    samples = read_finished_samples(path)
+    check_samples_beside(path, results, results_path)
+    return samples

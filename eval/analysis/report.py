@@ -27,7 +27,7 @@ from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.prompts import CEILING_NOTE, STANDARD
 from mmspubench.eval.results import RESULTS_NAME, read_results
 from mmspubench.eval.variants import is_ceiling, recorded, variant_label
-from mmspubench.eval.views.cells import DASH, pct, section
+from mmspubench.eval.views.cells import DASH, pct, section, worst_types
 from mmspubench.eval.views.registry import VIEWS
 
 ACCURACY_ONLY = "acc. only"
@@ -152,9 +152,10 @@ def _variants_shown(runs: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def _worst(results: Mapping[str, Any]) -> str:
-    """``TYPE value`` of ``accuracy.worst_type`` (types with >= 10 items)."""
-    worst = section(section(results, "accuracy"), "worst_type")
-    return DASH if not worst else _cell(f"{worst.get('type')} {pct(worst.get('value'))}")
+    """``TYPE value`` of ``accuracy.worst_type`` (types with >= 10 items; ``TYPE/TYPE value`` for a tie)."""
+    accuracy = section(results, "accuracy")
+    worst = section(accuracy, "worst_type")
+    return DASH if not worst else _cell(f"{worst_types(accuracy)} {pct(worst.get('value'))}")
 
 
 def _any_worst(runs: Sequence[Mapping[str, Any]]) -> bool:
@@ -204,14 +205,35 @@ def _notes(runs: Sequence[Mapping[str, Any]], with_scorer: bool) -> list[str]:
     return notes
 
 
-def markdown_table(runs: Sequence[Mapping[str, Any]]) -> str:
-    """The Markdown table for several runs, one row each, in the given order."""
+RUN_HEADER = "Run"
+"""The column that tells rows of one model apart (shown when a model has several rows)."""
+
+
+def run_names(paths: Sequence[str | Path]) -> list[str]:
+    """The names of the runs at ``paths`` (a run folder or its results.json) for the ``Run`` column:
+    each folder's name, or the paths as given where two folders share a name."""
+    folders = [Path(p) if Path(p).is_dir() else Path(p).parent for p in paths]
+    names = [f.name or str(f) for f in folders]
+    return names if len(set(names)) == len(names) else [str(f) for f in folders]
+
+
+def markdown_table(runs: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> str:
+    """The Markdown table for several runs, one row each, in the given order. Where a model has
+    several rows a ``Run`` column follows ``Model``: ``names`` (:func:`run_names`), or each run's
+    ``created_at`` without them."""
     columns = [*COLUMNS, *(c for c, needed in optional_columns() if needed(runs))]
+    rows = [[c.cell(run) for c in columns] for run in runs]
+    models = [_model_name(run) for run in runs]
+    if len(set(models)) < len(models):
+        labels = list(names) if names is not None else [str(run.get("created_at") or DASH) for run in runs]
+        columns.insert(1, Column(RUN_HEADER, lambda run: DASH, align_right=False))
+        for row, label in zip(rows, labels, strict=True):
+            row.insert(1, _cell(label))
     lines = [
         "| " + " | ".join(c.header for c in columns) + " |",
         "|" + "|".join("---:" if c.align_right else "---" for c in columns) + "|",
     ]
-    lines += ["| " + " | ".join(c.cell(run) for c in columns) + " |" for run in runs]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     notes = _notes(runs, any(c.header == "Scorer" for c in columns))
     # the views' own tables (the interventions'), none without their sections
     extra = [line for view in VIEWS.values() if view.tables for line in view.tables(runs, _model_name, _cell)]

@@ -23,6 +23,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.eval.intervention_names import CF_PREFIX
+from mmspubench.eval.views.cells import fixed, interval
 from mmspubench.eval.views.results_interventions import GAPS
 
 DASH = "—"
@@ -52,7 +53,7 @@ def _fixed(value: Any, digits: int = 2, signed: bool = False) -> str:
     number = _num(value)
     if number is None:
         return DASH
-    return f"{number:+.{digits}f}" if signed else f"{number:.{digits}f}"
+    return fixed(number, digits, signed)
 
 
 def _with_ci(value: Any, ci: Any, digits: int = 2) -> str:
@@ -61,7 +62,7 @@ def _with_ci(value: Any, ci: Any, digits: int = 2) -> str:
     if text == DASH:
         return DASH
     if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_num(v) is not None for v in ci):
-        return f"{text} [{float(ci[0]):+.{digits}f}, {float(ci[1]):+.{digits}f}]"
+        return f"{text} {interval((float(ci[0]), float(ci[1])), digits)}"
     return text
 
 

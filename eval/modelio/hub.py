@@ -37,6 +37,12 @@ def resolve_model(model: str | Path, trust_remote_code: bool = False) -> tuple[P
             )
         check_safe_weights(path)
         return path.resolve(), None
+    if path.exists():  # a file (a weights file, a config) is not a model
+        raise MMSpuBenchError(
+            f"model {str(model)!r}: is a file, not a folder; expected the model's folder (the one holding "
+            f"config.json{', e.g. ' + repr(str(path.parent)) if (path.parent / 'config.json').is_file() else ''}) "
+            "or a Hub id"
+        )
     if isinstance(model, Path) or has_path_syntax(model):
         raise MMSpuBenchError(
             f"model {str(model)!r}: no such folder; expected a local model folder or a Hub id"

@@ -4,18 +4,23 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.eval.views.plugin import Plot
+
+if TYPE_CHECKING:
+    from mmspubench.eval.records import SampleResult
 
 PANEL_HEIGHT = 4.0
 """Inches per confound panel."""
 
 
-def _series(results: Mapping[str, Any], label: str, where: str) -> Any:
+def _series(
+    results: Mapping[str, Any], samples: Sequence[SampleResult] | None, label: str, where: str
+) -> Any:
     from mmspubench.eval.analysis import plot_confounds
 
-    return plot_confounds.confound_series(results, label, where)
+    return plot_confounds.confound_series(results, label, where, samples)
 
 
 def _draw(ax: Any, panel: str, series: Sequence[Any]) -> None:

@@ -9,13 +9,15 @@ the published ones.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mmspubench.dataset_builder.orientation import Look, look
 from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD, TYPE_NAMES, Item, label_name
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import interventions
+from mmspubench.eval.data import undecoded_rows
 from mmspubench.eval.intervention_names import CF_NAME, CF_PREFIX, expected_names, uses_counterfactuals
 
 if TYPE_CHECKING:
@@ -64,21 +66,14 @@ def check_dataset(dataset: datasets.Dataset, config: RunConfig, where: str) -> N
         )
 
 
-def undecoded_rows(dataset: datasets.Dataset, columns: Sequence[str], n: int) -> Iterator[dict[str, Any]]:
-    """The first ``n`` rows' ``columns``, a few at a time, images as their stored bytes or path and
-    class labels as their indices (nothing decoded: a check of names and sizes needs no pixels)."""
-    table = dataset.select_columns(list(columns)).select(range(n)).with_format("arrow")[:]
-    for batch in table.to_batches(max_chunksize=64):
-        yield from batch.to_pylist()
-
-
-def _look(stored: Any) -> tuple[tuple[int, int], str]:
-    """``(size, mode)`` of a stored image, from its header only."""
+def _look(stored: Any) -> Look:
+    """Size as shown (the EXIF orientation applied, as eval shows it) and mode of a stored image,
+    from its header only (the run's images were decoded once already: ``data.check_images``)."""
     from PIL import Image
 
     source = io.BytesIO(stored["bytes"]) if stored.get("bytes") is not None else stored["path"]
     with Image.open(source) as image:
-        return image.size, image.mode
+        return look(image)
 
 
 def _check_row(row: Mapping[str, Any], config: RunConfig, where: str) -> None:
@@ -86,7 +81,7 @@ def _check_row(row: Mapping[str, Any], config: RunConfig, where: str) -> None:
     types = [label_name(t, TYPE_NAMES, where, rid, "spurious_types") for t in row["spurious_types"]]
     entries = row[COUNTERFACTUALS_FIELD] or []
     names = [str(e["name"]) for e in entries]
-    look = None
+    item_look = None
     for position, entry in enumerate(entries):
         field = f"{COUNTERFACTUALS_FIELD}[{position}]"
         name = names[position]
@@ -103,15 +98,11 @@ def _check_row(row: Mapping[str, Any], config: RunConfig, where: str) -> None:
             )
         if entry["image"] is None:
             raise record_error(where, rid, f"{field}.image", "no image")
-        look = look or _look(row["image"])
+        item_look = item_look or _look(row["image"])
         own = _look(entry["image"])
-        if own != look:
+        if not own.same(item_look):
             raise record_error(
-                where,
-                rid,
-                f"{field}.image",
-                f"image is {own[0][0]}x{own[0][1]} {own[1]}; expected the item image's "
-                f"{look[0][0]}x{look[0][1]} {look[1]}",
+                where, rid, f"{field}.image", f"image is {own}; expected the item image's {item_look}"
             )
     missing = expected_names(config.interventions, names)
     if isinstance(missing, str):

@@ -155,7 +155,9 @@ def tables(runs: Sequence[Mapping[str, Any]], model: Any, cell: Any) -> list[str
     return report_interventions.tables(runs, model, cell)
 
 
-def _series(results: Mapping[str, Any], label: str, where: str) -> Any:
+def _series(
+    results: Mapping[str, Any], samples: Sequence[SampleResult] | None, label: str, where: str
+) -> Any:
     from mmspubench.eval.analysis import plot_interventions
 
     return plot_interventions.intervention_series(results, label)

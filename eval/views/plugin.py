@@ -78,8 +78,9 @@ class Column:
 class Plot:
     """A view's panels in ``report --plot`` (below the accuracy and CGLA_acc panels)."""
 
-    series: Callable[[Mapping[str, Any], str, str], Any]
-    """``(results, label, where)`` -> what the panels draw of one run (plain data, checked)."""
+    series: Callable[[Mapping[str, Any], Sequence[SampleResult] | None, str, str], Any]
+    """``(results, samples, label, where)`` -> what the panels draw of one run (plain data, checked;
+    ``samples``: the run's samples.jsonl where it is beside results.json, else ``None``)."""
     panels: Callable[[Sequence[Any]], list[str]]
     """The panels the runs have data for, in order (none: the view adds no panel)."""
     draw: Callable[[Any, str, Sequence[Any]], None]

@@ -8,6 +8,7 @@ Light: the declarations import no model engine and no plotting library.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING
 
 from mmspubench.errors import MMSpuBenchError
@@ -37,20 +38,39 @@ RESULTS_KEYS = (
     "accuracy_only",
     "created_at",
     "package_version",
+    "harness",
 )
-"""Keys of results.json outside the views' sections."""
+"""Keys of results.json outside the views' sections (``harness``: a run ingested from another
+harness, ``mmspubench.integrations.ingest``)."""
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
+"""What a view's name and its sample key look like: a lowercase identifier. A ``--metrics`` list is
+split at commas and compare's ``--a-view``/``--b-view`` at colons, so neither may hold one."""
 
 
 def register(view: View) -> None:
     """Add ``view`` after the registered ones; its name and its sample key must be new. Register
-    before any run config is read: ``--metrics`` takes the names registered then."""
+    before any run config is read: ``--metrics`` takes the names registered then. A name or key
+    that is not a lowercase identifier (``[a-z][a-z0-9_]*``) is refused."""
+    _check_identifier(view.name, "name", f"view {view.name!r}")
     if view.name in VIEWS or view.name in RESULTS_KEYS:
         raise ValueError(f"view {view.name!r}: the name is taken")
     if view.part is not None:
+        _check_identifier(view.part.key, "sample key", f"view {view.name!r}: sample key {view.part.key!r}")
         taken = set(RESERVED_KEYS) | {v.part.key for v in VIEWS.values() if v.part is not None}
         if view.part.key in taken:
             raise ValueError(f"view {view.name!r}: sample key {view.part.key!r} is taken")
     VIEWS[view.name] = view
+
+
+def _check_identifier(value: object, what: str, where: str) -> None:
+    """Refuse a name or key other than a lowercase identifier, saying what was given."""
+    if not isinstance(value, str):
+        raise TypeError(f"{where}: the {what} must be a str, not {type(value).__name__}")
+    if NAME_PATTERN.fullmatch(value) is None:
+        raise ValueError(
+            f"{where}: the {what} must be a lowercase identifier (a letter a-z, then letters a-z, "
+            "digits or underscores)"
+        )
 
 
 def names() -> tuple[str, ...]:

@@ -172,10 +172,10 @@ def run_export(args: argparse.Namespace) -> int:
     check_target(args.out, args.circular)  # before the dataset is read
     names: tuple[str, ...] = ()
     if args.interventions is not None:
-        from mmspubench.eval.intervention_names import BUILTIN_NAMES, parse_names
+        from mmspubench.eval.intervention_names import parse_names
         from mmspubench.integrations.vlmevalkit import intervention_names
 
-        names = intervention_names(parse_names(args.interventions) or BUILTIN_NAMES)
+        names = intervention_names(parse_names(args.interventions))  # '' refused, as by eval
     refuse_overlap("--out", args.out, [d for d in [args.dataset] if d and Path(d).exists()])
     split = load_split(args.dataset, args.dataset_revision, args.split)
     paths = write_tsv(split, args.out, str(args.dataset or "the bundled release"), args.circular, names)
@@ -196,6 +196,8 @@ def run_integrations(args: argparse.Namespace) -> int:
     if args.dataset is None:
         print(TASK_DIR)
         return 0
+    # A task folder inside a built dataset changes its content hash (its runs no longer resume).
+    refuse_overlap("--out", args.out, [d for d in [args.dataset] if Path(d).exists()], folder=True)
     folder = write_task_copy(args.dataset, args.out)
     print(folder)
     return 0

@@ -14,12 +14,15 @@ from mmspubench.eval import prompts
 
 @dataclass(frozen=True, slots=True)
 class SplitItem:
-    """One item and the encoded bytes of its image, exactly as stored in the dataset."""
+    """One item and the encoded bytes of its image: the pixels ``mmspubench eval`` shows, whichever
+    reader decodes them."""
 
     item: Item
     """The decoded item (``schema.Item``)."""
     image_bytes: bytes
-    """The image file's bytes (PNG or JPEG) as the dataset stores them."""
+    """The image file's bytes (PNG or JPEG) as the dataset stores them; for a file whose EXIF
+    orientation turns its pixels, the PNG of the pixels eval shows (``orientation.as_shown``), so a
+    reader that ignores EXIF shows them too."""
 
     @property
     def mime(self) -> str:
@@ -53,9 +56,10 @@ def load_split(
     dataset: str | None, revision: str | None = None, split: str = "test", limit: int | None = None
 ) -> Split:
     """The split ``mmspubench eval --dataset DATASET --dataset-revision REVISION`` reads (default:
-    the bundled release), with each item's stored image bytes."""
+    the bundled release), with each item's image bytes (:attr:`SplitItem.image_bytes`)."""
     import datasets as hf
     from mmspubench.dataset_builder.load import load_pinned
+    from mmspubench.dataset_builder.orientation import as_shown
     from mmspubench.dataset_builder.split_ids import split_identity
     from mmspubench.eval import data
 
@@ -66,12 +70,13 @@ def load_split(
     ds, identity = load_pinned(dataset, split, revision=revision)
     all_ids = data.item_ids(ds, None)
     ids = data.item_ids(ds, limit)
+    data.check_images(ds, len(ids), dataset)
     raw = ds.select(range(len(ids))).cast_column("image", hf.Image(decode=False))["image"]
     items = []
     for item, image in zip(data.iter_items(ds, ids, dataset), raw, strict=True):
         if not isinstance(image, dict) or not isinstance(image.get("bytes"), bytes):
             raise MMSpuBenchError(f"{dataset}: record {item.id!r}: field 'image': no stored bytes")
-        items.append(SplitItem(item, image["bytes"]))
+        items.append(SplitItem(item, as_shown(image["bytes"], item.pil_image)))
     return Split(tuple(items), {**identity, **split_identity(all_ids)}, tuple(all_ids))
 
 

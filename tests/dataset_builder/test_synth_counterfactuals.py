@@ -29,9 +29,10 @@ from PIL import Image
 
 SMALL = 32
 CONFIG = SynthConfig(image_size=SMALL)
-# Content hash of the built `synth --n 9 --image-size 32` release, from the build before the
-# counterfactuals field existed: a release without counterfactuals must build to the same bytes.
-PLAIN_BUILD_HASH = "0a635e1d5d7a21bfa75ab454ca8a9068ddf1f116d864c0dfa107785d23cc483a"
+# Content hash of the built `synth --n 9 --image-size 32` release: a release without
+# counterfactuals builds to the bytes it built to before the counterfactuals field existed (its
+# card since says that eval.yaml has two tasks, the one change to these bytes).
+PLAIN_BUILD_HASH = "356a1e963a96476bea2465b25a721e7a2a8752bb29db3ab607726541a163064f"
 
 
 def _items(n: int = 36) -> list[SynthItem]:
@@ -150,6 +151,23 @@ def test_release_without_counterfactuals_builds_as_before(tmp_path: Path) -> Non
     assert ds.features == FEATURES
     assert Item.from_row(ds[0], "test").counterfactuals == ()
     assert content_hash(built) == PLAIN_BUILD_HASH
+
+
+def test_the_card_names_every_task_of_eval_yaml_and_the_counterfactuals_field(tmp_path: Path) -> None:
+    """The card says what eval.yaml holds (its tasks, from the same declaration), and its fields
+    table has a row for `counterfactuals` in a build that ships them (and only there)."""
+    import yaml
+    from mmspubench.dataset_builder.eval_yaml import TASKS
+
+    raw = _synth(tmp_path / "raw", "--counterfactuals")
+    built = tmp_path / "built"
+    assert main(["build", "--source", str(raw), "--out", str(built)]) == 0
+    card = (built / "README.md").read_text(encoding="utf-8")
+    tasks = [t["id"] for t in yaml.safe_load((built / "eval.yaml").read_text())["tasks"]]
+    assert tasks == [t.id for t in TASKS] and len(tasks) == 2
+    assert "`evaluation_framework: inspect-ai` and two tasks, `mcq_accuracy` and `blind_accuracy`" in card
+    assert "one task" not in card
+    assert "| `counterfactuals` | list of {`image`, `name`, `targets`, `description`} |" in card
 
 
 Records = list[dict[str, Any]]

@@ -35,6 +35,25 @@ def test_missing_folder(tmp_path: Path) -> None:
         load_model("./absent-model-folder")
 
 
+def test_a_file_given_as_the_model_is_named_as_a_file(tmp_path: Path) -> None:
+    """A weights file is not "no such folder": it is a file, and its folder is named when it is a model's."""
+    from mmspubench.eval.bundled import bundled_model_dir
+
+    weights = bundled_model_dir() / "model.safetensors"
+    with pytest.raises(MMSpuBenchError) as err:
+        load_model(str(weights))
+    assert _one_line(err).endswith(
+        f"is a file, not a folder; expected the model's folder (the one holding config.json, e.g. "
+        f"{str(bundled_model_dir())!r}) or a Hub id"
+    )
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(
+        MMSpuBenchError,
+        match=r"is a file, not a folder; expected the model's folder \(the one holding config.json\) or",
+    ):
+        load_model(str(tmp_path / "notes.txt"))
+
+
 def test_invalid_hub_id() -> None:
     with pytest.raises(MMSpuBenchError, match="not a valid Hub id"):
         load_model("bad id with spaces")

@@ -73,3 +73,19 @@ def test_the_scorer_note_says_what_ran_and_how_it_was_checked() -> None:
     )
     results["model"] = {"scorer_used": "plain", "scorer_fallback_reason": None, "scorer_check": None}
     assert "; scorer plain; " in _summary(results, Path("runs/x"))
+
+
+def test_the_line_names_the_interventions_measured() -> None:
+    results = _results(["accuracy", "interventions"])
+    results["interventions"] = {
+        "names": ["grayscale", "cf:cue-aligned"],
+        "by_intervention": {
+            "grayscale": {"accuracy": {"overall": 25.556}, "change": {"gain": -3.333}},
+            "cf:cue-aligned": {"accuracy": {"overall": 61.0}, "change": {"gain": 32.111}},
+        },
+    }
+    line = _summary(results, Path("runs/x")).splitlines()[0]
+    assert line == (
+        "accuracy 28.89% (95% CI 20.00-37.78; n=90, unparsed 10); under interventions: "
+        "grayscale 25.56% (-3.33 pp), cf:cue-aligned 61.00% (+32.11 pp); total 48.6s"
+    )

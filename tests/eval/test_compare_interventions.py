@@ -122,6 +122,65 @@ def test_a_run_without_interventions_and_a_bad_view(
     assert "expected image, blind or intervention:NAME, got 'grayscale'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("view", "hint"),
+    [
+        ("grayscale", " (did you mean intervention:grayscale?)"),
+        ("blur", " (did you mean intervention:blur?)"),
+        ("cf:cue-aligned", " (did you mean intervention:cf:cue-aligned?)"),
+        ("greyscale", " (did you mean intervention:grayscale?)"),
+        ("intervention", " (did you mean intervention:NAME, e.g. intervention:grayscale?)"),
+        ("blnd", " (did you mean blind?)"),
+        ("Image", " (did you mean image?)"),
+        ("xyz", ""),
+    ],
+)
+def test_a_bad_view_suggests_the_closest(
+    runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str], view: str, hint: str
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["compare", str(runs[0]), str(runs[0]), "--b-view", view])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err  # the usage, then the one line
+    assert err.splitlines()[-1].endswith(f"expected image, blind or intervention:NAME, got {view!r}{hint}"), (
+        err
+    )
+
+
+@pytest.mark.parametrize("flag", ["--a-view", "--b-view"])
+def test_the_blind_view_of_a_run_with_cgla_and_interventions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    # published [1, 0, 0, 1], blind [0, 0, 1, 1]: each run alone is valid (report takes it)
+    items = [
+        Item(
+            f"{i}",
+            TYPES[i],
+            v,
+            cgla_min=1.0,
+            blind=blind,
+            interventions=(Asked("grayscale", g, cgla_min=-1.0),),
+        )
+        for i, (v, blind, g) in enumerate([(T, F, T), (F, F, T), (F, T, F), (T, T, T)])
+    ]
+    run = write_run(tmp_path / "v", items)
+    assert json.loads((run / "results.json").read_text())["config"]["metrics"] == [
+        "accuracy",
+        "cgla",
+        "blind",
+        "interventions",
+    ]
+    doc = _doc(capsys, str(run), str(run), flag, "blind")
+    acc = _group(doc, "Overall")["accuracy"]
+    blind_side, image_side = ("a", "b") if flag == "--a-view" else ("b", "a")
+    assert (acc[image_side], acc[blind_side]) == (50.0, 50.0)
+    assert (acc["only_a"], acc["only_b"]) == (1, 1)
+    # the blind side has no CGLA and no interventions: no CGLA figures, no intervention pairs
+    assert _group(doc, "Overall")["cgla_acc"] is None
+    assert "interventions" not in doc and "interventions" not in _group(doc, "Overall")
+    assert doc[blind_side]["view"] == "blind (no image)"
+
+
 def _partial(tmp_path: Path) -> Path:
     """A ``cf:*`` run whose item 3 ships no counterfactual."""
     items = [

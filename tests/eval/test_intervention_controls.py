@@ -180,7 +180,9 @@ def test_cue_answers_count_the_decoy_and_the_gray_tints_home_class() -> None:
 
 
 @pytest.mark.slow
-def test_the_shipped_controls_separate_under_the_counterfactuals(tmp_path: Path) -> None:
+def test_the_shipped_controls_separate_under_the_counterfactuals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The shipped biased, color-cue and balanced models, end to end in ``generate`` mode (about
     a minute on an idle 2-core machine, 6.5 on a busy one): the figures of
     docs/experiments/interventions.md, with margins. The exact
@@ -191,6 +193,13 @@ def test_the_shipped_controls_separate_under_the_counterfactuals(tmp_path: Path)
     import json
 
     assert ic.main(["--out", str(tmp_path / "out"), "--modes", "generate", "--n", "450"]) == 0
+    # progress: each of the six runs says when it starts and how long it took
+    progress = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
+    assert len(progress) == 12 and progress[0] == "[1/6] biased on cf (generate): running"
+    assert (
+        progress[-1].startswith("[6/6] balanced on default (generate): accuracy ")
+        and "s so far)" in progress[-1]
+    )
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
     gaps = {(r["model"], r["type"]): r for r in summary["gap_rows"]}
     typed = [t for t in ic.ABBREVS if gaps["biased", t]["n"] > 0]

@@ -100,3 +100,47 @@ def test_huge_but_consistent_bin_counts_draw(run: Path, tmp_path: Path) -> None:
     _edit_calibration(run, 10**400, 10**400)  # marker areas are shares of the largest bin
     assert main(["report", str(run), "--plot", str(tmp_path / "r.png")]) == 0
     assert (tmp_path / "r.png").stat().st_size > 0
+
+
+def test_every_type_of_the_gain_panel_has_its_interval_and_n(run: Path) -> None:
+    """Per type, the paired bootstrap interval of (with - without the image) over that type's items,
+    from the samples, with the run's seed; its items under the tick. Before, only Overall had them."""
+    from mmspubench.eval.analysis.plot_data import count_ticks
+    from mmspubench.eval.results import read_finished_samples
+    from mmspubench.eval.views.metrics_paired import paired_bootstrap_ci
+
+    results = json.loads((run / "results.json").read_text())
+    samples = read_finished_samples(run / "samples.jsonl")
+    s = confound_series(results, "m", "r", samples)
+    ci = dict(zip(REPORT_GROUPS, s.gain_ci95 or (), strict=True))
+    n = dict(zip(REPORT_GROUPS, s.gain_n or (), strict=True))
+    seed = results["config"]["seed"]
+    # BG: item 0 right with the image only, item 2 wrong both ways: per-item gains 100 and 0, so the
+    # resampled means span [0, 100]; Sha. (items 1 and 2) and Col. (item 3): no item changes, [0, 0]
+    assert ci["BG"] == paired_bootstrap_ci([0.0, 0.0], [100.0, 0.0], seed) == (0.0, 100.0)
+    assert ci["Sha."] == ci["Col."] == (0.0, 0.0)
+    assert ci["Overall"] == tuple(results["blind"]["gain_ci95"]) and ci["TN"] is None
+    assert (n["BG"], n["Sha."], n["Col."], n["TN"], n["Overall"]) == (2, 2, 1, 0, 4)
+    # without the samples (a results.json alone), the types have no interval, Overall keeps its own
+    bare = dict(zip(REPORT_GROUPS, confound_series(results, "m").gain_ci95 or (), strict=True))
+    assert bare["BG"] is None and bare["Overall"] == ci["Overall"]
+    assert count_ticks([s.gain_n or ()])[0] == "BG\nn=2"
+
+
+def test_the_gain_panel_draws_every_interval_and_count(run: Path, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    assert main(["report", str(run), "--plot", str(tmp_path / "r.svg")]) == 0
+    from mmspubench.eval.analysis.plot_data import report_series
+    from mmspubench.eval.analysis.plots import report_figure_object, view_panels
+    from mmspubench.eval.results import read_finished_samples
+
+    results = json.loads((run / "results.json").read_text())
+    samples = read_finished_samples(run / "samples.jsonl")
+    fig = report_figure_object(
+        [report_series(results, samples, "m")], view_panels([results], ["m"], ["r"], [samples])
+    )
+    gain = next(ax for ax in fig.axes if ax.get_title().startswith("Gain of the image"))
+    ticks = [t.get_text() for t in gain.get_xticklabels()]
+    assert ticks[0] == "BG\nn=2" and ticks[-1] == "Overall\nn=4"
+    # one error bar per type with items (BG, Col., Sha.) and Overall
+    assert len(gain.containers) - 1 == 4  # the bars' own container, then the error bars

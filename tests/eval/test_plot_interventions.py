@@ -64,7 +64,7 @@ def test_report_plot_draws_a_panel_per_intervention(run: Path, tmp_path: Path) -
     svg = (tmp_path / "r.svg").read_text()
     for title in (
         "Change under grayscale (targets Col., shaded)",
-        "Change under cf:cue-aligned = the cue-aligned - cue-broken gap (targets BG, shaded)",
+        "Change under cf:cue-aligned = the cue-aligned - cue-broken gap (each item's counterfactual targets",
         "targeted contrast +50.0 [",
     ):
         assert title in svg, title
@@ -84,6 +84,26 @@ def test_the_figure_object_has_one_more_axis_per_intervention(run: Path) -> None
     assert len(fig.axes) == 4
     ticks = [t.get_text() for t in fig.axes[2].get_xticklabels()]
     assert ticks[0] == "BG\nn=1" and ticks[4] == "Col.\nn=2" and ticks[-1] == "Overall\nn=4"
+
+
+def test_a_counterfactual_panel_shades_no_column(run: Path) -> None:
+    """A built-in's targets are fixed, so its columns are shaded; a counterfactual's are each item's
+    own types, their union over the items (which covers every type of a real release), so shading
+    them marked every column as targeted: its panel shades none and says why."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.patches import Polygon, Rectangle
+    from mmspubench.eval.analysis.plot_data import report_series
+    from mmspubench.eval.analysis.plots import report_figure_object, view_panels
+
+    results = json.loads((run / "results.json").read_text())
+    fig = report_figure_object([report_series(results, None, "m")], view_panels([results], ["m"], ["r"]))
+    grey, cf = fig.axes[2], fig.axes[3]
+
+    def shaded(ax: Any) -> int:  # axvspan draws a Rectangle (matplotlib >= 3.9) or a Polygon
+        return sum(isinstance(p, (Rectangle, Polygon)) and p.get_zorder() == 0 for p in ax.patches)
+
+    assert shaded(grey) == 1 and "targets Col., shaded" in grey.get_title()
+    assert shaded(cf) == 0 and "each item's counterfactual targets its own types" in cf.get_title()
 
 
 def test_compare_plot_draws_the_shared_interventions(run: Path, tmp_path: Path) -> None:

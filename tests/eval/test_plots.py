@@ -6,6 +6,7 @@ import json
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mmspubench.cli import main
@@ -123,3 +124,45 @@ def test_labels_tell_runs_of_one_model_apart() -> None:
     ]
     assert run_labels([run, run], [Path("x"), Path("y")])[1] == "tiny [standard, generate] (y)"
     assert run_labels([run], [Path("x")]) == ["tiny"]
+
+
+def _drawn(series: list[Any], field: int = 0) -> Any:
+    pytest.importorskip("matplotlib")
+    from mmspubench.eval.analysis.plots import report_figure_object
+
+    return report_figure_object(series).axes[field]
+
+
+def _flat(label: str, first: float | None, mode: str | None = "generate") -> Any:
+    from mmspubench.eval.analysis.plot_data import Series
+
+    values = (first, *([50.0] * (len(REPORT_GROUPS) - 1)))
+    return Series(label, values, (None,) * len(values), values, (None,) * len(values), (), mode)
+
+
+def test_a_zero_bar_is_drawn_and_a_missing_one_is_not() -> None:
+    """A 0.00 figure drew no bar, which read as missing: it gets a stroke and a ``0``; a missing one
+    keeps its ``—``."""
+    ax = _drawn([_flat("zero", 0.0), _flat("none", None)])
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("0") == 1 and texts.count("—") == 1
+    strokes = [c for c in ax.collections if c.get_linewidth()[0] == 2.5]
+    assert len(strokes) == 1 and strokes[0].get_segments()[0][0][1] == 0.0
+
+
+def test_the_figure_says_the_answer_mode() -> None:
+    """One run (or runs of one mode): the panels' titles name it; modes that differ: each label."""
+    ax = _drawn([_flat("m", 40.0, "logprob")])
+    assert ax.get_title() == "Accuracy per spurious type (bootstrap 95% CI, answer mode: logprob)"
+    assert ax.get_legend().get_texts()[0].get_text() == "m"
+    mixed = _drawn([_flat("a", 40.0, "logprob"), _flat("b [standard, generate]", 40.0, "generate")])
+    assert mixed.get_title() == "Accuracy per spurious type (bootstrap 95% CI)"
+    assert [t.get_text() for t in mixed.get_legend().get_texts()] == ["a [logprob]", "b [standard, generate]"]
+    # a run recording no mode (older results): titles as before
+    assert _drawn([_flat("m", 40.0, None)]).get_title() == "Accuracy per spurious type (bootstrap 95% CI)"
+
+
+def test_report_series_reads_the_answer_mode(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "a", [Item(f"{i}", ("background",), True) for i in range(3)])
+    results = read_results(run / "results.json")
+    assert report_series(results, None, "A").answer_mode == results["config"]["answer_mode"]

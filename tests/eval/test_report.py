@@ -101,6 +101,30 @@ def test_report_command_reads_files_and_folders(tmp_path: Path, capsys: pytest.C
     assert capsys.readouterr().out.strip() == EXPECTED
 
 
+def test_report_of_a_glob_leaves_out_an_unfinished_run_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report runs/*` while one run is still going: the others' table, and a note naming it."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.json").write_text(json.dumps(RUN_A))
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "results.json").write_text(json.dumps(RUN_B))
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "run.json").write_text("{}")
+    (tmp_path / "c" / "samples.jsonl").write_text("")
+    assert main(["report", *(str(tmp_path / n) for n in "abc")]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == EXPECTED
+    assert err == (
+        f"mmspubench report: left out {tmp_path / 'c'}: an unfinished run (no results.json yet; rerun "
+        "its eval with the same --out to finish it)\n"
+    )
+    assert main(["report", str(tmp_path / "c")]) == 2
+    assert "no finished run to report" in capsys.readouterr().err
+    (tmp_path / "d").mkdir()  # an empty folder is no run at all: still an error
+    assert main(["report", str(tmp_path / "a"), str(tmp_path / "d")]) == 2
+
+
 def test_report_rejects_a_file_that_is_not_a_result(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -150,3 +174,51 @@ def test_control_characters_in_names_do_not_reach_the_table() -> None:
     run = {**RUN_A, "model": {"id": "org/x\x1b]0;owned\x07\nnext|row"}}
     row = markdown_table([run]).splitlines()[2]
     assert "\x1b" not in row and "\x07" not in row and "\n" not in row and "next\\|row" in row
+
+
+def test_rows_of_one_model_have_a_run_column() -> None:
+    """Two runs of one model on one dataset (two seeds, two prompts) differ only in figures: the
+    ``Run`` column names each; a table of distinct models has none."""
+    first, second = (
+        {**RUN_A, "created_at": "2026-01-01T10:00:00+00:00"},
+        {**RUN_A, "created_at": "2026-01-02"},
+    )
+    lines = markdown_table([first, second], ["seed-0", "seed-1"]).splitlines()
+    assert lines[0].startswith("| Model | Run | Dataset |")
+    assert lines[2].startswith("| org/model-a | seed-0 | ") and lines[3].startswith(
+        "| org/model-a | seed-1 | "
+    )
+    # without names (the Python API), the creation times tell them apart
+    assert "| 2026-01-01T10:00:00+00:00 |" in markdown_table([first, second]).splitlines()[2]
+    assert "| Run |" not in markdown_table([RUN_A, RUN_B], ["a", "b"]).splitlines()[0]
+
+
+def test_report_names_runs_by_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mmspubench.eval.analysis.report import run_names
+
+    for name in ("seed-0", "seed-1"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(RUN_A))
+    assert main(["report", str(tmp_path / "seed-0"), str(tmp_path / "seed-1" / "results.json")]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:4]
+    assert rows[0].startswith("| org/model-a | seed-0 |") and rows[1].startswith("| org/model-a | seed-1 |")
+    # two folders of one name: the paths as given
+    (tmp_path / "b" / "seed-0").mkdir(parents=True)
+    assert run_names([tmp_path / "seed-0", tmp_path / "b" / "seed-0"]) == [
+        str(tmp_path / "seed-0"),
+        str(tmp_path / "b" / "seed-0"),
+    ]
+
+
+def test_the_worst_column_shows_a_tie() -> None:
+    """Two types of >= 10 items at the same lowest accuracy: both named (the recorded one first)."""
+    accuracy = {
+        **RUN_A["accuracy"],
+        "by_type": {**RUN_A["accuracy"]["by_type"], "Sha.": 48.15, "TN": 48.15},
+        "n_by_type": {**dict.fromkeys(ABBREVS, 27), "TN": 9},
+        "worst_type": {"type": "PA", "value": 48.15, "ci95": [30.0, 60.0]},
+    }
+    row = markdown_table([{**RUN_A, "accuracy": accuracy}]).splitlines()[2]
+    assert row.endswith("| PA/Sha. 48.15 |")  # TN has too few items to count
+    alone = {**accuracy, "by_type": RUN_A["accuracy"]["by_type"]}
+    assert markdown_table([{**RUN_A, "accuracy": alone}]).splitlines()[2].endswith("| PA 48.15 |")

@@ -165,7 +165,9 @@ def test_ctrl_c_while_the_model_loads_leaves_no_run(
     monkeypatch.setitem(registry.REGISTRY, "transformers", dataclasses.replace(real, load=interrupted))
     out = tmp_path / "run"
     assert main(["eval", "--limit", "2", "--out", str(out), "--no-progress"]) == 130
-    assert capsys.readouterr().err.strip() == "mmspubench eval: interrupted"
+    assert capsys.readouterr().err.strip() == (
+        f"mmspubench eval: interrupted; no item had finished, so nothing was kept ({out} was removed)"
+    )
     assert not out.exists()
 
 

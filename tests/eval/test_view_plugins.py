@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,36 @@ def test_register_refuses_a_taken_name_or_key(change: dict[str, Any], needle: st
     with pytest.raises(ValueError, match=needle):
         registry.register(dataclasses.replace(REVERSED, **change))
     assert "reversed" not in registry.VIEWS
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "needle"),
+    [
+        ({"name": ""}, ValueError, "view '': the name must be a lowercase identifier"),
+        ({"name": "acc,probe"}, ValueError, "view 'acc,probe': the name must be a lowercase identifier"),
+        ({"name": "7"}, ValueError, "view '7': the name must be a lowercase identifier"),
+        ({"name": "Reversed"}, ValueError, "view 'Reversed': the name must be a lowercase identifier"),
+        ({"name": "intervention:x"}, ValueError, "the name must be a lowercase identifier"),
+        ({"name": 7}, TypeError, "view 7: the name must be a str, not int"),
+        ({"name": "harness"}, ValueError, "'harness': the name is taken"),
+        ({"part": Part("", str, str)}, ValueError, "sample key '': the sample key must be a lowercase"),
+        ({"part": Part("a b", str, str)}, ValueError, "sample key 'a b': the sample key must be a lowercase"),
+        ({"part": Part(5, str, str)}, TypeError, "sample key 5: the sample key must be a str, not int"),
+    ],
+)
+def test_register_refuses_a_name_or_key_other_than_a_lowercase_identifier(
+    change: dict[str, Any], error: type[Exception], needle: str
+) -> None:
+    before = dict(registry.VIEWS)
+    with pytest.raises(error, match=re.escape(needle)):
+        registry.register(dataclasses.replace(REVERSED, **change))
+    assert before == registry.VIEWS
+
+
+def test_every_built_in_name_and_key_is_a_lowercase_identifier() -> None:
+    for view in registry.VIEWS.values():
+        assert registry.NAME_PATTERN.fullmatch(view.name)
+        assert view.part is None or registry.NAME_PATTERN.fullmatch(view.part.key)
 
 
 def test_the_built_in_views_are_the_registry_in_run_order() -> None:

@@ -26,7 +26,6 @@ def launch_local(demo: gr.Blocks) -> str:
         server_name="127.0.0.1",
         server_port=free_port(),
         prevent_thread_lock=True,
-        quiet=True,
-        **LAUNCH_OPTIONS,
+        **LAUNCH_OPTIONS,  # quiet among them
     )
     return str(demo.local_url).rstrip("/")

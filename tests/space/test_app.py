@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from mmspubench.cli import build_parser
+from mmspubench.space.handlers import SpaceState
 from mmspubench.space.layout import TITLE, build_app
 
 from .test_handlers import state  # noqa: F401  (fixture)
@@ -118,10 +119,14 @@ def test_space_command_launches_on_localhost_and_stops_cleanly(  # type: ignore[
             "show_error": False,
             "max_threads": 64,
             "css": LAUNCH_OPTIONS["css"],
+            "theme": LAUNCH_OPTIONS["theme"],
+            "share": False,
+            "quiet": True,
         }
     ]
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == f"mmspubench space: stopped ({how})"
+    assert "mmspubench space: serving on http://127.0.0.1:7999/; Ctrl-C or SIGTERM stops it" in err
     assert "partial output removed" not in err and "interrupted" not in err
 
 
@@ -157,3 +162,30 @@ def test_no_component_typesets_latex_from_data(state) -> None:  # type: ignore[n
     demo = build_app(state=state)
     shown = [b for b in demo.blocks.values() if isinstance(b, (gr.Markdown, gr.Dataframe))]
     assert shown and all(b.latex_delimiters == [] for b in shown)
+
+
+def test_launch_prints_no_public_link_hint(state: SpaceState, capfd: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    from mmspubench.space.layout import LAUNCH_OPTIONS
+
+    from .local_app import free_port
+
+    demo = build_app(state=state)
+    try:
+        demo.launch(
+            server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, **LAUNCH_OPTIONS
+        )
+        assert demo.local_url  # it serves
+    finally:
+        demo.close()
+    printed = capfd.readouterr()
+    # was: "* To create a public link, set `share=True` in `launch()`."
+    assert "share=True" not in printed.out + printed.err and "public link" not in printed.out + printed.err
+
+
+def test_the_page_text_is_in_the_visitors_own_font() -> None:
+    from mmspubench.space.layout import LAUNCH_OPTIONS, SYSTEM_FONTS
+
+    theme = LAUNCH_OPTIONS["theme"]
+    assert theme.font == ", ".join(SYSTEM_FONTS) and "system-ui" in theme.font
+    css = theme._get_theme_css()  # what the page loads: no web font for its text
+    assert "Source Sans" not in css  # was: Gradio's default web font, "SpuBench" and "CGLA" misdrawn

@@ -16,7 +16,7 @@ from mmspubench.space import handlers, hub_leaderboard
 from mmspubench.space.leaderboard import load_entries
 
 from .test_hub_leaderboard import StubApi, _entry
-from .test_submit import make_run
+from .test_submit import make_run, restamp
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -44,6 +44,7 @@ def _run(root: Path, name: str, model: str, revision: str | None = None, **confi
     data = json.loads(path.read_text())
     data["model"]["revision"] = revision  # what `eval --model org/x` records: the snapshot's sha
     path.write_text(json.dumps(data))
+    restamp(path)  # and stamps its samples with (the Space reads only a run's own samples)
     return path
 
 

@@ -115,3 +115,15 @@ def test_the_chart_legend_marks_the_partial_run(tmp_path: Path) -> None:
     state = handlers.load_state(handlers.SpaceConfig(results=str(tmp_path), hub_models=()))
     labels = [s.label for s in state.series]
     assert len(labels) == 2 and labels[1].endswith("[partial (n=2 of 20)]") and "partial" not in labels[0]
+
+
+def test_of_two_runs_made_the_same_day_the_later_one_is_kept(tmp_path: Path) -> None:
+    write_run(tmp_path, "z-morning", range(20), "2026-03-01T08:00:00+00:00")
+    write_run(tmp_path, "a-evening", range(20), "2026-03-01T20:00:00+00:00")
+    # 21:00 in UTC+2 is 19:00 UTC: earlier than a-evening, though its text sorts after it
+    write_run(tmp_path, "b-east", range(20), "2026-03-01T21:00:00+02:00")
+    frame, note = _board(tmp_path)
+    # was: z-morning kept (the same day, then the folder name), called the later run
+    assert list(frame["Run"]) == ["a-evening"], note
+    assert "run z-morning not shown: run b-east is a later run" in note
+    assert "run b-east not shown: run a-evening is a later run" in note

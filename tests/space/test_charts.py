@@ -129,8 +129,8 @@ def test_a_zero_bar_is_visible_and_a_missing_one_is_not_drawn_as_zero() -> None:
     colour = tuple(int(255 * c) for c in to_rgb("C0"))
     assert _colour_near_baseline(fig, zero, colour) > 10
     assert _colour_near_baseline(fig, missing, tuple(int(255 * c) for c in to_rgb("C1"))) == 0
-    raw = _report(series)
-    assert _colour_near_baseline(raw, raw.axes[0].containers[1].patches[0], colour) == 0  # before: invisible
+    raw = _report(series)  # report --plot's own figure marks it too (it drew nothing before)
+    assert _colour_near_baseline(raw, raw.axes[0].containers[1].patches[0], colour) > 10
 
 
 def test_the_page_has_no_vega_lite_chart(tmp_path: Any) -> None:
@@ -192,7 +192,10 @@ def test_every_tick_label_gives_one_n_per_run_in_the_legend_order() -> None:
 
     full, partial, old = (10,) * len(REPORT_GROUPS), (0,) * len(REPORT_GROUPS), (None,) * len(REPORT_GROUPS)
     ticks = group_ticks([_counted("a", 50.0, full), _counted("b", 50.0, partial), _counted("c", 50.0, full)])
-    assert ticks[0] == "BG\nn=10/0/\n10"  # was "n=10/0": two numbers for three runs
+    assert ticks[0] == "BG\nn=10/0/10"  # was "n=10/0": two numbers for three runs, then "n=10/0/" over "10"
+    big = (2400,) * len(REPORT_GROUPS)
+    wrapped = group_ticks([_counted("a", 50.0, big), _counted("b", 50.0, full), _counted("c", 50.0, big)])
+    assert wrapped[0] == "BG\nn=2400/10\n/2400"  # a further line starts with the "/" it continues
     assert group_ticks([_counted("a", 50.0, full), _counted("b", 50.0, full)])[0] == "BG\nn=10"  # all alike
     assert group_ticks([_counted("a", 50.0, full), _counted("b", 50.0, old)])[0] == "BG\nn=10/?"
     assert group_ticks([_counted("a", 50.0, old)])[0] == "BG"
@@ -210,3 +213,40 @@ def test_the_run_legend_lies_below_every_tick_label() -> None:
         assert not [t for t in ticks if _boxes_meet(legend, t)]
         below = fig.axes[1].title.get_window_extent(renderer)
         assert not _boxes_meet(legend, below)
+
+
+PAGE_LABEL = 0.4
+"""Inches at the top of a chart under the page's label of it ("CGL per condition", "Option
+probabilities"), which Gradio draws over the chart's top left corner (about 40 px at 100 dpi)."""
+LONG = "a very long attribute text that wraps over many lines of its label " * 4
+
+
+def _long_label_charts() -> list[Any]:
+    record = sample_record()
+    record["conditions"][1]["attribute"] = LONG
+    extra = dict(record["conditions"][2])
+    record["conditions"] += [
+        {**extra, "attribute": f"cue {k}", "cgl": -5.0 - k} for k in range(5)
+    ]  # ten bars
+    options = pd.DataFrame(
+        {
+            "option": [f"A. {LONG}", "B. b", "C. c", "D. d"],
+            "probability": [0.7, 0.2, 0.1, 0.0],
+            "chosen": ["chosen", "other", "other", "other"],
+        }
+    )
+    return [charts.cgl_figure(cgla_view.cgl_frame(record)), charts.probability_figure(options)]
+
+
+def test_no_label_runs_over_another_or_under_the_pages_label() -> None:
+    for fig in _long_label_charts():
+        _canvas(fig).draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        ticks = [t.get_window_extent(renderer) for t in ax.get_yticklabels()]
+        # was: the slots sized by the labels' mean, an 8-line label ran over its neighbours
+        assert not [(a, b) for k, a in enumerate(ticks) for b in ticks[k + 1 :] if _boxes_meet(a, b)]
+        top = fig.bbox.height - PAGE_LABEL * fig.dpi
+        drawn = [*ticks, *(t.get_window_extent(renderer) for t in ax.texts), ax.get_window_extent(renderer)]
+        assert max(box.y1 for box in drawn) <= top  # was: the first label under the page's label
+        assert _inside(fig, [*ax.get_yticklabels(), ax.xaxis.label, *fig.legends])

@@ -31,6 +31,13 @@ def test_confound_cells_from_results(runs: tuple[dict, dict]) -> None:
     assert all(math.isnan(cells[c]) for c in ("Circular", "Blind", "Gain")) and cells["Worst"] == ""
     worst = {**views, "accuracy": {**views["accuracy"], "worst_type": {"type": "BG", "value": 12.5}}}
     assert confound_cells(worst)["Worst"] == "BG 12.50"
+    # a tie among types of >= 10 items shows both
+    tie = {
+        "by_type": {"BG": 12.5, "TN": 50.0, "Sha.": 12.5},
+        "n_by_type": {"BG": 16, "TN": 12, "Sha.": 10},
+        "worst_type": {"type": "BG", "value": 12.5},
+    }
+    assert confound_cells({**views, "accuracy": {**views["accuracy"], **tie}})["Worst"] == "BG/Sha. 12.50"
     assert run_entry(views, "v").row["Gain"] == 25.0
     assert {"Circular", "Blind", "Gain", "Worst"} <= set(ALL_COLUMNS) - set(DEFAULT_COLUMNS)
 

@@ -43,6 +43,33 @@ def test_build_writes_a_complete_space(built: Path) -> None:
     assert pins["torch"] == metadata.version("torch").split("+")[0]
 
 
+def test_the_built_folder_follows_the_umask_as_every_other_output(built: Path) -> None:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    assert built.stat().st_mode & 0o777 == 0o777 & ~mask  # not a temporary folder's private 0700
+
+
+def test_a_wheel_that_cannot_be_built_asks_for_the_setuptools_that_helps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """setuptools is there (an editable install needs it): what helps is an upgrade, not an install."""
+    from mmspubench.errors import MMSpuBenchError
+    from mmspubench.space import vendor
+
+    failed = subprocess.CompletedProcess([], 1, "", "error: setuptools too old for this layout\n")
+    monkeypatch.setattr(vendor.subprocess, "run", lambda *a, **k: failed)
+    with pytest.raises(MMSpuBenchError) as err:
+        vendor.build_wheel(tmp_path, tmp_path / "work")
+    message = str(err.value)
+    assert f"with setuptools {metadata.version('setuptools')} (error: setuptools too old" in message
+    assert message.endswith("pip install --upgrade setuptools")
+    monkeypatch.setattr(vendor, "_setuptools_version", lambda: None)
+    with pytest.raises(MMSpuBenchError, match=r"pip install setuptools$"):
+        vendor.build_wheel(tmp_path, tmp_path / "work")
+
+
 def test_vendored_package_is_every_source_file_and_imports_from_the_folder(built: Path) -> None:
     for name, folder in package_folders().items():
         target = built.joinpath(*name.split("."))

@@ -155,3 +155,19 @@ def test_an_item_with_hundreds_of_counterfactuals_shows_the_first_forty_and_says
     assert len(gallery) == intervention_view.MAX_PANELS == 40
     text = intervention_view.reading(item, None, None, notes)
     assert "21 more image(s) not shown: the page shows 40" in text
+
+
+def test_one_intervention_is_two_whole_tiles_with_the_runs_answers(tmp_path: Path) -> None:
+    data, samples = _twin_run(tmp_path, names=("grayscale",))
+    state = _state(data, {"iv": samples})
+    gallery, _ = preview.show_interventions(state, "000003", None)  # no counterfactuals: two pictures
+    assert [caption for _, caption in gallery] == [
+        f"published: {GOLD[3]} (right)",
+        f"grayscale: {GOLD[3]} (right)",
+    ]
+    blocks = {getattr(b, "elem_id", None): b for b in build_app(state=state).blocks.values()}
+    sent = blocks["explore-interventions"].get_config()  # what the browser lays out
+    # was: fit_columns (Gradio's default) widened the two to half the page each, taller than the
+    # gallery's 240 px, cropped ("cover"), their captions below the fold
+    assert sent["fit_columns"] is False and sent["columns"] == 6 and sent["object_fit"] == "contain"
+    assert sent["height"] == 240

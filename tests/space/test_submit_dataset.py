@@ -220,13 +220,23 @@ def test_edited_templates_are_refused(run: Path) -> None:
 
 
 def test_the_main_jobs_run_is_refused_with_what_submit_needs(
-    real_run: tuple[Path, dict[str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    real_run: tuple[Path, dict[str, str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     main_job = real_run[0].parent / "main-job"
     argv = ["submit", str(main_job / "results.json"), "--model-repo", "org/model", "--dry-run", str(tmp_path)]
     assert main([*argv, "--dataset-revision", REVISION]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "evaluate with --dataset mmbench/MM-SpuBench" in err
+    # Offline and with no revision given, the run's own fault is still what is named, not the Hub
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("MMSPUBENCH_PUBLISHED_REVISION", raising=False)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "evaluate with --dataset mmbench/MM-SpuBench" in err
+    assert "Hub" not in err.replace("mmbench/MM-SpuBench", "")
 
 
 def test_submit_help_says_what_a_run_needs(capsys: pytest.CaptureFixture[str]) -> None:

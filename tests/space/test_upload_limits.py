@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
+from mmspubench.dataset_builder.files import MAX_JSONL_BYTES
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
 from mmspubench.eval.records import Condition, SampleResult
@@ -28,8 +30,8 @@ LONG_TEMPLATE = (
 """One of the longer chat templates of the families the harness runs (Llama 3.2 Vision's)."""
 
 
-def worst_case_line() -> int:
-    """Bytes of a realistic worst-case samples.jsonl line, as the evaluator writes it."""
+def worst_case_sample() -> SampleResult:
+    """A realistic worst-case sample of a run without views, as the evaluator records it."""
 
     def rendered(attribute: str) -> str:
         p = prompts.cgla_prompt(attribute)
@@ -41,7 +43,7 @@ def worst_case_line() -> int:
         Condition(a, "core" if i < 5 else "spurious", rendered(a), f" {class_name}", -12.345678901234567)
         for i, a in enumerate(attributes)
     )
-    sample = SampleResult(
+    return SampleResult(
         id="002399",
         types=("co_occurring_objects", "perspective_angle"),
         answer="A",
@@ -54,11 +56,57 @@ def worst_case_line() -> int:
         cgla_min=-1.2345678901234567,
         cgla_acc=False,
     )
+
+
+def worst_case_line() -> int:
+    """Bytes of a realistic worst-case samples.jsonl line, as the evaluator writes it."""
+    return len(sample_line(worst_case_sample(), "0123456789abcdef"))
+
+
+def worst_case_views_line(mode: str) -> int:
+    """Bytes of a realistic worst-case line of a run with every view in ``mode``: the line of
+    :func:`worst_case_line`, its four rotations and blind answer, the letter probabilities
+    (logprob) and :data:`~mmspubench.eval.intervention_names.MAX_NAMES` interventions (the four
+    built-ins and counterfactuals of 30-character names), each with its reply and ten CGLs."""
+    from mmspubench.eval.intervention_names import MAX_NAMES
+    from mmspubench.eval.interventions import INTERVENTIONS
+    from mmspubench.eval.records import Answer, InterventionAnswer, Rotation
+    from mmspubench.eval.views.metrics_confounds import ROTATIONS, rotated_answer, rotation_order
+
+    def reply() -> Answer:
+        if mode == "generate":
+            return Answer("B", False, "r" * 256, None)
+        return Answer("B", False, None, (-1.2345678901234567,) * 4)
+
+    base = worst_case_sample()
+    names = [*INTERVENTIONS, *(f"cf:{'n' * 28}{i:02d}" for i in range(MAX_NAMES - len(INTERVENTIONS)))]
+    types = ("co_occurring_objects", "perspective_angle")
+    cgls = tuple(c.cgl for c in base.conditions)
+    sample = replace(
+        base,
+        rotations=tuple(Rotation(k, rotation_order(k), rotated_answer("A", k), reply()) for k in ROTATIONS),
+        blind=reply(),
+        option_probs=(0.12345678901234567,) * 4 if mode == "logprob" else None,
+        interventions=tuple(
+            InterventionAnswer(n, types, "f" * 64, reply(), cgls, -1.2345678901234567, False) for n in names
+        ),
+    )
     return len(sample_line(sample, "0123456789abcdef"))
+
+
+def largest_views_run() -> int:
+    """Bytes of the samples.jsonl of a full run with every view, in its larger answer mode."""
+    return max(worst_case_views_line(mode) for mode in ("generate", "logprob")) * FULL_RUN_ITEMS
 
 
 def test_the_limit_holds_the_largest_valid_run_twice() -> None:
     assert worst_case_line() * FULL_RUN_ITEMS * 2 <= MAX_SAMPLES_BYTES
+    # a full run with every view and the most interventions a run asks, in either answer mode
+    # (about 65 MiB in logprob mode, 79 MiB in generate mode): the former 40 MiB limit refused both
+    largest = largest_views_run()
+    assert worst_case_views_line("logprob") * FULL_RUN_ITEMS > 40 * 2**20
+    assert largest * 2 <= MAX_SAMPLES_BYTES <= largest * 3  # kept a limit, twice the largest run
+    assert MAX_SAMPLES_BYTES <= MAX_JSONL_BYTES  # what every reader of samples.jsonl takes
     assert LAUNCH_OPTIONS["max_file_size"] >= MAX_SAMPLES_BYTES > MAX_RESULTS_BYTES
     assert live.MAX_UPLOAD_BYTES == 5 * 2**20  # pictures keep their own, smaller limit
 
@@ -95,6 +143,36 @@ def test_the_submit_handler_validates_a_run_over_5_mb(
     assert samples.stat().st_size > 5 * 2**20
     verdict, _ = handlers.validate_upload(str(results), str(samples), "org/model")
     assert verdict.startswith("**Valid.** 20 samples")
+
+
+def test_the_submit_handler_validates_a_run_of_the_size_of_a_full_interventions_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
+    set_published_split(monkeypatch)
+    results = make_run(tmp_path / "run")
+    samples = results.parent / "samples.jsonl"
+    records = [json.loads(line) for line in samples.read_text().splitlines()]
+    # as large as 2,400 lines of 32 interventions, each under 8 MiB (the limit of one line)
+    pad = "<t>" * (largest_views_run() // (3 * len(records) * len(records[0]["conditions"])) + 1)
+    for record in records:
+        for condition in record["conditions"]:
+            condition["prompt"] = pad + condition["prompt"]
+    samples.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert samples.stat().st_size > largest_views_run()
+    verdict, _ = handlers.validate_upload(str(results), str(samples), "org/model")
+    assert verdict.startswith("**Valid.** 20 samples")
+
+
+def test_the_results_json_of_the_most_interventions_fits_its_limit_twice(tmp_path: Path) -> None:
+    from mmspubench.eval.intervention_names import MAX_NAMES
+    from mmspubench.eval.interventions import INTERVENTIONS
+
+    from tests.space import intervention_runs
+
+    extra = (f"cf:{'n' * 28}{i:02d}" for i in range(MAX_NAMES - len(INTERVENTIONS)))
+    folder = intervention_runs.write(tmp_path, "run", (*INTERVENTIONS, *extra))
+    assert (folder / "results.json").stat().st_size * 2 <= MAX_RESULTS_BYTES
 
 
 def test_the_submit_handler_refuses_files_over_its_limits(
