@@ -19,8 +19,8 @@ from mmspubench.eval.prompts import cgla_prompt, prompt_spec
 from mmspubench.eval.records import Condition, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
 from mmspubench.eval.run_stamp import run_stamp
-from mmspubench.space import submit
-from mmspubench.space.submit import YAML_PATH, validate_submission
+from mmspubench.eval.submit import submission as submit
+from mmspubench.eval.submit.submission import YAML_PATH, validate_submission
 
 REVISION = "0123456789abcdef0123456789abcdef01234567"
 DATASET = "mmbench/MM-SpuBench"
@@ -121,7 +121,7 @@ def make_run(root: Path, model_id: str = "org/model", revision: str = REVISION, 
 def restamp(results_path: Path) -> None:
     """Stamp every sample with the run results.json now describes: what a run made with the edited
     config, dataset or model would carry (a test's shortcut for making such a run)."""
-    from mmspubench.space.submit_checks import expected_stamp
+    from mmspubench.eval.submit.checks import expected_stamp
 
     results = json.loads(results_path.read_text())
     stamp = expected_stamp(results, RunConfig.from_json(results["config"]))

@@ -15,7 +15,7 @@ from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import Answer
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
 from mmspubench.eval.run_stamp import run_stamp
-from mmspubench.space.submit import YAML_PATH
+from mmspubench.eval.submit.submission import YAML_PATH
 
 from tests.space.test_submit import DATASET, REVISION, _sample, _submit_dry_run, published_split
 

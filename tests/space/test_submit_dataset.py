@@ -21,8 +21,8 @@ from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import recompute
+from mmspubench.eval.submit.checks import check_sample_consistency
 from mmspubench.space import handlers
-from mmspubench.space.submit_checks import check_sample_consistency
 
 from .test_submit import restamp
 
@@ -319,7 +319,7 @@ def test_api_prompts_are_compared_as_messages() -> None:
     from mmspubench.eval.backends.openai_api import render_messages
     from mmspubench.eval.prompts import cgla_prompt
     from mmspubench.eval.records import Condition
-    from mmspubench.space.submit_dataset import _prompt_fault
+    from mmspubench.eval.submit.published import _prompt_fault
 
     exact = render_messages(cgla_prompt("a red roof"))
     assert _prompt_fault(Condition("a red roof", "core", exact, " house", -1.0)) is None

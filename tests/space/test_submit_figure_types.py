@@ -1,7 +1,7 @@
 """A recomputed figure must equal the recorded one in kind as well as value: a count written as
 JSON ``true`` for ``1`` (``True == 1`` in Python) or ``1.0`` is refused by ``submit``, the
 Space's Submit tab, the leaderboard's check and a sweep's verification, which all compare
-through ``space.submit.compare_aggregates``. A fraction written as a whole JSON integer (``50``
+through ``eval.submit.submission.compare_aggregates``. A fraction written as a whole JSON integer (``50``
 for ``50.0``, as JavaScript or jq print it) is the same number and is taken."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.records import Answer, SampleResult
+from mmspubench.eval.submit.submission import compare_aggregates
 from mmspubench.space import handlers
-from mmspubench.space.submit import compare_aggregates
 
 from tests.space.test_submit import REVISION, _submit_dry_run, published_split
 from tests.space.test_submit_forgery import _upload

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from huggingface_hub import parse_eval_result_entries
 from mmspubench.cli import main
-from mmspubench.space.submit import YAML_PATH
+from mmspubench.eval.submit.submission import YAML_PATH
 
 from tests.dataset_builder import hub_fixtures as hub
 
@@ -68,7 +68,7 @@ def test_a_partial_run_is_refused(
 def test_samples_cut_to_a_subset_are_refused_against_the_digest_from_the_data(
     published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from mmspubench.space.submit import validate_submission
+    from mmspubench.eval.submit.submission import validate_submission
 
     _eval(tmp_path / "run", "--metrics", "accuracy")
     samples = tmp_path / "run" / "samples.jsonl"

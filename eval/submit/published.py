@@ -1,6 +1,6 @@
 """Every submitted sample checked against the published split itself, not only against itself.
 
-``submit_checks`` proves a run consistent: its figures follow from its samples, its samples from
+``checks`` proves a run consistent: its figures follow from its samples, its samples from
 their own fields. A run relabelled against the dataset (each ``answer`` set to the ``prediction``,
 condition kinds swapped, ``types`` changed, results.json recomputed) is consistent too. So each
 sample is compared with the published item of the same id: answer letter, types, class name, the

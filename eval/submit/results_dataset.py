@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.space.submit import Submission
+from mmspubench.eval.submit.submission import Submission
 
 _SAFE_REVISION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
 """A model revision usable as one path segment (commit shas, tags, branch names without ``/``)."""
@@ -68,7 +68,7 @@ def open_results_pull_request(
 ) -> str:
     """Open a pull request adding ``files`` to the results dataset ``results_repo``; its URL."""
     from huggingface_hub.utils import HFValidationError, validate_repo_id
-    from mmspubench.space.hub_pr import open_hub_pull_request
+    from mmspubench.eval.submit.hub_pr import open_hub_pull_request
 
     try:
         validate_repo_id(results_repo)

@@ -84,7 +84,7 @@ def _check_view_answer(
 ) -> None:
     """One view's answer follows from what the model produced, as the published answer does:
     in logprob mode its four option scores (the argmax), in generate mode its raw output (the
-    parser's reading, checked against the published options by ``submit_dataset``)."""
+    parser's reading, checked against the published options by ``published``)."""
     fault = letter_fault(answer)
     if fault:
         raise record_error(where, sample.id, f"{field}.prediction", f"{label}{fault}")

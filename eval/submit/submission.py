@@ -7,7 +7,7 @@ Nothing submitted is taken on faith. A run is accepted only when
 - the run covers the whole published split (no ``--limit``) of the published dataset id, at the
   published revision (see ``published_revision``);
 - every sample agrees with the published item of its id: answer, types, class name, conditions,
-  prompts and continuations (``submit_dataset``);
+  prompts and continuations (``published``);
 - every figure of results.json's ``accuracy`` and ``cgla`` sections is finite, in range, and equal
   to the figure recomputed from the samples with ``mmspubench.eval.results.recompute``.
 
@@ -34,21 +34,21 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import CEILING_NOTE, CGLA_VARIANTS, VARIANTS
 from mmspubench.eval.records import SampleResult
-from mmspubench.eval.variants import is_ceiling, variant_label
-from mmspubench.markup import is_hub_model
-from mmspubench.options import option
-from mmspubench.space.submit_checks import (
+from mmspubench.eval.submit.checks import (
     check_run_stamps,
     check_sample_consistency,
     check_split_ids,
     published_split,
 )
-from mmspubench.space.submit_dataset import (
+from mmspubench.eval.submit.published import (
     check_against_dataset,
     check_prompt_templates,
     published_facts,
     published_items,
 )
+from mmspubench.eval.variants import is_ceiling, variant_label
+from mmspubench.markup import is_hub_model
+from mmspubench.options import option
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResultEntry
@@ -481,7 +481,7 @@ def write_dry_run(submission: Submission, out_dir: Path) -> Path:
 
 def open_pull_request(submission: Submission, token: str | None = None) -> str:
     """Open a pull request adding the entries file to the model repo; returns the PR's URL."""
-    from mmspubench.space.hub_pr import open_hub_pull_request
+    from mmspubench.eval.submit.hub_pr import open_hub_pull_request
 
     return open_hub_pull_request(
         submission.model_repo,
