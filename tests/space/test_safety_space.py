@@ -24,10 +24,10 @@ from PIL import Image
 
 from tests.dataset_builder.raw_fixtures import make_release, write_png_header_only
 from tests.dataset_builder.test_safety_build import write_mpo
+from tests.eval.submit.test_submit import REVISION, make_run, set_published_split
 
 from .test_handlers import state  # noqa: F401  (fixture)
 from .test_live import _png
-from .test_submit import REVISION, make_run, set_published_split
 
 
 @pytest.fixture(autouse=True)

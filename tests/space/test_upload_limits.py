@@ -17,8 +17,9 @@ from mmspubench.eval.submit.submission import MAX_RESULTS_BYTES, MAX_SAMPLES_BYT
 from mmspubench.space import handlers, live
 from mmspubench.space.layout import LAUNCH_OPTIONS
 
+from tests.eval.submit.test_submit import REVISION, make_run, set_published_split
+
 from .local_app import launch_local
-from .test_submit import REVISION, make_run, set_published_split
 
 FULL_RUN_ITEMS = 2400
 """Items of the largest published split a run covers."""

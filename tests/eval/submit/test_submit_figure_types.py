@@ -18,9 +18,9 @@ from mmspubench.eval.records import Answer, SampleResult
 from mmspubench.eval.submit.submission import compare_aggregates
 from mmspubench.space import handlers
 
-from tests.space.test_submit import REVISION, _submit_dry_run, published_split
-from tests.space.test_submit_forgery import _upload
-from tests.space.test_submit_interventions import _only_grayscale
+from tests.eval.submit.test_submit import REVISION, _submit_dry_run, published_split
+from tests.eval.submit.test_submit_forgery import _upload
+from tests.eval.submit.test_submit_interventions import _only_grayscale
 
 __all__ = ["published_split"]  # the autouse fixture of test_submit: the published split of these tests
 

@@ -9,7 +9,8 @@ import pytest
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.space import leaderboard
 
-from .fixtures import results_json, write_run
+from tests.space.fixtures import results_json, write_run
+
 from .test_submit import _submit_dry_run, make_run, restamp, set_published_split
 
 

@@ -15,8 +15,8 @@ from mmspubench.eval import interventions
 from mmspubench.eval.records import Answer, InterventionAnswer, SampleResult
 from PIL import Image
 
-from tests.space.test_submit import REVISION, _submit_dry_run, published_split
-from tests.space.test_submit_forgery import _letter_biased, _refused, _write
+from tests.eval.submit.test_submit import REVISION, _submit_dry_run, published_split
+from tests.eval.submit.test_submit_forgery import _letter_biased, _refused, _write
 
 __all__ = ["published_split"]
 
@@ -56,7 +56,7 @@ def _only_grayscale(
     from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
     from mmspubench.eval.run_stamp import run_stamp
 
-    from tests.space.test_submit import DATASET, REVISION
+    from tests.eval.submit.test_submit import DATASET, REVISION
 
     samples = [forge(_with_grayscale(i, mode)) for i in range(20)]
     config = RunConfig(

@@ -17,7 +17,7 @@ from mmspubench.eval.results import build_results, write_json_atomic, write_samp
 from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.eval.submit.submission import YAML_PATH
 
-from tests.space.test_submit import DATASET, REVISION, _sample, _submit_dry_run, published_split
+from tests.eval.submit.test_submit import DATASET, REVISION, _sample, _submit_dry_run, published_split
 
 __all__ = ["published_split"]  # the autouse fixture of test_submit: the published split of these tests
 

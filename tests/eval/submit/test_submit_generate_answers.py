@@ -19,9 +19,9 @@ from mmspubench.eval.records import Answer, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
 from mmspubench.eval.run_stamp import run_stamp
 
-from tests.space.test_submit import DATASET, REVISION, _submit_dry_run, published_split
-from tests.space.test_submit_forgery import _upload
-from tests.space.test_submit_interventions import _with_grayscale
+from tests.eval.submit.test_submit import DATASET, REVISION, _submit_dry_run, published_split
+from tests.eval.submit.test_submit_forgery import _upload
+from tests.eval.submit.test_submit_interventions import _with_grayscale
 
 __all__ = ["published_split"]  # the autouse fixture of test_submit: the published split of these tests
 

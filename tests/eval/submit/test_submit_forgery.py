@@ -25,7 +25,7 @@ from mmspubench.eval.submit.submission import YAML_PATH
 from mmspubench.eval.views.metrics_confounds import ROTATIONS, rotated_answer, rotation_order
 from mmspubench.space import handlers
 
-from tests.space.test_submit import DATASET, REVISION, _sample, _submit_dry_run, published_split
+from tests.eval.submit.test_submit import DATASET, REVISION, _sample, _submit_dry_run, published_split
 
 __all__ = ["published_split"]  # the autouse fixture of test_submit: the published split of these tests
 
