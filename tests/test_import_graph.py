@@ -48,7 +48,8 @@ ALLOWED: dict[str, set[str]] = {
         "eval",
         "curate",
     },
-    # The sweep runs eval and reads its results; it verifies fetched runs with submit's checks (space).
+    # The sweep runs eval and reads its results and verifies fetched runs with submit's checks (both
+    # eval); it builds the wheel a remote job installs as `space build` does (space.vendor).
     "sweep": {
         "errors",
         "redact",
@@ -120,6 +121,18 @@ def test_curate_imports_nothing_above_it() -> None:
 
 def test_sweep_imports_nothing_above_it() -> None:
     assert _upward("sweep") == []
+
+
+SWEEP_USES_OF_THE_SPACE = {"sweep/wheel.py": {"mmspubench.space.vendor"}}
+"""The sweep's only imports of the Space: the wheel build (submit's checks live in eval/submit/)."""
+
+
+def test_the_sweep_imports_the_space_only_to_build_its_wheel() -> None:
+    used = {
+        path.relative_to(ROOT).as_posix(): {n for n in _imports(path) if n.startswith("mmspubench.space")}
+        for path in sorted((ROOT / "sweep").rglob("*.py"))
+    }
+    assert {rel: names for rel, names in used.items() if names} == SWEEP_USES_OF_THE_SPACE
 
 
 def test_no_part_imports_the_sweep() -> None:
