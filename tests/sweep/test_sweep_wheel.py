@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.bundled import ASSETS, BIASED_MODEL
-from mmspubench.space.vendor import build_wheel
 from mmspubench.sweep import wheel
 from mmspubench.sweep.wheel import checkout
+from mmspubench.wheel import build_wheel
 
 TOKEN = "hf_plantedTokenValue0123456789abcdefAB"
 
