@@ -79,12 +79,12 @@ def train_models(cued: TrainConfig, out: Path, log: Any, balanced: Path | None =
 
 def write_releases(out: Path, n: int, image_size: int) -> dict[str, Path]:
     """One synthetic benchmark release per cue (``mmspubench synth`` layout)."""
-    from mmspubench.dataset_builder import synth
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
 
     paths = {}
     for cue in CUES:
-        items = synth.generate_items(n, seed=EVAL_SEED, image_size=image_size, mode="benchmark", cue=cue)
-        paths[cue] = synth.write_release(out / cue, items)
+        items = generate_items(n, seed=EVAL_SEED, image_size=image_size, mode="benchmark", cue=cue)
+        paths[cue] = write_release(out / cue, items)
     return paths
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
-from mmspubench.dataset_builder.synth import SynthItem, generate_items, write_release
-from mmspubench.dataset_builder.synth_vocab import CLASS_BY_NAME, CLASSES, SPURIOUS_VALUES, home_of
+from mmspubench.dataset_builder.synth.generate import SynthItem, generate_items, write_release
+from mmspubench.dataset_builder.synth.vocab import CLASS_BY_NAME, CLASSES, SPURIOUS_VALUES, home_of
 from mmspubench.errors import MMSpuBenchError
 
 SMALL = 48

@@ -9,7 +9,7 @@ import pytest
 from mmspubench.cli import main
 from mmspubench.dataset_builder import defaults
 from mmspubench.dataset_builder.schema import TYPE_NAMES
-from mmspubench.dataset_builder.synth import generate_items
+from mmspubench.dataset_builder.synth.generate import generate_items
 
 
 def _records(folder: Path) -> list[dict[str, object]]:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from mmspubench.cli import main
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES
-from mmspubench.dataset_builder.synth import CLASSES, generate_items, write_release
-from mmspubench.dataset_builder.synth_confounds import TEXT_PRIOR_WORDING, parse_letter_bias
+from mmspubench.dataset_builder.synth.confounds import TEXT_PRIOR_WORDING, parse_letter_bias
+from mmspubench.dataset_builder.synth.generate import generate_items, write_release
+from mmspubench.dataset_builder.synth.vocab import CLASSES
 from mmspubench.errors import MMSpuBenchError
 from PIL import Image
 

@@ -16,15 +16,15 @@ import pytest
 from mmspubench.cli import main
 from mmspubench.dataset_builder.load import content_hash, load_benchmark
 from mmspubench.dataset_builder.schema import FEATURES, FEATURES_WITH_COUNTERFACTUALS, TYPE_NAMES, Item
-from mmspubench.dataset_builder.synth import CLASSES, SynthConfig, SynthItem, make_item
-from mmspubench.dataset_builder.synth_counterfactuals import (
+from mmspubench.dataset_builder.synth.counterfactuals import (
     CONDITIONS,
     counterfactual_scenes,
     render_counterfactuals,
 )
-from mmspubench.dataset_builder.synth_draw import _colorize, render_scene
-from mmspubench.dataset_builder.synth_shapes import NEUTRAL_BACKGROUND
-from mmspubench.dataset_builder.synth_vocab import CLASS_BY_NAME
+from mmspubench.dataset_builder.synth.draw import _colorize, render_scene
+from mmspubench.dataset_builder.synth.generate import SynthConfig, SynthItem, make_item
+from mmspubench.dataset_builder.synth.shapes import NEUTRAL_BACKGROUND
+from mmspubench.dataset_builder.synth.vocab import CLASS_BY_NAME, CLASSES
 from PIL import Image
 
 SMALL = 32
@@ -315,8 +315,8 @@ def test_a_counterfactuals_column_of_another_type_is_refused() -> None:
 def test_synth_says_how_often_the_text_still_names_the_changed_cue(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from mmspubench.dataset_builder.synth import generate_items
-    from mmspubench.dataset_builder.synth_counterfactuals import text_names_cue
+    from mmspubench.dataset_builder.synth.counterfactuals import text_names_cue
+    from mmspubench.dataset_builder.synth.generate import generate_items
 
     _synth(tmp_path / "cf", "--counterfactuals")
     out = capsys.readouterr().out
@@ -331,7 +331,7 @@ def test_synth_says_how_often_the_text_still_names_the_changed_cue(
 
 def test_the_docs_count_of_cue_random_drawing_the_published_values() -> None:
     """docs/benchmark/synthetic.md: 10 of the 90 default items draw their published values as cue-random."""
-    from mmspubench.dataset_builder.synth import generate_items
+    from mmspubench.dataset_builder.synth.generate import generate_items
 
     same = sum(
         cf.scene.planted == item.scene.planted

@@ -1,4 +1,4 @@
-"""The version-independent arithmetic of the synthetic twin (``synth_exact``)."""
+"""The version-independent arithmetic of the synthetic twin (``synth.exact``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import PIL
-from mmspubench.dataset_builder.synth_draw import PERSPECTIVE_QUADS, _perspective_coefficients, _ramp
-from mmspubench.dataset_builder.synth_exact import QUANTUM, quantised, resize_bicubic, solve_exact
-from mmspubench.dataset_builder.synth_shapes import draw_object
+from mmspubench.dataset_builder.synth.draw import PERSPECTIVE_QUADS, _perspective_coefficients, _ramp
+from mmspubench.dataset_builder.synth.exact import QUANTUM, quantised, resize_bicubic, solve_exact
+from mmspubench.dataset_builder.synth.shapes import draw_object
 from PIL import Image
 
 # resize_bicubic of the 118 px teapot layer, as Pillow 10 to 12.3 resize it (Pillow 13 differs).

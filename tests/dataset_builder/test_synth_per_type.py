@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from mmspubench.cli import main
-from mmspubench.dataset_builder.synth import SynthItem, generate_items
-from mmspubench.dataset_builder.synth_vocab import CLASS_BY_NAME, SPURIOUS_VALUES
+from mmspubench.dataset_builder.synth.generate import SynthItem, generate_items
+from mmspubench.dataset_builder.synth.vocab import CLASS_BY_NAME, SPURIOUS_VALUES
 from mmspubench.errors import MMSpuBenchError
 
 

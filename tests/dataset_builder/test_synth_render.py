@@ -7,10 +7,10 @@ import itertools
 import numpy as np
 import pytest
 from mmspubench.dataset_builder.schema import TYPE_NAMES
-from mmspubench.dataset_builder.synth import generate_items
-from mmspubench.dataset_builder.synth_draw import SceneSpec, object_layer, render_scene
-from mmspubench.dataset_builder.synth_shapes import BACKGROUND_RGB, NEUTRAL_BACKGROUND
-from mmspubench.dataset_builder.synth_vocab import CLASSES, SPURIOUS_VALUES
+from mmspubench.dataset_builder.synth.draw import SceneSpec, object_layer, render_scene
+from mmspubench.dataset_builder.synth.generate import generate_items
+from mmspubench.dataset_builder.synth.shapes import BACKGROUND_RGB, NEUTRAL_BACKGROUND
+from mmspubench.dataset_builder.synth.vocab import CLASSES, SPURIOUS_VALUES
 from PIL import Image
 
 SIZE = 96

@@ -302,7 +302,7 @@ def test_a_run_of_another_release_with_the_same_ids_is_refused(
 ) -> None:
     """The published split is another release than the one the run scored (same ids, other items)."""
     from mmspubench.dataset_builder.builder import build_repo
-    from mmspubench.dataset_builder.synth import generate_items, write_release
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
 
     write_release(tmp_path / "raw", generate_items(90, seed=1, image_size=32))
     build_repo(tmp_path / "raw", tmp_path / "other", overwrite=True)

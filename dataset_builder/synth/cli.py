@@ -120,7 +120,7 @@ class SynthOptions:
         "also write each item's scene re-rendered with its planted cues aligned with the class, "
         "random and removed (data/images/counterfactuals/)",
     )
-    """Write the exact counterfactuals of every item (``synth_counterfactuals``)."""
+    """Write the exact counterfactuals of every item (``synth.counterfactuals``)."""
     overwrite: bool = option(False, "replace --out if it exists")
     """Replace ``out`` if it exists."""
 
@@ -145,9 +145,9 @@ def run_synth(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from mmspubench.dataset_builder.schema import TYPE_ABBREV, TYPE_NAMES
-    from mmspubench.dataset_builder.synth import generate_items, write_release
-    from mmspubench.dataset_builder.synth_confounds import parse_letter_bias
-    from mmspubench.dataset_builder.synth_counterfactuals import text_names_cue
+    from mmspubench.dataset_builder.synth.confounds import parse_letter_bias
+    from mmspubench.dataset_builder.synth.counterfactuals import text_names_cue
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
 
     letter_bias = None if args.letter_bias is None else parse_letter_bias(args.letter_bias)
     prior_types = None if args.text_prior_types is None else parse_type_list(args.text_prior_types)

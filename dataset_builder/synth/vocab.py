@@ -181,7 +181,7 @@ SPURIOUS_VALUES: dict[str, tuple[SpuriousValue, ...]] = {
 # Core attributes are generic part, shape and colour descriptions, each shared by at least two
 # classes, as in real data where "four legs" or "a long neck" does not name the class on its own:
 # the class then follows from the picture and the text together, not from the core text alone.
-# Each text is true of the drawing of every class that lists it (synth_shapes.CLASS_DRAWERS).
+# Each text is true of the drawing of every class that lists it (shapes.CLASS_DRAWERS).
 _CLASS_CORES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("boat", ("a white part", "a brown part", "a long thin upright part")),
     ("cactus", ("a green part", "a round part on top", "rectangular parts")),

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from mmspubench.dataset_builder.synth_exact import quantised, resize_bicubic, solve_exact
-from mmspubench.dataset_builder.synth_shapes import (
+from mmspubench.dataset_builder.synth.exact import quantised, resize_bicubic, solve_exact
+from mmspubench.dataset_builder.synth.shapes import (
     SKY_CO_OBJECTS,
     draw_background,
     draw_co_object,
@@ -25,9 +25,9 @@ class SceneSpec:
     """Everything needed to draw one scene."""
 
     class_name: str
-    """Object class drawn (``synth_vocab.CLASSES``)."""
+    """Object class drawn (``vocab.CLASSES``)."""
     cell: int
-    """3x3 grid cell of the object centre, row-major (``synth_vocab.POSITIONS``)."""
+    """3x3 grid cell of the object centre, row-major (``vocab.POSITIONS``)."""
     offset: tuple[float, float]
     """Jitter of the object centre, as a fraction of the image size."""
     scale: float
@@ -130,7 +130,7 @@ def _apply_shape(layer: Image.Image, key: str) -> Image.Image:
     padded.paste(layer, (margin, 0))
     layer, w = padded, w + 2 * margin
     y, x = np.mgrid[0:h, 0:w].astype(float)
-    # Sines and powers come from quantised per-element math calls (synth_exact.quantised), not
+    # Sines and powers come from quantised per-element math calls (exact.quantised), not
     # numpy's SIMD loops, whose last bits differ by CPU and release and would move a floored pixel.
     if key == "wavy":
         return _remap(

@@ -10,7 +10,7 @@ benchmark mode: a misleading class's home values):
   a generator seeded by the item's noise seed and a fixed salt, never looking at the class: the
   value is independent of the class (it is the true class's home value by chance, with probability
   one over the number of values, as under ``--cue random``).
-- ``cue-removed``: the type not planted at all, which ``synth_draw.render_scene`` draws as: a
+- ``cue-removed``: the type not planted at all, which ``draw.render_scene`` draws as: a
   neutral grey background (BG); no pattern, blur or noise (TN); no co-occurring object (CO); no
   tint (Col.); even lighting and no cast shadow (LS). Four types cannot be removed without the
   object itself, so their neutral value is the object's default rendering: its default size (the
@@ -19,7 +19,7 @@ benchmark mode: a misleading class's home values):
 
 Decorations drawn from the scene's noise seed (a background's scattered marks, the co-object's side
 when the object is centred, grain and speckle) follow the values drawn, from the same seed.
-Rendering is ``synth_draw.render_scene``, so the images are the same bytes on every machine.
+Rendering is ``draw.render_scene``, so the images are the same bytes on every machine.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
-from mmspubench.dataset_builder.synth_draw import SceneSpec, render_scene
-from mmspubench.dataset_builder.synth_vocab import CLASS_BY_NAME, SPURIOUS_VALUES, value
+from mmspubench.dataset_builder.synth.draw import SceneSpec, render_scene
+from mmspubench.dataset_builder.synth.vocab import CLASS_BY_NAME, SPURIOUS_VALUES, value
 
 if TYPE_CHECKING:
-    from mmspubench.dataset_builder.synth import SynthItem
+    from mmspubench.dataset_builder.synth.generate import SynthItem
     from PIL.Image import Image
 
 CONDITIONS: tuple[str, ...] = ("cue-aligned", "cue-random", "cue-removed")

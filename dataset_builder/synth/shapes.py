@@ -185,7 +185,7 @@ CLASS_DRAWERS: dict[str, Callable[[Pen], None]] = {
     "kite": _kite,
     "teapot": _teapot,
 }
-"""Drawer of each object class (names match ``synth_vocab.CLASSES``)."""
+"""Drawer of each object class (names match ``vocab.CLASSES``)."""
 
 
 def draw_object(class_name: str, size: int) -> Image.Image:

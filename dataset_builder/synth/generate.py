@@ -16,7 +16,7 @@ Two modes:
   (uniform values, no correlation with the class).
 
 Two confounds can be planted on top, as positive controls of the confound views
-(``synth_confounds``): a letter bias (``letter_bias``: the gold answer mostly at one letter) and a
+(``confounds``): a letter bias (``letter_bias``: the gold answer mostly at one letter) and a
 text prior (``text_prior_types``: the question names the class on those types).
 
 Everything is a function of (index, seed, image size, mode, policy): the same arguments give
@@ -42,14 +42,14 @@ from mmspubench.dataset_builder.defaults import (
 )
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, TYPE_NAMES, Item
-from mmspubench.dataset_builder.synth_confounds import (
+from mmspubench.dataset_builder.synth.confounds import (
     biased_slot,
     check_letter_bias,
     check_types,
     with_text_prior,
 )
-from mmspubench.dataset_builder.synth_draw import SceneSpec, render_scene
-from mmspubench.dataset_builder.synth_vocab import (
+from mmspubench.dataset_builder.synth.draw import SceneSpec, render_scene
+from mmspubench.dataset_builder.synth.vocab import (
     CLASS_BY_NAME,
     CLASSES,
     POSITIONS,
@@ -104,7 +104,7 @@ class SynthConfig:
     letter_bias: tuple[str, float] | None = None
     """Plant a letter bias: ``(letter, share)`` puts the gold answer at ``letter`` with probability
     ``share``, else at one of the other letters uniformly (``None``: letters balanced in blocks of
-    four). A positive control of circular evaluation (``synth_confounds``)."""
+    four). A positive control of circular evaluation (``confounds``)."""
     text_prior_types: tuple[str, ...] | None = None
     """Plant a text prior: items with one of these types name their class in the question
     (``None``: no question names it). A positive control of the blind baseline."""
@@ -345,7 +345,7 @@ def generate_items(
 
 
 def _write_into(folder: Path, items: Iterable[SynthItem], counterfactuals: bool) -> int:
-    from mmspubench.dataset_builder.synth_counterfactuals import write_counterfactuals
+    from mmspubench.dataset_builder.synth.counterfactuals import write_counterfactuals
 
     images = folder / "data" / "images"
     images.mkdir(parents=True)
@@ -370,7 +370,7 @@ def write_release(
 ) -> Path:
     """Write ``items`` as a raw release (``annotation.json`` + ``data/images/``) at ``out``.
 
-    ``counterfactuals``: also write each item's counterfactual images (``synth_counterfactuals``)
+    ``counterfactuals``: also write each item's counterfactual images (``synth.counterfactuals``)
     under ``data/images/counterfactuals/`` and list them in its record.
 
     The release is written into a temporary sibling folder and renamed into place, so ``out``
