@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from tests.dataset_builder.test_synth_confounds import (
+from tests.dataset_builder.synth.test_synth_confounds import (
     DEFAULT_RELEASE_DIGEST,
     TRAIN_RELEASE_DIGEST,
     release_digest,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CHILD = """
 import json, sys, contextlib, io
 from pathlib import Path

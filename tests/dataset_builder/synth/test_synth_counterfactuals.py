@@ -342,5 +342,5 @@ def test_the_docs_count_of_cue_random_drawing_the_published_values() -> None:
     assert same == 10
     assert (
         "in 10\n  of the 90 default items"
-        in (Path(__file__).parents[2] / "docs/benchmark/synthetic.md").read_text()
+        in (Path(__file__).parents[3] / "docs/benchmark/synthetic.md").read_text()
     )
