@@ -1,4 +1,4 @@
-"""Two finished run folders -> the paired items :mod:`mmspubench.eval.analysis.compare` works on.
+"""Two finished run folders -> the paired items :mod:`mmspubench.eval.analysis.compare.paired` works on.
 
 A comparison is only meaningful on the same items: both runs must name the same dataset (its
 content hash, or Hub id and revision), the same split, and their ``samples.jsonl`` files must hold
@@ -17,8 +17,8 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import display_name
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis import compare_view_intervention as civ
-from mmspubench.eval.analysis.compare import Pair
+from mmspubench.eval.analysis.compare import side_intervention
+from mmspubench.eval.analysis.compare.paired import Pair
 from mmspubench.eval.intervention_names import BUILTIN_NAMES, CF_PREFIX
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
@@ -36,7 +36,7 @@ VIEWS = ("image", "blind")
 """What a run's answers are taken to be: ``image`` (the answers with the image, as recorded),
 ``blind`` (its blind answers, ``eval --metrics accuracy,blind``, standing in for them), or
 ``intervention:NAME`` (its answers under that intervention,
-:mod:`mmspubench.eval.analysis.compare_view_intervention`)."""
+:mod:`mmspubench.eval.analysis.compare.side_intervention`)."""
 VIEW_HELP = "image (as recorded), blind (its blind answers) or intervention:NAME (its answers under it)"
 
 
@@ -44,18 +44,18 @@ def _suggestion(view: str) -> str:
     """`` (did you mean X?)``: an intervention's name written without ``intervention:``, or the
     closest view to a misspelt one (``difflib``); ``""`` when none is close."""
     if view in BUILTIN_NAMES or (view.startswith(CF_PREFIX) and len(view) > len(CF_PREFIX)):
-        return f" (did you mean {civ.PREFIX}{view[:80]}?)"
-    if view.lower() == civ.PREFIX[:-1]:
-        return f" (did you mean {civ.PREFIX}NAME, e.g. {civ.PREFIX}{BUILTIN_NAMES[0]}?)"
+        return f" (did you mean {side_intervention.PREFIX}{view[:80]}?)"
+    if view.lower() == side_intervention.PREFIX[:-1]:
+        return f" (did you mean {side_intervention.PREFIX}NAME, e.g. {side_intervention.PREFIX}{BUILTIN_NAMES[0]}?)"
     spelled = {v: v for v in VIEWS}
     for name in BUILTIN_NAMES:
-        spelled[name] = spelled[civ.PREFIX + name] = civ.PREFIX + name
+        spelled[name] = spelled[side_intervention.PREFIX + name] = side_intervention.PREFIX + name
     close = closest(view[:200], list(spelled))
     return f" (did you mean {spelled[close]}?)" if close else ""
 
 
 def _view_fault(view: str) -> str | None:
-    if view in VIEWS or view.startswith(civ.PREFIX):
+    if view in VIEWS or view.startswith(side_intervention.PREFIX):
         return None
     return f"expected image, blind or intervention:NAME, got {view[:80]!r}{_suggestion(view)}"
 
@@ -153,8 +153,8 @@ def with_view(run: Run, view: str, side: str) -> Run:
         raise MMSpuBenchError(f"--{side}-view: {fault}")
     if view == "image":
         return run
-    if civ.name_of(view) is not None:
-        samples = civ.intervened(run.samples, run.results, run.folder, view, side)
+    if side_intervention.name_of(view) is not None:
+        samples = side_intervention.intervened(run.samples, run.results, run.folder, view, side)
         return Run(folder=run.folder, results=run.results, samples=samples, view=view)
     missing = sorted(i for i, s in run.samples.items() if s.blind is None)
     if missing:
@@ -223,8 +223,8 @@ def describe(run: Run) -> dict[str, Any]:
         "answer_mode": config.get("answer_mode"),
         "metrics": list(config.get("metrics") or []),
     }
-    if civ.name_of(run.view) is not None:
-        out["view"] = civ.description(run.results, run.view)
+    if side_intervention.name_of(run.view) is not None:
+        out["view"] = side_intervention.description(run.results, run.view)
     elif run.view != "image":  # the description of a plain side is the one of before
         grey = (run.results.get("blind") or {}).get("image") == "grey"
         out["view"] = f"{run.view} ({'a grey image' if grey else 'no image'})"

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from mmspubench.eval.analysis.compare import Pair, PairedMean, PairedRate, paired_mean, paired_rate
+from mmspubench.eval.analysis.compare.paired import Pair, PairedMean, PairedRate, paired_mean, paired_rate
 from mmspubench.eval.records import InterventionAnswer, SampleResult
 from mmspubench.eval.views.cells import fixed, interval
 
@@ -103,7 +103,7 @@ def to_json(found: Sequence[InterventionPair]) -> dict[str, Any]:
 
 
 def _rate(r: dict[str, Any]) -> list[str]:
-    from mmspubench.eval.analysis.compare_cli import format_p
+    from mmspubench.eval.analysis.compare.cli import format_p
 
     diff = f"{fixed(r['difference'], signed=True)} {interval(r['ci95'])}"
     return [

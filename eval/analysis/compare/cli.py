@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis import compare, compare_interventions
-from mmspubench.eval.analysis.compare import GroupComparison, PairedMean, PairedRate
-from mmspubench.eval.analysis.compare_runs import Views
-from mmspubench.eval.analysis.compare_view_intervention import check_entries
+from mmspubench.eval.analysis.compare import interventions, paired
+from mmspubench.eval.analysis.compare.paired import GroupComparison, PairedMean, PairedRate
+from mmspubench.eval.analysis.compare.runs import Views
+from mmspubench.eval.analysis.compare.side_intervention import check_entries
 from mmspubench.eval.analysis.report import printable
 from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
@@ -75,26 +75,26 @@ def comparison(
     views: Views | None = None,
 ) -> dict[str, Any]:
     """The comparison document (what ``--json`` writes) of two run folders, each seen through its view."""
-    from mmspubench.eval.analysis import compare_runs
+    from mmspubench.eval.analysis.compare import runs
 
     if resamples < 1:
         raise MMSpuBenchError(f"--resamples must be positive, got {resamples}")
     if seed < 0:
         raise MMSpuBenchError(f"--seed must be a non-negative integer, got {seed}")
     views = views or Views()
-    a = compare_runs.with_view(compare_runs.load_run(run_a), views.a_view, "a")
-    b = compare_runs.with_view(compare_runs.load_run(run_b), views.b_view, "b")
+    a = runs.with_view(runs.load_run(run_a), views.a_view, "a")
+    b = runs.with_view(runs.load_run(run_b), views.b_view, "b")
     for side, run in (("RUN_A", a), ("RUN_B", b)):
-        if compare_interventions.names(list(run.samples.values())):  # checked as the run's results were
+        if interventions.names(list(run.samples.values())):  # checked as the run's results were
             check_entries(run.samples, run.results, run.folder, side)
-    pairs = compare_runs.pairs(a, b)
-    groups = compare.compare_pairs(pairs, seed, resamples)
+    pairs = runs.pairs(a, b)
+    groups = paired.compare_pairs(pairs, seed, resamples)
     dataset = a.results.get("dataset") or {}
-    intervened = compare_interventions.summary(pairs)
+    intervened = interventions.summary(pairs)
     return {
-        "a": compare_runs.describe(a),
-        "b": compare_runs.describe(b),
-        "config_differences": compare_runs.config_differences(a, b),
+        "a": runs.describe(a),
+        "b": runs.describe(b),
+        "config_differences": runs.config_differences(a, b),
         "environment_differences": {
             key: values
             for key, values in differences(
@@ -107,7 +107,7 @@ def comparison(
         "n": groups[0].n,
         "seed": seed,
         "resamples": resamples,
-        "groups": [compare.group_to_json(g) for g in groups],
+        "groups": [paired.group_to_json(g) for g in groups],
         **({} if intervened is None else {"interventions": intervened}),
     }
 
@@ -196,7 +196,7 @@ def markdown(doc: dict[str, Any]) -> str:
         head += ["CGLA_min A", "CGLA_min B", "mean B - A [95% CI]"]
         rows = [[g.group, str(g.n), *_rate_cells(g.cgla_acc), *_mean_cells(g.cgla_min)] for g in groups]
         lines += ["", "CGLA (CGLA_acc in %, CGLA_min in nats)", "", *_table(head, rows)]
-    return "\n".join(lines + _confound_tables(groups) + compare_interventions.markdown(doc, _table))
+    return "\n".join(lines + _confound_tables(groups) + interventions.markdown(doc, _table))
 
 
 RATE_TABLES = (
