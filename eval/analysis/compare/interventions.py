@@ -160,7 +160,7 @@ def markdown(
 def summary(pairs: Sequence[Pair]) -> dict[str, list[str]] | None:
     """The document's ``interventions``: compared names, and those only in one run or not on every item."""
     in_a, in_b = names([p.a for p in pairs]), names([p.b for p in pairs])
-    if not in_a or not in_b:  # a run without the view (or a side seen through another view)
+    if not in_a or not in_b:  # a run without the view (or a side standing for other answers)
         return None
     compared = compared_names(pairs)
     return {
