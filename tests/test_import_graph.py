@@ -263,7 +263,15 @@ def test_analysis_does_not_import_the_running_parts() -> None:
 def test_the_analysis_modules_live_in_eval_analysis() -> None:
     moved = ("report", "compare", "compare_cli", "compare_runs", "plots", "plot_data")
     assert [m for m in moved if (ROOT / "eval" / f"{m}.py").exists()] == []
-    assert all((ROOT / "eval" / "analysis" / f"{m}.py").is_file() for m in moved)
+    assert all((ROOT / "eval" / "analysis" / f"{m}.py").is_file() for m in ("report", "plots", "plot_data"))
+
+
+def test_compare_is_one_sub_package() -> None:
+    """``compare``'s modules live in eval/analysis/compare/, none beside it with a ``compare_`` prefix."""
+    analysis = ROOT / "eval" / "analysis"
+    parts = ("__init__", "cli", "runs", "side_intervention", "paired", "confounds", "interventions")
+    assert all((analysis / "compare" / f"{m}.py").is_file() for m in parts)
+    assert sorted(p.name for p in analysis.glob("compare*.py")) == []
 
 
 def test_the_checker_sees_running_import_analysis(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ two runs disagree on (the exact McNemar test). Figures are computed overall and 
 (paper abbreviations; an item with two types counts in both), for accuracy, for CGLA_acc and for
 the mean CGLA_min when both runs have them, and for the confound views both runs recorded
 (circular and blind accuracy, the gain of the image, Brier and ECE:
-:mod:`mmspubench.eval.analysis.compare_confounds`).
+:mod:`mmspubench.eval.analysis.compare.confounds`).
 
 Conventions (those of :mod:`mmspubench.eval.metrics`): accuracies are percentages, differences
 are B - A in percentage points, intervals are percentile bootstrap 95% intervals seeded by
@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV
-from mmspubench.eval.analysis import compare_confounds as cc
+from mmspubench.eval.analysis.compare import confounds as cc
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.views.metrics_paired import mcnemar_exact, paired_bootstrap_ci
 
 if TYPE_CHECKING:
-    from mmspubench.eval.analysis.compare_interventions import InterventionPair
+    from mmspubench.eval.analysis.compare.interventions import InterventionPair
 
 OVERALL = "Overall"
 """Name of the group holding every item."""
@@ -98,7 +98,7 @@ class GroupComparison:
     ece: PairedMean | None = None
     """ECE (15 bins) of each run and ``ECE(B) - ECE(A)`` with its paired bootstrap interval; as ``brier``."""
     interventions: tuple[InterventionPair, ...] = ()
-    """Both runs under each intervention they share (:mod:`mmspubench.eval.analysis.compare_interventions`)."""
+    """Both runs under each intervention they share (:mod:`mmspubench.eval.analysis.compare.interventions`)."""
 
 
 def paired_rate(a: Sequence[bool], b: Sequence[bool], seed: int, resamples: int) -> PairedRate:
@@ -185,7 +185,7 @@ def compare_group(
 ) -> GroupComparison:
     """Both runs on the items of ``group`` (``Overall`` or a type abbreviation); ``shared``: the
     interventions both runs asked every item under."""
-    from mmspubench.eval.analysis.compare_interventions import group_pairs
+    from mmspubench.eval.analysis.compare.interventions import group_pairs
 
     chosen = _group_of(pairs, group)
     mins = [(p.a.cgla_min, p.b.cgla_min) for p in chosen]
@@ -222,7 +222,7 @@ def compare_pairs(
         unknown = [t for t in pair.types if t not in TYPE_ABBREV]
         if unknown:
             raise ValueError(f"unknown spurious type {unknown[0]!r}; expected one of {sorted(TYPE_ABBREV)}")
-    from mmspubench.eval.analysis.compare_interventions import compared_names
+    from mmspubench.eval.analysis.compare.interventions import compared_names
 
     shared = compared_names(pairs)
     return tuple(compare_group(pairs, group, seed, resamples, shared) for group in GROUPS)
@@ -235,7 +235,7 @@ of two runs without them is the JSON of before, key for key)."""
 
 def group_to_json(group: GroupComparison) -> dict[str, Any]:
     """JSON-ready dict of one group (intervals as two-element lists)."""
-    from mmspubench.eval.analysis.compare_interventions import to_json
+    from mmspubench.eval.analysis.compare.interventions import to_json
 
     out = asdict(group)
     for key in CONFOUND_FIGURES:

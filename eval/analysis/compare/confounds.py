@@ -1,7 +1,7 @@
 """The confound figures of ``compare``: circular accuracy, blind accuracy, gain, Brier and ECE, paired.
 
 Each figure is read per item from the two runs' records (samples.jsonl), so it is paired like
-accuracy (:mod:`mmspubench.eval.analysis.compare`):
+accuracy (:mod:`mmspubench.eval.analysis.compare.paired`):
 
 - **circular**: an item is right when all four rotations are (``rotations[*].correct``);
 - **blind**: the answer without the image (``blind.correct``);

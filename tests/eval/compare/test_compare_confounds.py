@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from mmspubench.cli import main
-from mmspubench.eval.analysis import compare_confounds as cc
+from mmspubench.eval.analysis.compare import confounds as cc
 from mmspubench.eval.views.metrics_calibration import ece
 
 from tests.eval.compare_fakes import Item, write_run

@@ -1,4 +1,4 @@
-"""Two finished run folders -> the paired items :mod:`mmspubench.eval.analysis.compare` works on.
+"""Two finished run folders -> the paired items :mod:`mmspubench.eval.analysis.compare.paired` works on.
 
 A comparison is only meaningful on the same items: both runs must name the same dataset (its
 content hash, or Hub id and revision), the same split, and their ``samples.jsonl`` files must hold
@@ -17,8 +17,8 @@ from typing import Any
 
 from mmspubench.dataset_builder.hub import display_name
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis import compare_view_intervention as civ
-from mmspubench.eval.analysis.compare import Pair
+from mmspubench.eval.analysis.compare import side_intervention
+from mmspubench.eval.analysis.compare.paired import Pair
 from mmspubench.eval.intervention_names import BUILTIN_NAMES, CF_PREFIX
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
@@ -32,48 +32,49 @@ DEFAULT_VARIANT = "standard"
 """Prompt variant of a run whose results.json records none (runs made before variants existed)."""
 
 
-VIEWS = ("image", "blind")
+SIDES = ("image", "blind")
 """What a run's answers are taken to be: ``image`` (the answers with the image, as recorded),
 ``blind`` (its blind answers, ``eval --metrics accuracy,blind``, standing in for them), or
 ``intervention:NAME`` (its answers under that intervention,
-:mod:`mmspubench.eval.analysis.compare_view_intervention`)."""
-VIEW_HELP = "image (as recorded), blind (its blind answers) or intervention:NAME (its answers under it)"
+:mod:`mmspubench.eval.analysis.compare.side_intervention`)."""
+SIDE_HELP = "image (as recorded), blind (its blind answers) or intervention:NAME (its answers under it)"
 
 
-def _suggestion(view: str) -> str:
+def _suggestion(side: str) -> str:
     """`` (did you mean X?)``: an intervention's name written without ``intervention:``, or the
-    closest view to a misspelt one (``difflib``); ``""`` when none is close."""
-    if view in BUILTIN_NAMES or (view.startswith(CF_PREFIX) and len(view) > len(CF_PREFIX)):
-        return f" (did you mean {civ.PREFIX}{view[:80]}?)"
-    if view.lower() == civ.PREFIX[:-1]:
-        return f" (did you mean {civ.PREFIX}NAME, e.g. {civ.PREFIX}{BUILTIN_NAMES[0]}?)"
-    spelled = {v: v for v in VIEWS}
+    closest side to a misspelt one (``difflib``); ``""`` when none is close."""
+    if side in BUILTIN_NAMES or (side.startswith(CF_PREFIX) and len(side) > len(CF_PREFIX)):
+        return f" (did you mean {side_intervention.PREFIX}{side[:80]}?)"
+    if side.lower() == side_intervention.PREFIX[:-1]:
+        return f" (did you mean {side_intervention.PREFIX}NAME, e.g. {side_intervention.PREFIX}{BUILTIN_NAMES[0]}?)"
+    spelled = {s: s for s in SIDES}
     for name in BUILTIN_NAMES:
-        spelled[name] = spelled[civ.PREFIX + name] = civ.PREFIX + name
-    close = closest(view[:200], list(spelled))
+        spelled[name] = spelled[side_intervention.PREFIX + name] = side_intervention.PREFIX + name
+    close = closest(side[:200], list(spelled))
     return f" (did you mean {spelled[close]}?)" if close else ""
 
 
-def _view_fault(view: str) -> str | None:
-    if view in VIEWS or view.startswith(civ.PREFIX):
+def _side_fault(side: str) -> str | None:
+    if side in SIDES or side.startswith(side_intervention.PREFIX):
         return None
-    return f"expected image, blind or intervention:NAME, got {view[:80]!r}{_suggestion(view)}"
+    return f"expected image, blind or intervention:NAME, got {side[:80]!r}{_suggestion(side)}"
 
 
-def view_arg(text: str) -> str:
-    """The command line's view (argparse ``type``): a bad one is argparse's usage error."""
-    fault = _view_fault(text)
+def side_arg(text: str) -> str:
+    """The command line's side (argparse ``type``): a bad one is argparse's usage error."""
+    fault = _side_fault(text)
     if fault:
         raise argparse.ArgumentTypeError(fault)
     return text
 
 
 @dataclass(frozen=True)
-class Views:
-    """The ``compare`` options choosing each side's view of its run."""
+class Sides:
+    """The ``compare`` options choosing which answers of its run each side stands for (the fields
+    make the flags ``--a-view``/``--b-view``)."""
 
-    a_view: str = option("image", f"run A's answers: {VIEW_HELP}", arg_type=view_arg, metavar="VIEW")
-    b_view: str = option("image", f"run B's answers: {VIEW_HELP}", arg_type=view_arg, metavar="VIEW")
+    a_view: str = option("image", f"run A's answers: {SIDE_HELP}", arg_type=side_arg, metavar="VIEW")
+    b_view: str = option("image", f"run B's answers: {SIDE_HELP}", arg_type=side_arg, metavar="VIEW")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +87,8 @@ class Run:
     """Parsed results.json."""
     samples: dict[str, SampleResult]
     """Parsed samples.jsonl by item id."""
-    view: str = "image"
-    """Which answers stand for the run (:data:`VIEWS`)."""
+    side: str = "image"
+    """Which answers stand for the run (:data:`SIDES`)."""
 
 
 def run_folder(path: str | Path) -> Path:
@@ -146,24 +147,24 @@ def _blind_sample(sample: SampleResult) -> SampleResult:
     )
 
 
-def with_view(run: Run, view: str, side: str) -> Run:
-    """``run`` seen through ``view`` (``--a-view``/``--b-view``; ``side``: ``a`` or ``b``)."""
-    fault = _view_fault(view)
+def with_side(run: Run, side: str, letter: str) -> Run:
+    """``run`` as ``side`` takes it (``--a-view``/``--b-view``; ``letter``: ``a`` or ``b``)."""
+    fault = _side_fault(side)
     if fault:
-        raise MMSpuBenchError(f"--{side}-view: {fault}")
-    if view == "image":
+        raise MMSpuBenchError(f"--{letter}-view: {fault}")
+    if side == "image":
         return run
-    if civ.name_of(view) is not None:
-        samples = civ.intervened(run.samples, run.results, run.folder, view, side)
-        return Run(folder=run.folder, results=run.results, samples=samples, view=view)
+    if side_intervention.name_of(side) is not None:
+        samples = side_intervention.intervened(run.samples, run.results, run.folder, side, letter)
+        return Run(folder=run.folder, results=run.results, samples=samples, side=side)
     missing = sorted(i for i, s in run.samples.items() if s.blind is None)
     if missing:
         raise MMSpuBenchError(
-            f"--{side}-view blind: {run.folder / SAMPLES_NAME}: record {missing[0]!r} has no field 'blind' "
+            f"--{letter}-view blind: {run.folder / SAMPLES_NAME}: record {missing[0]!r} has no field 'blind' "
             "(the run was made without it: eval --metrics accuracy,blind)"
         )
     samples = {i: _blind_sample(s) for i, s in run.samples.items()}
-    return Run(folder=run.folder, results=run.results, samples=samples, view=view)
+    return Run(folder=run.folder, results=run.results, samples=samples, side=side)
 
 
 def variant(results: Mapping[str, Any]) -> str:
@@ -223,11 +224,11 @@ def describe(run: Run) -> dict[str, Any]:
         "answer_mode": config.get("answer_mode"),
         "metrics": list(config.get("metrics") or []),
     }
-    if civ.name_of(run.view) is not None:
-        out["view"] = civ.description(run.results, run.view)
-    elif run.view != "image":  # the description of a plain side is the one of before
+    if side_intervention.name_of(run.side) is not None:
+        out["view"] = side_intervention.description(run.results, run.side)
+    elif run.side != "image":  # the description of a plain side is the one of before
         grey = (run.results.get("blind") or {}).get("image") == "grey"
-        out["view"] = f"{run.view} ({'a grey image' if grey else 'no image'})"
+        out["view"] = f"{run.side} ({'a grey image' if grey else 'no image'})"
     return out
 
 
@@ -237,6 +238,6 @@ def config_differences(a: Run, b: Run) -> dict[str, list[Any]]:
     y = b.results.get("config") or {}
     skip = {"model", "prompts"}
     out = {k: [x.get(k), y.get(k)] for k in sorted(set(x) | set(y)) if k not in skip and x.get(k) != y.get(k)}
-    if a.view != b.view:
-        out["view"] = [a.view, b.view]
+    if a.side != b.side:
+        out["view"] = [a.side, b.side]
     return out

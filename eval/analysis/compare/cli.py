@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis import compare, compare_interventions
-from mmspubench.eval.analysis.compare import GroupComparison, PairedMean, PairedRate
-from mmspubench.eval.analysis.compare_runs import Views
-from mmspubench.eval.analysis.compare_view_intervention import check_entries
+from mmspubench.eval.analysis.compare import interventions, paired
+from mmspubench.eval.analysis.compare.paired import GroupComparison, PairedMean, PairedRate
+from mmspubench.eval.analysis.compare.runs import Sides
+from mmspubench.eval.analysis.compare.side_intervention import check_entries
 from mmspubench.eval.analysis.report import printable
 from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         default=BOOTSTRAP_RESAMPLES,
         help=f"bootstrap resamples (default {BOOTSTRAP_RESAMPLES})",
     )
-    add_fields(p, Views)
+    add_fields(p, Sides)
     p.set_defaults(func=run_compare_command)
 
 
@@ -72,29 +72,29 @@ def comparison(
     run_b: str | Path,
     seed: int = 0,
     resamples: int = BOOTSTRAP_RESAMPLES,
-    views: Views | None = None,
+    sides: Sides | None = None,
 ) -> dict[str, Any]:
-    """The comparison document (what ``--json`` writes) of two run folders, each seen through its view."""
-    from mmspubench.eval.analysis import compare_runs
+    """The comparison document (what ``--json`` writes) of two run folders, each taken as its side says."""
+    from mmspubench.eval.analysis.compare import runs
 
     if resamples < 1:
         raise MMSpuBenchError(f"--resamples must be positive, got {resamples}")
     if seed < 0:
         raise MMSpuBenchError(f"--seed must be a non-negative integer, got {seed}")
-    views = views or Views()
-    a = compare_runs.with_view(compare_runs.load_run(run_a), views.a_view, "a")
-    b = compare_runs.with_view(compare_runs.load_run(run_b), views.b_view, "b")
+    sides = sides or Sides()
+    a = runs.with_side(runs.load_run(run_a), sides.a_view, "a")
+    b = runs.with_side(runs.load_run(run_b), sides.b_view, "b")
     for side, run in (("RUN_A", a), ("RUN_B", b)):
-        if compare_interventions.names(list(run.samples.values())):  # checked as the run's results were
+        if interventions.names(list(run.samples.values())):  # checked as the run's results were
             check_entries(run.samples, run.results, run.folder, side)
-    pairs = compare_runs.pairs(a, b)
-    groups = compare.compare_pairs(pairs, seed, resamples)
+    pairs = runs.pairs(a, b)
+    groups = paired.compare_pairs(pairs, seed, resamples)
     dataset = a.results.get("dataset") or {}
-    intervened = compare_interventions.summary(pairs)
+    intervened = interventions.summary(pairs)
     return {
-        "a": compare_runs.describe(a),
-        "b": compare_runs.describe(b),
-        "config_differences": compare_runs.config_differences(a, b),
+        "a": runs.describe(a),
+        "b": runs.describe(b),
+        "config_differences": runs.config_differences(a, b),
         "environment_differences": {
             key: values
             for key, values in differences(
@@ -107,7 +107,7 @@ def comparison(
         "n": groups[0].n,
         "seed": seed,
         "resamples": resamples,
-        "groups": [compare.group_to_json(g) for g in groups],
+        "groups": [paired.group_to_json(g) for g in groups],
         **({} if intervened is None else {"interventions": intervened}),
     }
 
@@ -167,10 +167,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def _title(doc: dict[str, Any]) -> list[str]:
-    def name(side: str) -> str:
-        run = doc[side]
-        view = f"; {run['view']}" if run.get("view") else ""
-        return f"{run['model']} (variant {run['variant']}, {run['answer_mode']}{view}; {run['folder']})"
+    def name(letter: str) -> str:
+        run = doc[letter]
+        side = f"; {run['view']}" if run.get("view") else ""
+        return f"{run['model']} (variant {run['variant']}, {run['answer_mode']}{side}; {run['folder']})"
 
     diffs = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in doc["config_differences"].items())
     environment = doc.get("environment_differences") or {}
@@ -196,7 +196,7 @@ def markdown(doc: dict[str, Any]) -> str:
         head += ["CGLA_min A", "CGLA_min B", "mean B - A [95% CI]"]
         rows = [[g.group, str(g.n), *_rate_cells(g.cgla_acc), *_mean_cells(g.cgla_min)] for g in groups]
         lines += ["", "CGLA (CGLA_acc in %, CGLA_min in nats)", "", *_table(head, rows)]
-    return "\n".join(lines + _confound_tables(groups) + compare_interventions.markdown(doc, _table))
+    return "\n".join(lines + _confound_tables(groups) + interventions.markdown(doc, _table))
 
 
 RATE_TABLES = (
@@ -251,8 +251,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
     plot_format = None if args.plot is None else plots.check_plot_path(args.plot)
     if plot_format is not None:
         plots.require_matplotlib()
-    views = Views(**values_of(Views, args))
-    doc = comparison(args.run_a, args.run_b, args.seed, args.resamples, views)
+    sides = Sides(**values_of(Sides, args))
+    doc = comparison(args.run_a, args.run_b, args.seed, args.resamples, sides)
     # Every output is rendered before the first file is written.
     figure = None if plot_format is None else plots.compare_figure(doc, plot_format)
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -29,12 +29,12 @@ from mmspubench.eval.views import results_interventions
 from mmspubench.eval.views.metrics_calibration import option_probs
 
 PREFIX = "intervention:"
-"""A view naming one intervention of the run: ``intervention:grayscale``, ``intervention:cf:cue-aligned``."""
+"""A side naming one intervention of the run: ``intervention:grayscale``, ``intervention:cf:cue-aligned``."""
 
 
-def name_of(view: str) -> str | None:
-    """The intervention a view names, or ``None`` when it is not an intervention view."""
-    return view[len(PREFIX) :] if view.startswith(PREFIX) else None
+def name_of(side: str) -> str | None:
+    """The intervention a side names, or ``None`` when it is not an intervention side."""
+    return side[len(PREFIX) :] if side.startswith(PREFIX) else None
 
 
 def _names(samples: Mapping[str, SampleResult]) -> list[str]:
@@ -101,11 +101,11 @@ def _intervened_sample(sample: SampleResult, entry: InterventionAnswer) -> Sampl
 
 
 def intervened(
-    samples: Mapping[str, SampleResult], results: Mapping[str, Any], folder: Path, view: str, side: str
+    samples: Mapping[str, SampleResult], results: Mapping[str, Any], folder: Path, side: str, letter: str
 ) -> dict[str, SampleResult]:
-    """The records of ``folder``'s run seen through ``view`` (``intervention:NAME``; ``side``: a or b)."""
-    flag = f"--{side}-view {view[:80]}"
-    name = name_of(view) or ""
+    """The records of ``folder``'s run as ``side`` takes them (``intervention:NAME``; ``letter``: a or b)."""
+    flag = f"--{letter}-view {side[:80]}"
+    name = name_of(side) or ""
     have = _names(samples)
     hint = (
         f"the run has {', '.join(n[:60] for n in have[:8])}" + (", ..." if len(have) > 8 else "")
@@ -135,11 +135,11 @@ def intervened(
     return out
 
 
-def description(results: Mapping[str, Any], view: str) -> str:
+def description(results: Mapping[str, Any], side: str) -> str:
     """How the side is named: ``intervention:grayscale (colour removed ...)``."""
-    name = name_of(view) or ""
+    name = name_of(side) or ""
     section = results.get("interventions")
     by_name = section.get("by_intervention") if isinstance(section, Mapping) else None
     figures = by_name.get(name) if isinstance(by_name, Mapping) else None
     text = figures.get("description") if isinstance(figures, Mapping) else None
-    return f"{view} ({text})" if isinstance(text, str) and text else view
+    return f"{side} ({text})" if isinstance(text, str) and text else side

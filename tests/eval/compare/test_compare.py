@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mmspubench.eval.analysis import compare
-from mmspubench.eval.analysis.compare import Pair, mcnemar_exact, paired_bootstrap_ci, paired_rate
+from mmspubench.eval.analysis.compare import paired
+from mmspubench.eval.analysis.compare.paired import Pair, mcnemar_exact, paired_bootstrap_ci, paired_rate
 
 from tests.eval.compare_fakes import Item, sample
 
@@ -116,7 +116,7 @@ def test_groups_count_an_item_of_two_types_in_both_and_leave_empty_types_without
             ("3", ("shape",), False, True, 0.25, 0.25),
         ]
     )
-    groups = {g.group: g for g in compare.compare_pairs(pairs, seed=0, resamples=50)}
+    groups = {g.group: g for g in paired.compare_pairs(pairs, seed=0, resamples=50)}
     assert list(groups) == ["Overall", "BG", "TN", "CO", "RS", "Col.", "Ori.", "LS", "PA", "Sha."]
     overall, bg, sha = groups["Overall"], groups["BG"], groups["Sha."]
     assert overall.n == 4 and bg.n == 2 and sha.n == 3
@@ -140,19 +140,19 @@ def test_a_run_without_cgla_gives_no_cgla_figures() -> None:
             sample(Item("0", ("background",), False)),
         )
     ]
-    overall = compare.compare_pairs(pairs, resamples=10)[0]
+    overall = paired.compare_pairs(pairs, resamples=10)[0]
     assert overall.accuracy is not None and overall.cgla_acc is None and overall.cgla_min is None
 
 
 def test_unknown_type_and_no_pairs_are_refused() -> None:
     with pytest.raises(ValueError):
-        compare.compare_pairs([])
+        paired.compare_pairs([])
     bad = Pair(("weather",), sample(Item("0", ("weather",), True)), sample(Item("0", ("weather",), True)))
     with pytest.raises(ValueError, match="weather"):
-        compare.compare_pairs([bad])
+        paired.compare_pairs([bad])
 
 
 def test_group_json_has_lists_for_intervals(tmp_path: Path) -> None:
     pairs = _pairs([("0", ("background",), True, False, 1.0, -1.0)])
-    doc = compare.group_to_json(compare.compare_pairs(pairs, resamples=10)[0])
+    doc = paired.group_to_json(paired.compare_pairs(pairs, resamples=10)[0])
     assert doc["accuracy"]["ci95"] == [-100.0, -100.0] and doc["accuracy"]["only_a"] == 1

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from mmspubench.eval.analysis.compare import Pair, PairedMean, PairedRate, paired_mean, paired_rate
+from mmspubench.eval.analysis.compare.paired import Pair, PairedMean, PairedRate, paired_mean, paired_rate
 from mmspubench.eval.records import InterventionAnswer, SampleResult
 from mmspubench.eval.views.cells import fixed, interval
 
@@ -103,7 +103,7 @@ def to_json(found: Sequence[InterventionPair]) -> dict[str, Any]:
 
 
 def _rate(r: dict[str, Any]) -> list[str]:
-    from mmspubench.eval.analysis.compare_cli import format_p
+    from mmspubench.eval.analysis.compare.cli import format_p
 
     diff = f"{fixed(r['difference'], signed=True)} {interval(r['ci95'])}"
     return [
@@ -160,7 +160,7 @@ def markdown(
 def summary(pairs: Sequence[Pair]) -> dict[str, list[str]] | None:
     """The document's ``interventions``: compared names, and those only in one run or not on every item."""
     in_a, in_b = names([p.a for p in pairs]), names([p.b for p in pairs])
-    if not in_a or not in_b:  # a run without the view (or a side seen through another view)
+    if not in_a or not in_b:  # a run without the view (or a side standing for other answers)
         return None
     compared = compared_names(pairs)
     return {
