@@ -21,12 +21,14 @@
 #   VENV         the environment's folder, a path without spaces (default .venv; CI uses .venv-ci)
 #   PYTHON       the interpreter that creates it (default python3, 3.10 or newer; 3.11+ for `make test`)
 #   PYTEST_ARGS  passed to pytest, e.g. PYTEST_ARGS="-k readme -x"
+#   WORKERS      test processes of the fast suite (default auto: one per core, pytest-xdist; 0: none)
 #   LOCK_ARGS    passed to uv by `make lock`: --upgrade takes the newest allowed versions of everything
 
 PYTHON ?= python3
 VENV ?= .venv
 TORCH_INDEX ?=
 PYTEST_ARGS ?=
+WORKERS ?= auto
 LOCK_ARGS ?=
 TORCH := torch==2.13.0
 UV := uv==0.13.9
@@ -78,7 +80,7 @@ help:
 	@:
 
 test: $(VENV)/.stamp-dev
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n $(WORKERS)$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 
 docs: $(VENV)/.stamp-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
@@ -100,7 +102,7 @@ test-latest:
 	$(LATEST)/bin/python -m pip install -q $(TORCH)$(if $(TORCH_INDEX), --index-url $(TORCH_INDEX))
 	echo "$(TORCH)" > $(LATEST)/torch-pin.txt
 	$(QUIET_EDITABLE) $(LATEST)/bin/python -m pip install -q --upgrade --upgrade-strategy eager -c $(LATEST)/torch-pin.txt -e ".[dev]"
-	HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
+	HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest -n $(WORKERS)$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 	HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest -q -m slow tests/eval/families
 
 # new_venv FOLDER: a virtual environment made by PYTHON, which must be 3.10 or newer.

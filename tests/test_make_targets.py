@@ -106,9 +106,17 @@ def test_test_latest_installs_the_newest_versions_in_a_venv_of_its_own(installed
     install = next(line for line in lines if '-e ".[dev]"' in line)
     assert "--upgrade --upgrade-strategy eager -c .venv-latest/torch-pin.txt" in install
     assert 'echo "torch==2.13.0" > .venv-latest/torch-pin.txt' in lines  # torch stays the tested build
-    assert lines[-2] == "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest"
+    assert lines[-2] == "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest -n auto"
     # then the whole family matrix: fast CGLs against plain on the newest transformers
     assert lines[-1] == "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest -q -m slow tests/eval/families"
+
+
+def test_make_test_runs_the_fast_suite_on_every_core(installed: Path) -> None:
+    """pytest-xdist (in the dev lock): one worker per core; WORKERS=0 runs the tests in one process."""
+    assert _make(installed, "-n", "test").stdout.splitlines()[-1] == (
+        "HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -n auto"
+    )
+    assert _make(installed, "-n", "test", "WORKERS=0").stdout.splitlines()[-1].endswith("pytest -n 0")
 
 
 def test_make_lock_runs_the_lock_script_with_the_pinned_uv(installed: Path) -> None:

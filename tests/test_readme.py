@@ -93,7 +93,7 @@ def test_make_run_and_make_test_install_then_run_the_main_job_and_the_suite(work
         < test_lines.index(_LOCKED.format(extra="dev"))
         < test_lines.index(_EDITABLE)
     )
-    assert test_lines[-1].endswith(".venv/bin/python -m pytest")
+    assert test_lines[-1].endswith(".venv/bin/python -m pytest -n auto")
     # The README's main job is the one `make run` runs.
     assert f"```bash\n{MAIN_JOB}\n```" in README.read_text(encoding="utf-8")
 
@@ -122,7 +122,7 @@ def test_make_is_quick_once_installed_and_reinstalls_after_pyproject_or_the_lock
 def test_torch_index_picks_the_cpu_build_as_the_readme_says(workdir: Path) -> None:
     dry = _make(workdir, "-n", "test", f"TORCH_INDEX={CPU_INDEX}", "VENV=.venv-ci", "PYTEST_ARGS=-k x")
     assert f".venv-ci/bin/python -m pip install -q torch==2.13.0 --index-url {CPU_INDEX}" in dry.stdout
-    assert dry.stdout.splitlines()[-1].endswith(".venv-ci/bin/python -m pytest -k x")
+    assert dry.stdout.splitlines()[-1].endswith(".venv-ci/bin/python -m pytest -n auto -k x")
     text = README.read_text(encoding="utf-8")
     assert f"make run TORCH_INDEX={CPU_INDEX}" in text
     assert f"pip install torch==2.13.0 --index-url {CPU_INDEX}" in text

@@ -206,7 +206,9 @@ def _notes(runs: Sequence[Mapping[str, Any]], with_scorer: bool) -> list[str]:
 
 
 RUN_HEADER = "Run"
-"""The column that tells rows of one model apart (shown when a model has several rows)."""
+"""The column that tells rows apart that the others do not (shown only then)."""
+IDENTITY_HEADERS = frozenset({"Model", "Dataset", "n", "Answer mode", "Variant"})
+"""The columns that say which run a row is; two rows alike in all of them get a ``Run`` column."""
 
 
 def run_names(paths: Sequence[str | Path]) -> list[str]:
@@ -218,13 +220,16 @@ def run_names(paths: Sequence[str | Path]) -> list[str]:
 
 
 def markdown_table(runs: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> str:
-    """The Markdown table for several runs, one row each, in the given order. Where a model has
-    several rows a ``Run`` column follows ``Model``: ``names`` (:func:`run_names`), or each run's
-    ``created_at`` without them."""
+    """The Markdown table for several runs, one row each, in the given order. Where two rows are
+    alike in :data:`IDENTITY_HEADERS` a ``Run`` column follows ``Model``: ``names``
+    (:func:`run_names`), or each run's ``created_at`` without them."""
     columns = [*COLUMNS, *(c for c, needed in optional_columns() if needed(runs))]
     rows = [[c.cell(run) for c in columns] for run in runs]
-    models = [_model_name(run) for run in runs]
-    if len(set(models)) < len(models):
+    # Rows that name the same model, dataset, n, answer mode and variant differ only in their
+    # figures (two seeds, two prompts of one variant): the Run column tells them apart.
+    told = [i for i, c in enumerate(columns) if c.header in IDENTITY_HEADERS]
+    identities = [tuple(row[i] for i in told) for row in rows]
+    if len(set(identities)) < len(identities):
         labels = list(names) if names is not None else [str(run.get("created_at") or DASH) for run in runs]
         columns.insert(1, Column(RUN_HEADER, lambda run: DASH, align_right=False))
         for row, label in zip(rows, labels, strict=True):

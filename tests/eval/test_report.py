@@ -191,6 +191,9 @@ def test_rows_of_one_model_have_a_run_column() -> None:
     # without names (the Python API), the creation times tell them apart
     assert "| 2026-01-01T10:00:00+00:00 |" in markdown_table([first, second]).splitlines()[2]
     assert "| Run |" not in markdown_table([RUN_A, RUN_B], ["a", "b"]).splitlines()[0]
+    # rows of one model that the Variant column tells apart need no Run column
+    hint = {**first, "config": {"prompt_variant": "core-focus"}}
+    assert "| Run |" not in markdown_table([first, hint], ["a", "b"]).splitlines()[0]
 
 
 def test_report_names_runs_by_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
