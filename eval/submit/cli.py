@@ -30,16 +30,27 @@ revision, or from $MMSPUBENCH_PUBLISHED_DATASET (a local copy) when set.
 
 
 def _run_submit(args: argparse.Namespace) -> int:
+    from mmspubench.eval.progress_bars import libraries_quiet
     from mmspubench.eval.results import run_inputs
-    from mmspubench.eval.submit.submission import open_pull_request, validate_submission, write_dry_run
+    from mmspubench.eval.submit.submission import (
+        check_dry_run,
+        open_pull_request,
+        validate_submission,
+        write_dry_run,
+    )
     from mmspubench.outputs import refuse_overlap
     from mmspubench.redact import strip_controls
 
     if args.dry_run is not None:
         refuse_overlap("--dry-run", args.dry_run, run_inputs(args.results_json), folder=True)
-    submission = validate_submission(
-        Path(args.results_json), args.model_repo, dataset_id=args.dataset_id, revision=args.dataset_revision
-    )
+        check_dry_run(Path(args.dry_run))
+    with libraries_quiet(progress=False):  # the published split's own "Generating ..." bar is noise here
+        submission = validate_submission(
+            Path(args.results_json),
+            args.model_repo,
+            dataset_id=args.dataset_id,
+            revision=args.dataset_revision,
+        )
     print(f"prompt variant: {submission.variant}")  # a known one: submit refuses any other name
     results_files = _results_repo_files(args, submission)
     if args.dry_run is not None:

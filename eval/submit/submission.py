@@ -468,12 +468,17 @@ def validate_submission(
     return Submission(model_repo, dataset_id, published, entries, text, len(samples), variant)
 
 
+def check_dry_run(out_dir: Path) -> None:
+    """Refuse a ``--dry-run`` that is a file (before anything is read: the answer comes at once)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise MMSpuBenchError(f"{out_dir}: --dry-run is a file; expected a folder (created if missing)")
+
+
 def write_dry_run(submission: Submission, out_dir: Path) -> Path:
     """Write the file the pull request would add under ``out_dir``; returns its path."""
     from mmspubench.eval.results import write_bytes_atomic
 
-    if out_dir.exists() and not out_dir.is_dir():
-        raise MMSpuBenchError(f"{out_dir}: --dry-run is a file; expected a folder (created if missing)")
+    check_dry_run(out_dir)
     target = out_dir / YAML_PATH
     write_bytes_atomic(target, [submission.yaml_text.encode("utf-8")])
     return target

@@ -156,6 +156,20 @@ def test_dry_run_yaml_parses_with_huggingface_hub(tmp_path: Path, capsys: pytest
     assert [p.name for p in out.rglob("*") if p.is_file()] == ["mm-spubench.yaml"]
 
 
+def test_submit_prints_no_library_progress_bar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Reading the published split (datasets' "Generating test split" bar) draws nothing, whatever
+    an earlier caller set; the bars are as they were afterwards."""
+    from datasets import utils as ds_utils
+
+    ds_utils.enable_progress_bars()
+    results_path = make_run(tmp_path / "run")
+    capsys.readouterr()
+    assert _submit_dry_run(results_path, tmp_path / "out") == 0
+    err = capsys.readouterr().err
+    assert "Generating" not in err and "examples/s" not in err, err
+    assert not ds_utils.are_progress_bars_disabled()
+
+
 def test_revision_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
     submission = validate_submission(make_run(tmp_path / "run"), "org/model")
