@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ BIASED_MODEL = ASSETS / "tiny-llava-biased"
 
 
 @pytest.fixture
-def source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A copy of the checkout, which the launcher builds from (``wheel.checkout``): files are planted
     there, never in the real checkout, which other tests read at the same time (pytest -n)."""
     copy = tmp_path / "src"
