@@ -38,9 +38,9 @@ EVAL_SEED = 1
 
 def synth_items(n: int, cue: str, seed: int, image_size: int) -> list[Item]:
     """``n`` synthetic benchmark-mode items with the given cue policy, as ``schema.Item`` records (``SynthItem`` is one)."""
-    from mmspubench.dataset_builder import synth
+    from mmspubench.dataset_builder.synth.generate import generate_items
 
-    return list(synth.generate_items(n, seed=seed, image_size=image_size, mode="benchmark", cue=cue))
+    return list(generate_items(n, seed=seed, image_size=image_size, mode="benchmark", cue=cue))
 
 
 def bootstrap_mean_ci(

@@ -29,7 +29,10 @@ from typing import Any
 from mmspubench.dataset_builder.schema import TYPE_ABBREV, TYPE_NAMES
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics
-from mmspubench.eval.analysis import compare, compare_cli, compare_runs, report
+from mmspubench.eval.analysis import report
+from mmspubench.eval.analysis.compare import cli as compare_cli
+from mmspubench.eval.analysis.compare import paired
+from mmspubench.eval.analysis.compare import runs as compare_runs
 from mmspubench.eval.bundled import BALANCED_MODEL
 from mmspubench.eval.tiny.train import TrainConfig
 
@@ -79,12 +82,12 @@ def train_models(cued: TrainConfig, out: Path, log: Any, balanced: Path | None =
 
 def write_releases(out: Path, n: int, image_size: int) -> dict[str, Path]:
     """One synthetic benchmark release per cue (``mmspubench synth`` layout)."""
-    from mmspubench.dataset_builder import synth
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
 
     paths = {}
     for cue in CUES:
-        items = synth.generate_items(n, seed=EVAL_SEED, image_size=image_size, mode="benchmark", cue=cue)
-        paths[cue] = synth.write_release(out / cue, items)
+        items = generate_items(n, seed=EVAL_SEED, image_size=image_size, mode="benchmark", cue=cue)
+        paths[cue] = write_release(out / cue, items)
     return paths
 
 
@@ -100,12 +103,12 @@ def split_summary(a: Path, b: Path, planted: Sequence[str], seed: int) -> dict[s
         for key, get in (("accuracy", "correct"), ("cgla_acc", "cgla_acc")):
             xs = [bool(getattr(p.a, get)) for p in chosen]
             ys = [bool(getattr(p.b, get)) for p in chosen]
-            rate = compare.paired_rate(xs, ys, seed, metrics.BOOTSTRAP_RESAMPLES) if chosen else None
+            rate = paired.paired_rate(xs, ys, seed, metrics.BOOTSTRAP_RESAMPLES) if chosen else None
             row[key] = None if rate is None else _rate(rate)
         mins = [(p.a.cgla_min, p.b.cgla_min) for p in chosen]
         row["cgla_min"] = None
         if mins and all(x is not None and y is not None for x, y in mins):
-            mean = compare.paired_mean(
+            mean = paired.paired_mean(
                 [float(x or 0.0) for x, _ in mins],
                 [float(y or 0.0) for _, y in mins],
                 seed,
@@ -121,7 +124,7 @@ def split_summary(a: Path, b: Path, planted: Sequence[str], seed: int) -> dict[s
     return out
 
 
-def _rate(rate: compare.PairedRate) -> dict[str, Any]:
+def _rate(rate: paired.PairedRate) -> dict[str, Any]:
     return {
         "a": rate.a,
         "b": rate.b,

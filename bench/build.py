@@ -23,7 +23,7 @@ RSS_RATIO_TARGET = 1.3
 
 def write_synth(raw: Path, n: int, image_size: int) -> None:
     """A synthetic release from the package's generator."""
-    from mmspubench.dataset_builder.synth import generate_items, write_release
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
 
     write_release(raw, generate_items(n, seed=0, image_size=image_size))
 

@@ -2,7 +2,7 @@
 confound we planted on purpose?
 
 Two tiny LLaVA models trained like the bundled ones (``mmspubench.eval.tiny.train``, same budget,
-balanced spurious values) with one confound planted in their training data (``synth_confounds``):
+balanced spurious values) with one confound planted in their training data (``synth.confounds``):
 
 - ``letter-bias``: the gold answer of 90% of the training items at letter A (``--letter-bias A:0.9``);
 - ``text-prior``: on some types the question names the class (``--text-prior-types ...``).
@@ -69,7 +69,7 @@ def write_releases(
     out: Path, *, n: int, seed: int, image_size: int, letter_bias: Any, prior_types: Any
 ) -> dict[str, Path]:
     """The synthetic test releases (``mmspubench synth`` layout) under ``out``, by name."""
-    from mmspubench.dataset_builder.synth import generate_items, write_release
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
 
     def items(**planting: Any) -> Any:
         return generate_items(n, seed=seed, image_size=image_size, mode="benchmark", cue="random", **planting)

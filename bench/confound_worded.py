@@ -174,7 +174,7 @@ def fit_check(model: Path, out: Path, n: int, batch_size: int) -> str:
     """Evaluate ``model`` (generate mode, with the blind view) on the first ``n`` of its training items."""
     from dataclasses import replace
 
-    from mmspubench.dataset_builder.synth import write_release
+    from mmspubench.dataset_builder.synth.generate import write_release
     from mmspubench.eval.api import evaluate
     from mmspubench.eval.tiny.train import config_from_json, training_items
 

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV
-from mmspubench.dataset_builder.synth_vocab import CLASSES
+from mmspubench.dataset_builder.synth.vocab import CLASSES
 from mmspubench.eval.bundled import ASSETS, BALANCED_MODEL, BIASED_MODEL
 
 COLOR_CUE_MODEL = ASSETS / "tiny-llava-color-cue"
@@ -67,7 +67,7 @@ BOOTSTRAP = 2000
 def write_releases(out: Path, *, n: int, image_size: int) -> dict[str, Path]:
     """The counterfactual release (written under ``out``) and the bundled default release, by name."""
     from mmspubench.dataset_builder.defaults import default_dataset_dir
-    from mmspubench.dataset_builder.synth import generate_items, write_release
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
 
     items = generate_items(n, seed=CF_SEED, image_size=image_size, mode="benchmark")
     return {"cf": write_release(out / "cf", items, counterfactuals=True), "default": default_dataset_dir()}
@@ -330,7 +330,7 @@ def render_tables(
 
 def run_all(models: Mapping[str, Path], out: Path, *, args: argparse.Namespace) -> dict[str, Any]:
     """Every model on every release in every answer mode; writes runs/, summary.json, tables.md."""
-    from mmspubench.dataset_builder.synth import generate_items
+    from mmspubench.dataset_builder.synth.generate import generate_items
 
     releases = write_releases(out / "releases", n=args.n, image_size=args.image_size)
     # The cf release's items again (the generator is deterministic): their decoy class.

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from mmspubench.dataset_builder import synth_cli
+from mmspubench.dataset_builder.synth import cli as synth_cli
 from mmspubench.options import add_fields, values_of
 
 BUILD_EPILOG = """examples:

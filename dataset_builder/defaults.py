@@ -67,7 +67,7 @@ def materialise(target: Path, make: Callable[[Path], object]) -> Path:
 
 def default_raw_release() -> Path:
     """The default synthetic raw release (``annotation.json`` + ``data/images/``), generated once."""
-    from mmspubench.dataset_builder.synth import generate_items, write_release
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
 
     def make(out: Path) -> None:
         write_release(out, generate_items(DEFAULT_N, seed=DEFAULT_SEED, image_size=DEFAULT_IMAGE_SIZE))

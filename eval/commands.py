@@ -64,7 +64,7 @@ def _add_report(sub: argparse._SubParsersAction[Any]) -> None:
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add this part's subcommands to the ``mmspubench`` parser."""
-    from mmspubench.eval.analysis import compare_cli
+    from mmspubench.eval.analysis.compare import cli as compare_cli
 
     _add_eval(sub)
     _add_report(sub)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from mmspubench.dataset_builder.builder import build_repo, validate_release
     from mmspubench.dataset_builder.load import load_benchmark
     from mmspubench.dataset_builder.schema import FEATURES, TYPE_ABBREV, TYPE_NAMES, Item
-    from mmspubench.dataset_builder.synth import generate_items, write_release
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
     from mmspubench.errors import MMSpuBenchError
     from mmspubench.eval.analysis.report import load_for_report, markdown_table
     from mmspubench.eval.api import evaluate
@@ -47,7 +47,7 @@ _WHERE: dict[str, str] = {
     "SampleResult": "mmspubench.eval.records",
     "build_repo": "mmspubench.dataset_builder.builder",
     "evaluate": "mmspubench.eval.api",
-    "generate_items": "mmspubench.dataset_builder.synth",
+    "generate_items": "mmspubench.dataset_builder.synth.generate",
     "load_benchmark": "mmspubench.dataset_builder.load",
     "load_for_report": "mmspubench.eval.analysis.report",
     "load_model": "mmspubench.eval.backends.transformers.loading",
@@ -55,7 +55,7 @@ _WHERE: dict[str, str] = {
     "read_results": "mmspubench.eval.results",
     "read_samples": "mmspubench.eval.results",
     "validate_release": "mmspubench.dataset_builder.builder",
-    "write_release": "mmspubench.dataset_builder.synth",
+    "write_release": "mmspubench.dataset_builder.synth.generate",
 }
 
 __all__ = [

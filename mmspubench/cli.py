@@ -19,6 +19,7 @@ from mmspubench.curate import cli as curate_cli
 from mmspubench.dataset_builder import cli as builder_cli
 from mmspubench.eval import commands as eval_cli
 from mmspubench.eval.extras import missing_extra_error
+from mmspubench.eval.submit import cli as submit_cli
 from mmspubench.guard import run_guarded
 from mmspubench.integrations import cli as integrations_cli
 from mmspubench.options import SuggestingParser
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     builder_cli.register(sub)
     eval_cli.register(sub)
     space_cli.register(sub)
+    submit_cli.register(sub)
     curate_cli.register(sub)
     integrations_cli.register(sub)
     sweep_cli.register(sub)

@@ -390,7 +390,7 @@ def validate_upload(
     results_file: str | None, samples_file: str | None, model_repo: str | None
 ) -> tuple[str, str]:
     """Run ``submit``'s validation on uploaded files; the verdict and the YAML the PR would add."""
-    from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES, validate_submission
+    from mmspubench.eval.submit.submission import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES, validate_submission
 
     if not results_file or not samples_file:
         raise MMSpuBenchError("upload both results.json and samples.jsonl of the run")

@@ -193,8 +193,13 @@ def check_run(run_dir: Path) -> None:
     from mmspubench.eval.config import RunConfig
     from mmspubench.eval.results import read_finished_samples, read_results, recompute
     from mmspubench.eval.run_stamp import check_samples_beside
-    from mmspubench.space.submit import CONFOUND_SECTIONS, check_ranges, check_samples, compare_aggregates
-    from mmspubench.space.submit_checks import check_sample_consistency
+    from mmspubench.eval.submit.checks import check_sample_consistency
+    from mmspubench.eval.submit.submission import (
+        CONFOUND_SECTIONS,
+        check_ranges,
+        check_samples,
+        compare_aggregates,
+    )
 
     where = str(run_dir / "results.json")
     results = read_results(run_dir / "results.json")
@@ -223,8 +228,8 @@ def checked_entries(
     dataset the Space explores), a run made on another dataset is refused
     (:func:`mmspubench.space.run_match.dataset_fault`)."""
     from mmspubench.eval.results import read_results
+    from mmspubench.eval.submit.submission import check_ranges
     from mmspubench.space.run_match import dataset_fault
-    from mmspubench.space.submit import check_ranges
 
     kept, refused = [], []
     for entry in entries:
@@ -372,7 +377,7 @@ def board(
 def benchmark_id(dataset: str | None) -> str:
     """Whose Hub leaderboard to read: the explored dataset when it is a Hub id, else the published one."""
     from mmspubench.dataset_builder.hub import is_hub_id
-    from mmspubench.space.submit import PUBLISHED_DATASET_ID
+    from mmspubench.eval.submit.submission import PUBLISHED_DATASET_ID
 
     if dataset and is_hub_id(dataset) and "/" in dataset and not Path(dataset).exists():
         return dataset

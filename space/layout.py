@@ -13,10 +13,10 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 from mmspubench.app_guard import guarded, named_like
+from mmspubench.eval.submit.submission import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 from mmspubench.markup import escape_cell
 from mmspubench.space import board_widths, charts, handlers, leaderboard, live, preview, zerogpu
 from mmspubench.space.handlers import SpaceConfig, SpaceState
-from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 
 TITLE = "MM-SpuBench"
 INTRO = """# MM-SpuBench: spurious biases in multimodal LLMs

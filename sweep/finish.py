@@ -36,7 +36,7 @@ def write_report(root: Path, runs: Sequence[PlannedRun], plot: bool) -> Path | N
 
 def write_compares(root: Path, runs: Sequence[PlannedRun], plot: bool) -> list[Path]:
     """``root/compare/<model>--<variant>.{json,md}``: each finished variant against its model's standard run."""
-    from mmspubench.eval.analysis.compare_cli import comparison, markdown
+    from mmspubench.eval.analysis.compare.cli import comparison, markdown
 
     standard = {r.model_name: r for r in runs if r.variant == "standard"}
     written = []

@@ -25,7 +25,7 @@ from mmspubench.eval.results import (
     read_finished_samples,
     read_results,
 )
-from mmspubench.space.submit import check_run_figures, check_run_samples
+from mmspubench.eval.submit.submission import check_run_figures, check_run_samples
 from mmspubench.sweep.spec import PlannedRun
 
 _SHA = re.compile(r"[0-9a-f]{7,64}")

@@ -30,9 +30,9 @@ def wheel_name() -> str:
 def build(out: Path) -> Path:
     """Build the checkout's wheel into ``out`` (once per process: the source as it is now); its
     version must be the running package's. Built as ``space build`` builds it
-    (``space.vendor.build_wheel``): setuptools' intermediate files go to a temporary folder, never
+    (``mmspubench.wheel.build_wheel``): setuptools' intermediate files go to a temporary folder, never
     into the checkout."""
-    from mmspubench.space.vendor import build_wheel
+    from mmspubench.wheel import build_wheel
 
     name = wheel_name()
     out.mkdir(parents=True, exist_ok=True)

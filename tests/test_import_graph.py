@@ -1,5 +1,5 @@
-"""The parts depend one way: dataset_builder <- eval <- space, eval <- curate and eval, space <- sweep (curate and the Space
-never import each other); the package top's dispatcher sits above them all.
+"""The parts depend one way: dataset_builder <- eval <- space, eval <- curate and eval <- sweep (curate, the Space
+and the sweep never import each other); the package top's dispatcher sits above them all.
 
 Every import statement is read from the source (module level, inside functions and under
 ``TYPE_CHECKING`` alike), so a lazy import cannot hide an upward dependency.
@@ -33,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
         "options",
         "outputs",
         "app_guard",
+        "wheel",
         "dataset_builder",
         "eval",
         "space",
@@ -48,16 +49,17 @@ ALLOWED: dict[str, set[str]] = {
         "eval",
         "curate",
     },
-    # The sweep runs eval and reads its results; it verifies fetched runs with submit's checks (space).
+    # The sweep runs eval, reads its results and verifies fetched runs with submit's checks (all
+    # eval); it builds the wheel a remote job installs as `space build` does (mmspubench.wheel).
     "sweep": {
         "errors",
         "redact",
         "markup",
         "options",
         "outputs",
+        "wheel",
         "dataset_builder",
         "eval",
-        "space",
         "sweep",
     },
 }
@@ -120,6 +122,17 @@ def test_curate_imports_nothing_above_it() -> None:
 
 def test_sweep_imports_nothing_above_it() -> None:
     assert _upward("sweep") == []
+
+
+def test_the_sweep_and_the_space_never_import_each_other() -> None:
+    """The wheel both build (``space build``, a sweep's HF Jobs) lives below them, in
+    ``mmspubench/wheel.py``, which imports only the errors and the secret check."""
+    assert not any(
+        name.startswith("mmspubench.space")
+        for path in (ROOT / "sweep").rglob("*.py")
+        for name in _imports(path)
+    )
+    assert set(_imports(ROOT / "mmspubench" / "wheel.py")) == {"mmspubench.errors", "mmspubench.redact"}
 
 
 def test_no_part_imports_the_sweep() -> None:
@@ -250,7 +263,15 @@ def test_analysis_does_not_import_the_running_parts() -> None:
 def test_the_analysis_modules_live_in_eval_analysis() -> None:
     moved = ("report", "compare", "compare_cli", "compare_runs", "plots", "plot_data")
     assert [m for m in moved if (ROOT / "eval" / f"{m}.py").exists()] == []
-    assert all((ROOT / "eval" / "analysis" / f"{m}.py").is_file() for m in moved)
+    assert all((ROOT / "eval" / "analysis" / f"{m}.py").is_file() for m in ("report", "plots", "plot_data"))
+
+
+def test_compare_is_one_sub_package() -> None:
+    """``compare``'s modules live in eval/analysis/compare/, none beside it with a ``compare_`` prefix."""
+    analysis = ROOT / "eval" / "analysis"
+    parts = ("__init__", "cli", "runs", "side_intervention", "paired", "confounds", "interventions")
+    assert all((analysis / "compare" / f"{m}.py").is_file() for m in parts)
+    assert sorted(p.name for p in analysis.glob("compare*.py")) == []
 
 
 def test_the_checker_sees_running_import_analysis(tmp_path: Path) -> None:

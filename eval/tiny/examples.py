@@ -114,18 +114,18 @@ def load_items(
 ) -> list[Any]:
     """``n`` items of the synthetic generator's training mode (``correlation=None``: balanced);
     ``correlated_types``: only those types carry the correlated cue; ``letter_bias`` and
-    ``text_prior_types``: the confounds planted on top (``synth_confounds``)."""
-    from mmspubench.dataset_builder import synth
+    ``text_prior_types``: the confounds planted on top (``synth.confounds``)."""
+    from mmspubench.dataset_builder.synth.generate import generate_items
 
     confounds: dict[str, Any] = {"letter_bias": letter_bias, "text_prior_types": text_prior_types}
     # Balanced data plants uniformly drawn values ("random" cue): the spurious value says nothing
     # about the class. The generator's own default for a missing correlation is 0.9, not balanced.
     if correlation is None:
         return list(
-            synth.generate_items(n, seed=seed, image_size=image_size, mode="train", cue="random", **confounds)
+            generate_items(n, seed=seed, image_size=image_size, mode="train", cue="random", **confounds)
         )
     return list(
-        synth.generate_items(
+        generate_items(
             n,
             seed=seed,
             image_size=image_size,

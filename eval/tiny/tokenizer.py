@@ -43,7 +43,7 @@ def bundled_corpus_words() -> tuple[str, ...]:
     """The bundled tokenizer's words: the base words plus every word of the synthetic split's
     vocabulary (class names, core and spurious attribute texts, questions) and of the eval prompts,
     in a fixed order."""
-    from mmspubench.dataset_builder import synth_vocab
+    from mmspubench.dataset_builder.synth import vocab as synth_vocab
     from mmspubench.eval import prompts
 
     texts = [c.name + " " + " ".join(c.core_attributes) for c in synth_vocab.CLASSES]

@@ -269,8 +269,8 @@ def _planting(
 
     A bad value is one line and exit 2, without the usage: the value, not the command, is wrong.
     """
-    from mmspubench.dataset_builder.synth_cli import parse_type_list
-    from mmspubench.dataset_builder.synth_confounds import parse_letter_bias
+    from mmspubench.dataset_builder.synth.cli import parse_type_list
+    from mmspubench.dataset_builder.synth.confounds import parse_letter_bias
 
     if args.correlated_types is not None and args.correlation is None:
         # Balanced data plants random values on every type: there is no cue to restrict.

@@ -29,7 +29,7 @@ def test_each_build_option_is_its_flag_with_its_default_and_help() -> None:
 
 
 def test_each_synth_option_is_its_flag_and_the_cue_policies_exclude_each_other() -> None:
-    from mmspubench.dataset_builder.synth_cli import SynthOptions
+    from mmspubench.dataset_builder.synth.cli import SynthOptions
 
     action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     synth: Any = action.choices["synth"]

@@ -80,7 +80,7 @@ def _rewrite_parquet(path: Path, question: str) -> None:
 
 
 def test_an_edited_built_parquet_is_rebuilt_and_submit_reads_the_genuine_items(tmp_path: Path) -> None:
-    from mmspubench.space.submit_dataset import published_items
+    from mmspubench.eval.submit.published import published_items
 
     hub.published(tmp_path)
     genuine = load_benchmark(hub.REPO_ID)

@@ -114,7 +114,7 @@ def test_a_built_repo_on_the_hub_loads_offline_at_its_commit(tmp_path: Path) -> 
 def test_submit_split_digest_from_the_data_when_the_card_has_none(tmp_path: Path) -> None:
     from mmspubench.dataset_builder.split_digest import split_from_data
     from mmspubench.dataset_builder.split_ids import split_identity
-    from mmspubench.space.submit_checks import published_split
+    from mmspubench.eval.submit.checks import published_split
 
     hub.published(tmp_path)
     expected = split_identity(f"{i:06d}" for i in range(hub.N_IMAGES))

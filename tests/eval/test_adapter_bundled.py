@@ -63,7 +63,7 @@ def test_built_once_cached_and_loads_through_from_pretrained(
 def test_class_names_are_few_tokens(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("MMSPUBENCH_CACHE", str(tmp_path))
     tokenizer = load_model(bundled.random_model_dir()).processor.tokenizer
-    from mmspubench.dataset_builder.synth_vocab import CLASSES
+    from mmspubench.dataset_builder.synth.vocab import CLASSES
 
     assert {c.name for c in CLASSES} <= set(bundled_corpus_words())
     for word in ("circle", "background", *(c.name for c in CLASSES)):

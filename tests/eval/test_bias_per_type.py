@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from mmspubench.eval.analysis import compare_cli
+from mmspubench.eval.analysis.compare import cli as compare_cli
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 

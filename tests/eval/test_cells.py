@@ -33,8 +33,8 @@ def test_an_interval_that_touches_zero_from_below_reads_plus_zero() -> None:
 def test_compare_prints_no_negative_zero_in_an_interval() -> None:
     """The CGLA_min row of ``compare`` (four decimals): an interval whose lower end is a rounding
     error below zero read ``[-0.0000, ...]`` before."""
-    from mmspubench.eval.analysis.compare import PairedMean
-    from mmspubench.eval.analysis.compare_cli import _mean_cells
+    from mmspubench.eval.analysis.compare.cli import _mean_cells
+    from mmspubench.eval.analysis.compare.paired import PairedMean
 
     cells = _mean_cells(PairedMean(30, 0.1, 0.1, -0.0, (-2e-9, 0.0123)), 4)
     assert cells == ["0.1000", "0.1000", "+0.0000 [+0.0000, +0.0123]"]

@@ -204,7 +204,7 @@ def test_planted_options_are_read_from_training_json(tmp_path: Path) -> None:
 
 
 def test_grey_copy_keeps_the_records_and_sizes(tmp_path: Path) -> None:
-    from mmspubench.dataset_builder.synth import generate_items, write_release
+    from mmspubench.dataset_builder.synth.generate import generate_items, write_release
     from PIL import Image
 
     release = write_release(tmp_path / "raw", generate_items(3, seed=1, image_size=32))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mmspubench.cli import main
 from mmspubench.eval.config import RunConfig
-from mmspubench.space.submit_checks import expected_stamp
+from mmspubench.eval.submit.checks import expected_stamp
 
 from tests.eval.compare_fakes import Item, write_run
 

@@ -20,7 +20,7 @@ from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig, with_options
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.runner import run_eval
-from mmspubench.space.submit_checks import check_sample_consistency
+from mmspubench.eval.submit.checks import check_sample_consistency
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_rows
 
@@ -467,7 +467,7 @@ def test_submit_checks_the_entries_against_the_published_counterfactuals(
 ) -> None:
     """Without the dataset a cf:* sample that drops, reorders or retargets its entries cannot be told
     from an item that ships fewer; the published split's records tell."""
-    from mmspubench.space.submit_dataset import _published, check_against_dataset
+    from mmspubench.eval.submit.published import _published, check_against_dataset
 
     folder, lines, config = twin_run
     items = _published("twin", "v1", str(folder))
@@ -498,7 +498,7 @@ def test_submit_refuses_intervention_scores_that_are_no_log_probabilities(
     logprob_run: tuple[list[dict[str, Any]], RunConfig], edit: Callable[[dict[str, Any]], Any], field: str
 ) -> None:
     """A letter score or CGL above 0 is no log-probability, as for the published answer's."""
-    from mmspubench.space.submit import check_samples
+    from mmspubench.eval.submit.submission import check_samples
 
     lines = copy.deepcopy(logprob_run[0])
     check_samples(tuple(SampleResult.from_json(s) for s in lines), "samples.jsonl")
@@ -536,7 +536,7 @@ def test_submit_refuses_an_edited_section(
     edit: Callable[[dict[str, Any]], Any],
     needle: str,
 ) -> None:
-    from mmspubench.space.submit import compare_aggregates
+    from mmspubench.eval.submit.submission import compare_aggregates
 
     section, samples = _section_of(logprob_run)
     recomputed = results.recompute(samples, logprob_run[1])["interventions"]
@@ -669,8 +669,8 @@ def test_submit_recomputes_each_digest_from_the_published_images(
     """A digest is re-made from the published split as eval makes it: a built-in from the item's
     image, a counterfactual from the image the record ships; one that differs is refused by name."""
     from mmspubench.dataset_builder.load import load_benchmark
+    from mmspubench.eval.submit.published import _published, check_against_dataset
     from mmspubench.eval.views.interventions import published
-    from mmspubench.space.submit_dataset import _published, check_against_dataset
 
     folder, lines, config = twin_run
     items = _published("twin", "v1", str(folder))

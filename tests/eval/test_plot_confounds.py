@@ -10,8 +10,8 @@ from mmspubench.cli import main
 from mmspubench.eval.analysis.plot_confounds import confound_series, panels
 from mmspubench.eval.analysis.plot_data import REPORT_GROUPS
 
+from tests.eval.compare.test_compare_confounds import RUN_A, _items
 from tests.eval.compare_fakes import write_run
-from tests.eval.test_compare_confounds import RUN_A, _items
 
 
 @pytest.fixture

@@ -154,7 +154,7 @@ def variant_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, 
 def test_two_variants_compare_figures_follow_from_the_samples(variant_pair: tuple[Path, Path, dict]) -> None:
     from mmspubench.dataset_builder.schema import TYPE_ABBREV
 
-    from .test_compare_bundled import _ci, _p, _samples
+    from .compare.test_compare_bundled import _ci, _p, _samples
 
     a_dir, b_dir, doc = variant_pair
     results = json.loads((b_dir / "results.json").read_text())["config"]

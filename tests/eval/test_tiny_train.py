@@ -214,7 +214,8 @@ ASSETS = Path(__file__).resolve().parents[2] / "eval" / "assets"
 
 @pytest.mark.parametrize("name", ["tiny-llava-biased", "tiny-llava-balanced"])
 def test_shipped_weights_load_answer_and_score(name: str) -> None:
-    from mmspubench.dataset_builder import synth
+    from mmspubench.dataset_builder.synth.generate import generate_items
+    from mmspubench.dataset_builder.synth.vocab import CLASSES
     from mmspubench.eval.backends.transformers.loading import load_model
     from mmspubench.eval.parse import parse_answer
 
@@ -223,12 +224,12 @@ def test_shipped_weights_load_answer_and_score(name: str) -> None:
     assert "mmspubench.eval.tiny.train" in (folder / "README.md").read_text()
     model = load_model(folder, scorer="plain")
     assert model.info.adapter == "hf-image-text-to-text/llava"
-    items = list(synth.generate_items(4, seed=1, image_size=64, mode="benchmark", cue="aligned"))
+    items = list(generate_items(4, seed=1, image_size=64, mode="benchmark", cue="aligned"))
     contexts = [model.render(prompts.mcq_prompt(i.question, i.options, "generate")) for i in items]
     answers = model.generate([i.image for i in items], contexts, max_new_tokens=16)
     # A trained model answers with a class name (an untrained one babbles); the biased one, on
     # items whose cue agrees with the class, with one of the options.
-    assert all(a.strip() in {c.name for c in synth.CLASSES} for a in answers), answers
+    assert all(a.strip() in {c.name for c in CLASSES} for a in answers), answers
     if name.endswith("biased"):
         assert all(parse_answer(a, i.options) is not None for a, i in zip(answers, items, strict=True)), (
             answers
@@ -243,7 +244,7 @@ def test_shipped_weights_load_answer_and_score(name: str) -> None:
     assert all(math.isfinite(s) and s < 0 for s in scores)
     # Each synthetic core text fits two or three classes; with the picture, a trained model puts the
     # class well above the one-in-ten of a guess among the classes.
-    assert max(scores[: len(item.core_attributes)]) > math.log(1 / len(synth.CLASSES))
+    assert max(scores[: len(item.core_attributes)]) > math.log(1 / len(CLASSES))
     assert training["config"]["correlation"] == (0.95 if name.endswith("biased") else None)
 
 
@@ -285,7 +286,7 @@ def test_correlated_types_are_parsed_and_reach_the_training_items() -> None:
     items = train_tiny.training_items(replace(config, arch=TINY), 60)
     # Correlation 1 on colorization only: every colorization value is the class's home value, the
     # other types' values are drawn uniformly (some not the class's own).
-    from mmspubench.dataset_builder.synth import CLASSES
+    from mmspubench.dataset_builder.synth.vocab import CLASSES
 
     home = {c.name: c for c in CLASSES}
     planted = [(i, t, k) for i in items for t, k in i.scene.planted]

@@ -236,7 +236,7 @@ def test_a_view_taking_too_few_parts_is_one_line(tmp_path: Path) -> None:
 def test_submit_wants_a_registered_view_s_part_exactly_in_its_runs(
     tmp_path: Path, reversed_view: View
 ) -> None:
-    from mmspubench.space.submit_checks import check_sample_consistency
+    from mmspubench.eval.submit.checks import check_sample_consistency
 
     out = _run(tmp_path / "run", "accuracy,reversed")
     samples = results.read_finished_samples(tmp_path / "run" / "samples.jsonl")

@@ -217,7 +217,7 @@ def test_the_twins_counterfactuals_run_and_ingest_with_their_gaps(
 ) -> None:
     from mmspubench.eval.interventions import pixel_digest, to_rgb
     from mmspubench.eval.results import read_run
-    from mmspubench.space.submit import check_run_figures, check_run_samples
+    from mmspubench.eval.submit.submission import check_run_figures, check_run_samples
 
     items = _split(str(twin))
     args = {"dataset": str(twin), "interventions": ["grayscale", "cf:*"]}

@@ -21,7 +21,7 @@ from mmspubench.eval.records import Answer, InterventionAnswer, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
 from mmspubench.eval.run_stamp import run_stamp
 
-from tests.space.test_submit import DATASET, REVISION, _sample
+from tests.eval.submit.test_submit import DATASET, REVISION, _sample
 
 NAMES = ("grayscale", "blur", "cf:cue-aligned")
 WHOLE = [f"{i:06d}" for i in range(20)]

@@ -15,8 +15,9 @@ from huggingface_hub import HfApi
 from mmspubench.space import handlers, hub_leaderboard
 from mmspubench.space.leaderboard import load_entries
 
+from tests.eval.submit.test_submit import make_run, restamp
+
 from .test_hub_leaderboard import StubApi, _entry
-from .test_submit import make_run, restamp
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

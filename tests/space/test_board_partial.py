@@ -18,7 +18,7 @@ from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.space import handlers, hub_leaderboard
 from mmspubench.space.leaderboard import DEFAULT_COLUMNS, load_entries, view_frame
 
-from .test_submit import DATASET, REVISION, _sample
+from tests.eval.submit.test_submit import DATASET, REVISION, _sample
 
 WHOLE = [f"{i:06d}" for i in range(20)]
 

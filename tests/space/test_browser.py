@@ -97,8 +97,9 @@ def five_runs_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from mmspubench.space.handlers import SpaceConfig, load_state
     from mmspubench.space.layout import build_app
 
+    from tests.eval.submit.test_submit import make_run
+
     from .local_app import launch_local
-    from .test_submit import make_run
 
     runs = tmp_path_factory.mktemp("five")
     for model, variants in (

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from mmspubench.cli import build_parser
+from mmspubench.eval.submit.submission import PUBLISHED_DATASET_ID, SubmitOptions
 from mmspubench.options import flag, help_with_default
 from mmspubench.space.cli import ServeOptions
-from mmspubench.space.submit import PUBLISHED_DATASET_ID, SubmitOptions
 
 
 def _command(name: str) -> argparse.ArgumentParser:

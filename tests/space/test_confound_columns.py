@@ -10,8 +10,8 @@ import pytest
 from mmspubench.space import confound_view
 from mmspubench.space.leaderboard import ALL_COLUMNS, DEFAULT_COLUMNS, confound_cells, run_entry, styled
 
+from tests.eval.compare.test_compare_confounds import RUN_A, _items
 from tests.eval.compare_fakes import write_run
-from tests.eval.test_compare_confounds import RUN_A, _items
 
 OPTIONS = ("cat", "dog", "fox", "owl")
 

@@ -55,8 +55,8 @@ def test_a_wheel_that_cannot_be_built_asks_for_the_setuptools_that_helps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """setuptools is there (an editable install needs it): what helps is an upgrade, not an install."""
+    from mmspubench import wheel as vendor
     from mmspubench.errors import MMSpuBenchError
-    from mmspubench.space import vendor
 
     failed = subprocess.CompletedProcess([], 1, "", "error: setuptools too old for this layout\n")
     monkeypatch.setattr(vendor.subprocess, "run", lambda *a, **k: failed)

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from mmspubench.cli import main
 from mmspubench.space.deploy import MARKER_NAME, SpaceSettings, app_source
-from mmspubench.space.vendor import build_wheel, package_folders
+from mmspubench.space.vendor import package_folders
+from mmspubench.wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = (

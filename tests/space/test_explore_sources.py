@@ -13,9 +13,10 @@ from mmspubench.space import handlers, preview
 from mmspubench.space.handlers import LIVE_SOURCE, SpaceState
 from mmspubench.space.layout import build_app
 
+from tests.eval.submit.test_submit import _sample
+
 from .release_runs import write_release_of
 from .test_board_partial import write_run
-from .test_submit import _sample
 
 
 @pytest.fixture

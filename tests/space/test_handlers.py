@@ -14,10 +14,11 @@ from mmspubench.space.handlers import LIVE_SOURCE, SELECTED_ITEM, UPLOADED_IMAGE
 from mmspubench.space.leaderboard import leaderboard_frame, load_entries, plot_series
 from mmspubench.space.live import BUNDLED_CHOICE, ModelCache
 
+from tests.eval.submit.test_submit import REVISION, make_run, set_published_split
+
 from .fake_model import TableModel
 from .fixtures import make_dataset, results_json, sample_record, write_run
 from .test_live import LETTERS, _png
-from .test_submit import REVISION, make_run, set_published_split
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from huggingface_hub.hf_api import DatasetLeaderboardEntry
 from mmspubench.space import hub_leaderboard
 from mmspubench.space.leaderboard import load_entries
 
-from .test_submit import make_run
+from tests.eval.submit.test_submit import make_run
 
 
 def _entry(model: str, value: float, verified: bool, **extra: Any) -> DatasetLeaderboardEntry:

@@ -155,7 +155,7 @@ def test_the_submit_verdict_quotes_nothing_unvalidated(
 ) -> None:
     from mmspubench.space import handlers
 
-    from .test_submit import REVISION, make_run, restamp, set_published_split
+    from tests.eval.submit.test_submit import REVISION, make_run, restamp, set_published_split
 
     monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
     set_published_split(monkeypatch)

@@ -16,17 +16,18 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic
-from mmspubench.space import handlers, live, submit_checks
+from mmspubench.eval.submit import checks
+from mmspubench.eval.submit.submission import validate_submission
+from mmspubench.space import handlers, live
 from mmspubench.space.layout import build_app
-from mmspubench.space.submit import validate_submission
 from PIL import Image
 
 from tests.dataset_builder.raw_fixtures import make_release, write_png_header_only
 from tests.dataset_builder.test_safety_build import write_mpo
+from tests.eval.submit.test_submit import REVISION, make_run, set_published_split
 
 from .test_handlers import state  # noqa: F401  (fixture)
 from .test_live import _png
-from .test_submit import REVISION, make_run, set_published_split
 
 
 @pytest.fixture(autouse=True)
@@ -141,7 +142,7 @@ def test_the_published_split_is_read_from_the_built_card(
 ) -> None:
     raw = make_release(tmp_path / "raw", n=5)
     assert main(["build", "--source", str(raw), "--out", str(tmp_path / "repo")]) == 0
-    monkeypatch.delenv(submit_checks.SPLIT_ENV)
+    monkeypatch.delenv(checks.SPLIT_ENV)
     asked: list[tuple[str, str, str]] = []
 
     def download(repo_id: str, filename: str, repo_type: str, revision: str) -> str:
@@ -151,7 +152,7 @@ def test_the_published_split_is_read_from_the_built_card(
     monkeypatch.setattr("huggingface_hub.hf_hub_download", download)
     ids = [f"{i:06d}" for i in range(5)]
     expected = hashlib.sha256("\n".join(ids).encode()).hexdigest()
-    assert submit_checks.published_split("org/ds", REVISION) == (5, expected)
+    assert checks.published_split("org/ds", REVISION) == (5, expected)
     assert asked == [("org/ds", "README.md", REVISION)]
 
 

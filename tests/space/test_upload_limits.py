@@ -13,12 +13,13 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
 from mmspubench.eval.records import Condition, SampleResult
 from mmspubench.eval.results import sample_line
+from mmspubench.eval.submit.submission import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
 from mmspubench.space import handlers, live
 from mmspubench.space.layout import LAUNCH_OPTIONS
-from mmspubench.space.submit import MAX_RESULTS_BYTES, MAX_SAMPLES_BYTES
+
+from tests.eval.submit.test_submit import REVISION, make_run, set_published_split
 
 from .local_app import launch_local
-from .test_submit import REVISION, make_run, set_published_split
 
 FULL_RUN_ITEMS = 2400
 """Items of the largest published split a run covers."""
@@ -180,12 +181,12 @@ def test_the_submit_handler_refuses_files_over_its_limits(
 ) -> None:
     results = make_run(tmp_path / "run")
     samples = results.parent / "samples.jsonl"
-    from mmspubench.space import submit
+    from mmspubench.eval.submit import submission
 
-    monkeypatch.setattr(submit, "MAX_SAMPLES_BYTES", 100)
+    monkeypatch.setattr(submission, "MAX_SAMPLES_BYTES", 100)
     with pytest.raises(MMSpuBenchError, match=r"^upload samples\.jsonl: \d+ bytes; at most 100 are accepted"):
         handlers.validate_upload(str(results), str(samples), "org/model")
-    monkeypatch.setattr(submit, "MAX_RESULTS_BYTES", 100)
+    monkeypatch.setattr(submission, "MAX_RESULTS_BYTES", 100)
     with pytest.raises(MMSpuBenchError, match=r"^upload results\.json: \d+ bytes; at most 100"):
         handlers.validate_upload(str(results), str(samples), "org/model")
     with pytest.raises(MMSpuBenchError, match="not a regular file"):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.space.vendor import build_wheel
+from mmspubench.wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = Path("eval/assets/tiny-llava-biased")

@@ -10,7 +10,7 @@ import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig
-from mmspubench.space.submit_checks import expected_stamp
+from mmspubench.eval.submit.checks import expected_stamp
 from mmspubench.sweep import finish
 from mmspubench.sweep.spec import PlannedRun
 from mmspubench.sweep.verify import other_run, verify_run

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import shutil
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.space.vendor import build_wheel
 from mmspubench.sweep import wheel
 from mmspubench.sweep.wheel import checkout
+from mmspubench.wheel import build_wheel
 
 from tests.space.test_vendor_secrets import IGNORED
 
@@ -21,7 +22,7 @@ BIASED_MODEL = ASSETS / "tiny-llava-biased"
 
 
 @pytest.fixture
-def source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A copy of the checkout, which the launcher builds from (``wheel.checkout``): files are planted
     there, never in the real checkout, which other tests read at the same time (pytest -n)."""
     copy = tmp_path / "src"
