@@ -33,6 +33,7 @@ from mmspubench.eval.analysis.plot_data import (
     read_interval,
     read_mapping,
     read_number,
+    run_seed,
 )
 from mmspubench.eval.records import SampleResult
 
@@ -105,8 +106,7 @@ def _type_intervals(
     from the samples that hold both answers, with the run's seed; empty without samples."""
     from mmspubench.eval.views.metrics_paired import paired_bootstrap_ci
 
-    seed = read_mapping(results, "config").get("seed")
-    seed = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32 else 0
+    seed = run_seed(results)
     pairs = [
         (s.types, s.correct, s.blind.correct) for s in samples or () if s.blind and s.correct is not None
     ]

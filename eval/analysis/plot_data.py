@@ -168,10 +168,15 @@ def count_ticks(counts: Sequence[Sequence[int | None]]) -> list[str]:
     return ticks
 
 
+def run_seed(results: Mapping[str, Any]) -> int:
+    """The run's bootstrap seed (``config.seed``), 0 where the file holds none a generator takes."""
+    seed = read_mapping(results, "config").get("seed")
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32 else 0
+
+
 def report_series(results: Mapping[str, Any], samples: Sequence[SampleResult] | None, label: str) -> Series:
     """One run's bars from its results.json and (for the intervals it lacks) its samples."""
-    seed = read_mapping(results, "config").get("seed")
-    seed = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32 else 0
+    seed = run_seed(results)
     acc, acc_ci = _accuracy(results, samples, seed)
     cgla, cgla_ci = _cgla(results, samples, seed)
     mode = read_mapping(results, "config").get("answer_mode")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -129,18 +130,28 @@ def test_the_page_takes_a_samples_file_over_5_mb(tmp_path: Path) -> None:
         demo.close()
 
 
-def test_the_submit_handler_validates_a_run_over_5_mb(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _padded_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pad: Callable[[int], str]
+) -> tuple[Path, Path]:
+    """A valid 20-sample run whose prompts start with ``pad(conditions in the file)`` (a long chat
+    template before each prompt: still a valid run); its results.json and samples.jsonl."""
     monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
     set_published_split(monkeypatch)
     results = make_run(tmp_path / "run")
     samples = results.parent / "samples.jsonl"
     records = [json.loads(line) for line in samples.read_text().splitlines()]
-    for record in records:  # a (very) long chat template before each prompt: still a valid run
+    text = pad(len(records) * len(records[0]["conditions"]))
+    for record in records:
         for condition in record["conditions"]:
-            condition["prompt"] = "<t>" * 24_000 + condition["prompt"]
+            condition["prompt"] = text + condition["prompt"]
     samples.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return results, samples
+
+
+def test_the_submit_handler_validates_a_run_over_5_mb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results, samples = _padded_run(tmp_path, monkeypatch, lambda _: "<t>" * 24_000)
     assert samples.stat().st_size > 5 * 2**20
     verdict, _ = handlers.validate_upload(str(results), str(samples), "org/model")
     assert verdict.startswith("**Valid.** 20 samples")
@@ -149,17 +160,10 @@ def test_the_submit_handler_validates_a_run_over_5_mb(
 def test_the_submit_handler_validates_a_run_of_the_size_of_a_full_interventions_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MMSPUBENCH_PUBLISHED_REVISION", REVISION)
-    set_published_split(monkeypatch)
-    results = make_run(tmp_path / "run")
-    samples = results.parent / "samples.jsonl"
-    records = [json.loads(line) for line in samples.read_text().splitlines()]
     # as large as 2,400 lines of 32 interventions, each under 8 MiB (the limit of one line)
-    pad = "<t>" * (largest_views_run() // (3 * len(records) * len(records[0]["conditions"])) + 1)
-    for record in records:
-        for condition in record["conditions"]:
-            condition["prompt"] = pad + condition["prompt"]
-    samples.write_text("".join(json.dumps(r) + "\n" for r in records))
+    results, samples = _padded_run(
+        tmp_path, monkeypatch, lambda conditions: "<t>" * (largest_views_run() // (3 * conditions) + 1)
+    )
     assert samples.stat().st_size > largest_views_run()
     verdict, _ = handlers.validate_upload(str(results), str(samples), "org/model")
     assert verdict.startswith("**Valid.** 20 samples")
