@@ -158,6 +158,9 @@ def collate(
     import torch
 
     batch: dict[str, torch.Tensor] = {}
+    keys = set(encoded[0].inputs)
+    if any(set(e.inputs) != keys for e in encoded):  # e.g. a text-only request beside one with pixels
+        raise ValueError("collate: the requests of one batch must have the same inputs")
     for key in encoded[0].inputs:
         parts = [e.inputs[key] for e in encoded]
         if key in SEQUENCE_KEYS:

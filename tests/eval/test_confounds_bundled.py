@@ -79,5 +79,11 @@ def test_text_only_prompt_has_no_image_and_scores_plainly() -> None:
     assert mixed[:4] == scoring.score_plain(model, requests)
     assert mixed[4:] == pytest.approx(scoring.score_plain(model, with_image), abs=1e-4)
     assert mixed[:4] != pytest.approx(mixed[4:], abs=1e-3)  # the image changes the scores
+    # The plain scorer (the fast one's check) batches text-only requests apart from those with an
+    # image, in either order: a batch of both once scored the image ones without their pixels.
+    assert scoring.score_plain(model, [*requests, *with_image]) == pytest.approx(mixed, abs=1e-4)
+    assert scoring.score_plain(model, [*with_image, *requests]) == pytest.approx(
+        [*mixed[4:], *mixed[:4]], abs=1e-4
+    )
     answers = model.generate([None, item.pil_image], [text, model.render(prompt)], 4)
     assert len(answers) == 2 and all(isinstance(a, str) for a in answers)

@@ -50,10 +50,11 @@ _WINDOW_BATCHES = 16
 
 
 def _score_window(adapter: ScoringModel, encoded: Sequence[EncodedRequest]) -> list[float]:
-    order = sorted(range(len(encoded)), key=lambda i: -encoded[i].n_tokens)
+    # A text-only request (the blind view's, image None) has no image inputs: it is batched only
+    # with others of its kind, never padded into a batch with pixels (or one with pixels into its).
+    order = sorted(range(len(encoded)), key=lambda i: (sorted(encoded[i].inputs), -encoded[i].n_tokens))
     scores = [0.0] * len(encoded)
-    for first in range(0, len(order), adapter.batch_size):
-        chunk = order[first : first + adapter.batch_size]
+    for chunk in _batches(order, [sorted(e.inputs) for e in encoded], adapter.batch_size):
         items = [encoded[i] for i in chunk]
         batch = collate(items, adapter.pad_token_id)
         lo = min(e.n_context for e in items) - 1
@@ -63,3 +64,13 @@ def _score_window(adapter: ScoringModel, encoded: Sequence[EncodedRequest]) -> l
             ids = batch["input_ids"][row]
             scores[index] = continuation_logprob(log_probs[row], ids, item.n_context, item.n_tokens, lo)
     return scores
+
+
+def _batches(order: Sequence[int], kinds: Sequence[list[str]], size: int) -> list[list[int]]:
+    """``order`` cut into batches of at most ``size`` indices, each of one kind of inputs."""
+    batches: list[list[int]] = []
+    for index in order:
+        if not batches or len(batches[-1]) == size or kinds[batches[-1][0]] != kinds[index]:
+            batches.append([])
+        batches[-1].append(index)
+    return batches
