@@ -13,8 +13,8 @@ from typing import Any
 
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.views import intervention_asks
-from mmspubench.eval.views.intervention_asks import Shown
+from mmspubench.eval.views.interventions import images as intervention_asks
+from mmspubench.eval.views.interventions.images import Shown
 from mmspubench.integrations.items import SplitItem
 from mmspubench.redact import clean
 

@@ -27,7 +27,7 @@ from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics, prompts
 from mmspubench.eval.intervention_names import CF_PREFIX, uses_counterfactuals
-from mmspubench.eval.views import metrics_interventions
+from mmspubench.eval.views.interventions import arithmetic as metrics_interventions
 from mmspubench.integrations.ingest import IMAGE
 from mmspubench.integrations.ingest_interventions import INTERVENTION, INTERVENTION_FIGURES, shown_of
 from mmspubench.integrations.items import Split, SplitItem

@@ -24,7 +24,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, Content, ContentImage, ContentText
 from inspect_ai.scorer import Metric, SampleScore, metric, value_to_float
 from mmspubench.eval import prompts
-from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 from mmspubench.integrations.ingest import BLIND, IMAGE
 from mmspubench.integrations.items import SplitItem
 

@@ -52,7 +52,7 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval.intervention_names import CF_ALL, CF_PREFIX, check_names
 from mmspubench.eval.results import write_bytes_atomic
-from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 from mmspubench.integrations.items import Split, SplitItem
 
 COLUMNS = ("index", "image", "question", *ANSWER_LETTERS, "answer", "category", "item_id")
@@ -171,7 +171,7 @@ def intervention_path(out: Path, name: str) -> Path:
 
 def intervened(split: Split, name: str, source: str) -> Split:
     """``split`` with each item's image bytes the PNG of its image under intervention ``name``."""
-    from mmspubench.eval.views.intervention_asks import shown_under
+    from mmspubench.eval.views.interventions.images import shown_under
 
     items = []
     for split_item in split.items:

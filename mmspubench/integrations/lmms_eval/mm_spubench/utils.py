@@ -25,7 +25,7 @@ from typing import Any
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV, Item
 from mmspubench.eval import interventions, metrics, prompts
 from mmspubench.eval.parse import parse_answer
-from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 
 METRIC = "mm_spubench_acc"
 """The overall metric; its per-item record is what ``mmspubench ingest lmms-eval`` reads."""
