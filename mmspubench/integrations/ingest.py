@@ -62,7 +62,7 @@ class HarnessAnswer:
     view: str = IMAGE
     """``image`` (shown with the item's image), ``blind`` (the blind view) or ``intervention``."""
     rotation: int = 0
-    """The rotation of the options shown (0: the published order; ``eval.views.metrics_confounds``)."""
+    """The rotation of the options shown (0: the published order; ``eval.views.confounds.metrics``)."""
     images: int | None = None
     """How many images the prompt held, when the harness records it (checked against the view)."""
     intervention: str = ""

@@ -1,7 +1,7 @@
 """The interventions view of a harness run, for ingest: the images shown, their digests, the figures.
 
 An intervened answer's image must be the one ``mmspubench eval`` shows for that item and
-intervention (``eval.views.intervention_asks.shown_of``); the image a log holds is decoded and compared
+intervention (``eval.views.interventions.images.shown_of``); the image a log holds is decoded and compared
 by its pixel digest. The figures a harness may record per intervention are results.json's
 ``interventions`` point figures under ``NAME_<figure>`` names.
 """

@@ -9,7 +9,7 @@ sample's metadata names the item (``item_id``), ``view`` ``intervention``, the `
 its ``targets`` and the shown image's ``digest``.
 
 The metric pairs each changed answer with the item's published one and computes, per intervention,
-eval's point figures with eval's own functions (``eval.views.metrics_interventions``): accuracy under it,
+eval's point figures with eval's own functions (``eval.views.interventions.arithmetic``): accuracy under it,
 the paired change, the flip rate and the targeted contrast.
 """
 
