@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import score_speed
 from mmspubench.eval import prompts
 from mmspubench.eval.protocol import ScoreRequest
-from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 
 
 def make_calls(adapter: Any, n: int, seed: int, per_call: int) -> dict[str, list[tuple[ScoreRequest, ...]]]:

@@ -38,7 +38,7 @@ from typing import Any
 from mmspubench.dataset_builder.folders import replace_folder
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, SPURIOUS_TYPES, TYPE_ABBREV
 from mmspubench.eval.bundled import ASSETS, BALANCED_MODEL
-from mmspubench.eval.views.metrics_confounds import UNPARSED
+from mmspubench.eval.views.confounds.metrics import UNPARSED
 
 LETTER_MODEL = ASSETS / "tiny-llava-letter-bias"
 PRIOR_MODEL = ASSETS / "tiny-llava-text-prior"

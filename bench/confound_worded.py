@@ -6,7 +6,7 @@ the same items, once with the planted wording in some questions (``prior``) and 
 item (the items whose question differs between the releases), with the image and blind:
 
 - correct worded / correct unworded, and the exact McNemar p of the paired difference
-  (``mmspubench.eval.views.metrics_paired.mcnemar_exact``);
+  (``mmspubench.eval.views.confounds.paired.mcnemar_exact``);
 - how many answers the wording changed at all (the prediction or the raw output).
 
 ``--fit-check N`` also evaluates the text-prior model on the first N items of its own training
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.eval.bundled import ASSETS
-from mmspubench.eval.views.metrics_paired import mcnemar_exact
+from mmspubench.eval.views.confounds.paired import mcnemar_exact
 
 PRIOR_MODEL = ASSETS / "tiny-llava-text-prior"
 MODELS = ("text-prior", "balanced")

@@ -93,7 +93,7 @@ class Recorder:
     """Wraps the adapter's ``score`` and the making of the intervened images, for one workload."""
 
     def __init__(self, adapter: Any) -> None:
-        from mmspubench.eval.views import intervention_asks
+        from mmspubench.eval.views.interventions import images as intervention_asks
 
         self.row = Row(-1)
         self._score = adapter.score

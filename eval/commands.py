@@ -125,27 +125,15 @@ def _asked(results: dict[str, Any]) -> set[str]:
 
 
 def _views(results: dict[str, Any]) -> list[str]:
-    """The closing line's parts for the confound views the run measured (none unless asked)."""
+    """The closing line's parts for the views the run measured, each written by its view."""
+    from mmspubench.eval.views.registry import VIEWS
+
     parts = []
-    circular = results.get("circular")
-    if circular:
-        parts.append(f"circular {circular['accuracy']:.2f}%")
-    blind = results.get("blind")
-    if blind:
-        parts.append(f"blind {blind['accuracy']:.2f}% (gain {blind['gain']:+.2f} pp)")
-    calibration = results.get("calibration")
-    if calibration:
-        parts.append(f"Brier {calibration['brier']:.3f}, ECE {calibration['ece']:.3f}")
-    interventions = results.get("interventions")
-    if interventions:
-        shown = []
-        for name in interventions.get("names") or []:
-            entry = (interventions.get("by_intervention") or {}).get(name) or {}
-            accuracy, change = entry.get("accuracy") or {}, entry.get("change") or {}
-            if accuracy.get("overall") is not None and change.get("gain") is not None:
-                shown.append(f"{name} {accuracy['overall']:.2f}% ({change['gain']:+.2f} pp)")
-        if shown:
-            parts.append("under interventions: " + ", ".join(shown))
+    for view in VIEWS.values():
+        section = results.get(view.name)
+        part = view.closing(section) if view.closing is not None and section else None
+        if part:
+            parts.append(part)
     return parts
 
 

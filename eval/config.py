@@ -53,7 +53,7 @@ BlindImage = Literal["none", "grey"]
 METRICS: tuple[str, ...] = views_registry.names()
 """The metrics (views) a run can compute, in the order they are run (:mod:`mmspubench.eval.views`);
 ``--metrics`` reads the registry itself, so a view registered later is a choice too."""
-DEFAULT_METRICS: tuple[str, ...] = ("accuracy", "cgla")
+DEFAULT_METRICS: tuple[str, ...] = views_registry.paper()
 """The metrics of a run that names none (the paper's two)."""
 BLIND_IMAGES: tuple[str, ...] = get_args(BlindImage)
 ANSWER_MODES: tuple[str, ...] = get_args(AnswerMode)

@@ -6,6 +6,7 @@ All are frozen; a per-item result is built once, when the item has been fully sc
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,8 +19,8 @@ ROTATION_KEYS = ("rotation", "order", "answer", *ANSWER_KEYS)
 """The fields of one rotation in samples.jsonl."""
 INTERVENTION_KEYS = ("name", "targets", "digest", *ANSWER_KEYS, "cgls", "cgla_min", "cgla_acc")
 """The fields of one intervention's entry in samples.jsonl."""
-BUILTIN_PARTS = ("rotations", "blind", "option_probs", "interventions")
-"""The sample keys of the built-in views, each a typed field of :class:`SampleResult`."""
+PART = {"part": True}
+"""The metadata of a :class:`SampleResult` field that is a built-in view's part (its sample key)."""
 NUM_ROTATIONS = 4
 """Rotations per item in a circular run: one per option position (``schema.NUM_OPTIONS``, not
 imported here so that reading records needs no ``datasets``)."""
@@ -307,13 +308,13 @@ class SampleResult:
     """CGLA_min under the run's core reduction; ``None`` when CGLA was not run."""
     cgla_acc: bool | None
     """``cgla_min > 0``; ``None`` when CGLA was not run."""
-    rotations: tuple[Rotation, ...] | None = None
+    rotations: tuple[Rotation, ...] | None = dataclasses.field(default=None, metadata=PART)
     """The four cyclic rotations of the options, rotation 0 first (``circular``); else ``None``."""
-    blind: Answer | None = None
+    blind: Answer | None = dataclasses.field(default=None, metadata=PART)
     """The answer without the image (``blind``); else ``None``."""
-    option_probs: tuple[float, ...] | None = None
+    option_probs: tuple[float, ...] | None = dataclasses.field(default=None, metadata=PART)
     """Softmax of ``option_scores`` (``calibration``); else ``None``."""
-    interventions: tuple[InterventionAnswer, ...] | None = None
+    interventions: tuple[InterventionAnswer, ...] | None = dataclasses.field(default=None, metadata=PART)
     """The item asked under each intervention, in the run's order (``interventions``); else ``None``."""
     views: tuple[tuple[str, Any], ...] = ()
     """The parts of the views registered beyond the built-in ones, as (sample key, part) pairs in
@@ -450,6 +451,10 @@ def read_interventions(value: Any) -> tuple[InterventionAnswer, ...] | None:
     if not isinstance(value, list):
         raise TypeError(f"field 'interventions' must be a list of objects, got {_shown(value)}")
     return tuple(InterventionAnswer.from_json(e, f"interventions[{i}]") for i, e in enumerate(value))
+
+
+BUILTIN_PARTS = tuple(f.name for f in dataclasses.fields(SampleResult) if f.metadata.get("part"))
+"""The sample keys of the built-in views, each a typed field of :class:`SampleResult`."""
 
 
 def _strict_str(value: Any, name: str) -> str | None:

@@ -26,18 +26,17 @@ from mmspubench.eval.run_stamp import model_identity
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
 
-_SAME_FIGURES = (
-    "schema_version",
-    "benchmark",
-    "dataset",
-    "accuracy",
-    "cgla",
-    "accuracy_only",
-    "circular",
-    "blind",
-    "calibration",
-)
-"""results.json sections a rerun of a finished run must reproduce exactly to leave the file as it is."""
+_SAME_FIXED = ("schema_version", "benchmark", "dataset", "accuracy_only")
+"""results.json keys beside the views' sections that a rerun of a finished run must reproduce
+exactly to leave the file as it is (the views' sections: :func:`_same_figures`)."""
+
+
+def _same_figures() -> tuple[str, ...]:
+    """results.json keys a rerun of a finished run must reproduce exactly to leave the file as it is."""
+    from mmspubench.eval.views.registry import VIEWS
+
+    kept = (name for name, view in VIEWS.items() if view.section is not None and view.kept_on_rerun)
+    return (*_SAME_FIXED, *kept)
 
 
 def check_out_dir(out: Path) -> None:
@@ -129,7 +128,7 @@ def unchanged_results(
         old = read_results(path)
     except MMSpuBenchError:
         return None
-    if any(old.get(key) != new.get(key) for key in _SAME_FIGURES):
+    if any(old.get(key) != new.get(key) for key in _same_figures()):
         return None
     config = old.get("config") if isinstance(old.get("config"), dict) else {}
     if any(config.get(key) != value for key, value in identity.items()):

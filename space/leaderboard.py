@@ -24,7 +24,7 @@ from mmspubench.eval.analysis.plot_data import Series
 from mmspubench.eval.intervention_names import BUILTIN_NAMES
 from mmspubench.eval.results import read_results
 from mmspubench.eval.variants import variant_label
-from mmspubench.eval.views.cells import fixed, worst_types
+from mmspubench.eval.views.confounds.cells import fixed, worst_types
 from mmspubench.markup import escape_cell, hub_link, is_hub_model
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)

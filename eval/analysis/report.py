@@ -27,7 +27,7 @@ from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.prompts import CEILING_NOTE, STANDARD
 from mmspubench.eval.results import RESULTS_NAME, read_results
 from mmspubench.eval.variants import is_ceiling, recorded, variant_label
-from mmspubench.eval.views.cells import DASH, pct, section, worst_types
+from mmspubench.eval.views.confounds.cells import DASH, pct, section, worst_types
 from mmspubench.eval.views.registry import VIEWS
 
 ACCURACY_ONLY = "acc. only"

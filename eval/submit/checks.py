@@ -4,8 +4,9 @@ Recomputing results.json from samples.jsonl is not enough: the samples themselve
 or cut to a subset. So every sample is checked on its own (types, letters and condition kinds
 against the schema; ``correct`` recomputed from ``prediction`` and ``answer``; in logprob mode the
 prediction recomputed from the option scores; ``cgla_min``/``cgla_acc`` recomputed from the
-conditions; each confound view's answer, rotations and blind alike, re-derived from its own option
-scores, and rotation 0 the published answer itself), and the set of sample ids must be exactly the published split's, whose size and id
+conditions; each view's part checked by its own view, ``View.check_record``: a confound answer
+re-derived from its own option scores, rotation 0 the published answer itself), and the set of
+sample ids must be exactly the published split's, whose size and id
 digest the dataset card of the published revision declares (written by ``build``). Every sample
 line must carry the run stamp that results.json's config, dataset and model give, so a config
 edited after the run (a ceiling run relabelled ``standard``) is refused.
@@ -23,10 +24,9 @@ from mmspubench.dataset_builder.split_ids import CARD_KEY, ids_digest
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.records import Answer, SampleResult
+from mmspubench.eval.records import SampleResult
 from mmspubench.eval.views import registry as views_registry
-from mmspubench.eval.views.metrics_confounds import ROTATIONS
-from mmspubench.eval.views.results_confounds import letter_fault
+from mmspubench.eval.views.confounds.record import logprob_fault
 
 SPLIT_ENV = "MMSPUBENCH_PUBLISHED_SPLIT"
 """``N:SHA256`` of the published test split (set on the Space, or offline); else read from the Hub card."""
@@ -45,19 +45,6 @@ def _check_types(sample: SampleResult, where: str) -> None:
         raise record_error(where, sample.id, "answer", f"{sample.answer!r} is not one of A, B, C, D")
 
 
-def _logprob_fault(prediction: str | None, scores: tuple[float, ...] | None) -> tuple[str, str] | None:
-    """``(field, why)`` when ``prediction`` is not the logprob answer of ``scores`` (their argmax,
-    the first of tied letters, as ``eval`` picks it), else ``None``."""
-    from mmspubench.eval.asking import argmax_letter
-
-    if scores is None or len(scores) != len(ANSWER_LETTERS):
-        return "option_scores", f"{0 if scores is None else len(scores)} scores; expected 4"
-    best = argmax_letter(scores)
-    if prediction != best:
-        return "prediction", f"{prediction!r} is not the argmax {best!r} of option_scores"
-    return None
-
-
 def _check_answer(sample: SampleResult, config: RunConfig, where: str) -> None:
     if "accuracy" not in config.metrics:
         if sample.correct is not None or sample.prediction is not None:
@@ -73,37 +60,16 @@ def _check_answer(sample: SampleResult, config: RunConfig, where: str) -> None:
             f"{sample.correct!r} but prediction {sample.prediction!r} and answer {sample.answer!r}",
         )
     fault = (
-        _logprob_fault(sample.prediction, sample.option_scores) if config.answer_mode == "logprob" else None
+        logprob_fault(sample.prediction, sample.option_scores) if config.answer_mode == "logprob" else None
     )
     if fault:
         raise record_error(where, sample.id, *fault)
 
 
-def _check_view_answer(
-    sample: SampleResult, field: str, label: str, answer: Answer, mode: str, where: str
-) -> None:
-    """One view's answer follows from what the model produced, as the published answer does:
-    in logprob mode its four option scores (the argmax), in generate mode its raw output (the
-    parser's reading, checked against the published options by ``published``)."""
-    fault = letter_fault(answer)
-    if fault:
-        raise record_error(where, sample.id, f"{field}.prediction", f"{label}{fault}")
-    # Each mode records one kind of output: the scores (logprob) or the generated text.
-    kept, other = ("option_scores", "raw_output") if mode == "logprob" else ("raw_output", "option_scores")
-    if getattr(answer, kept) is None:
-        raise record_error(where, sample.id, f"{field}.{kept}", f"{label}missing in a {mode}-mode run")
-    if getattr(answer, other) is not None:
-        raise record_error(where, sample.id, f"{field}.{other}", f"{label}set in a {mode}-mode run")
-    wrong = _logprob_fault(answer.prediction, answer.option_scores) if mode == "logprob" else None
-    if wrong:
-        raise record_error(where, sample.id, f"{field}.{wrong[0]}", f"{label}{wrong[1]}")
-
-
 def _check_views(sample: SampleResult, config: RunConfig, where: str) -> None:
-    """The views' records: present exactly in the runs that asked for them, every confound answer
-    re-derived from the model's own output, and rotation 0 the published answer itself (the
-    evaluator records the same reply twice, so a rotation set taken from another item, or edited,
-    no longer matches)."""
+    """The views' parts: present exactly in the runs that asked for them, then each checked by its
+    own view (``View.check_record``: a confound answer re-derived from the model's own output,
+    rotation 0 the published answer itself, ...)."""
     for view in views_registry.VIEWS.values():  # each view's part: present exactly when it ran
         if view.part is None:
             continue
@@ -113,29 +79,11 @@ def _check_views(sample: SampleResult, config: RunConfig, where: str) -> None:
                 f"missing in a {view.name} run" if asked else f"set, but the run did not compute {view.name}"
             )
             raise record_error(where, sample.id, view.part.key, why)
-    if sample.rotations is not None:
-        shifts = [r.rotation for r in sample.rotations]
-        if tuple(shifts) != ROTATIONS:
-            raise record_error(
-                where, sample.id, "rotations", f"shifts {shifts}; expected {list(ROTATIONS)} in order"
-            )
-        for r in sample.rotations:
-            _check_view_answer(
-                sample, "rotations", f"rotation {r.rotation}: ", r.reply, config.answer_mode, where
-            )
-        first = sample.rotations[0].reply
-        published = (sample.prediction, sample.raw_output, sample.option_scores)
-        if (first.prediction, first.raw_output, first.option_scores) != published:
-            raise record_error(
-                where,
-                sample.id,
-                "rotations",
-                "rotation 0 is not the published answer (prediction, raw_output, option_scores)",
-            )
-    if sample.blind is not None:
-        _check_view_answer(sample, "blind", "", sample.blind, config.answer_mode, where)
-    for entry in sample.interventions or ():
-        _check_view_answer(sample, "interventions", f"{entry.name}: ", entry.reply, config.answer_mode, where)
+    for view in views_registry.VIEWS.values():
+        part = None if view.part is None else sample.part(view.part.key)
+        fault = None if part is None or view.check_record is None else view.check_record(part, sample, config)
+        if fault is not None:
+            raise record_error(where, sample.id, *fault)
 
 
 def _check_cgla(sample: SampleResult, config: RunConfig, where: str) -> None:

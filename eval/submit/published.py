@@ -34,7 +34,7 @@ from mmspubench.eval import prompts
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import Condition, SampleResult
 from mmspubench.eval.views import registry as views_registry
-from mmspubench.eval.views.intervention_asks import undecoded_rows
+from mmspubench.eval.views.interventions.images import undecoded_rows
 
 if TYPE_CHECKING:
     import datasets
@@ -226,7 +226,7 @@ def _readings(
     """``(field, label, raw_output, prediction, options as shown)`` of every answer of ``sample``:
     the published order's (when ``published``: the run asked it), each rotation's (the item's
     options rotated by its shift), the blind one's and each intervention's (the published order)."""
-    from mmspubench.eval.views.metrics_confounds import rotated_options
+    from mmspubench.eval.views.confounds.metrics import rotated_options
 
     out = [("", "", sample.raw_output, sample.prediction, item.options)] if published else []
     for r in sample.rotations or ():

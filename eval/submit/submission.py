@@ -81,9 +81,15 @@ TASK_FIGURES: dict[str, tuple[str, str]] = {
     "cgla_accuracy": ("cgla", "acc"),
 }
 """Where each eval.yaml task's value lives in results.json."""
-CONFOUND_SECTIONS = ("circular", "blind", "calibration", "interventions")
-"""results.json sections of the confound views: each recomputed from samples.jsonl before a
-submission (a section the run's metrics do not name, or one that disagrees, is refused)."""
+
+
+def view_sections() -> tuple[str, ...]:
+    """results.json sections of the registered views, in registry order: each recomputed from
+    samples.jsonl before a submission (a section the run's metrics do not name, or one that
+    disagrees, is refused)."""
+    from mmspubench.eval.views.registry import VIEWS
+
+    return tuple(name for name, view in VIEWS.items() if view.section is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +180,9 @@ def _walk_numbers(obj: Any, path: str) -> list[tuple[str, Any]]:
 
 def check_ranges(results: Mapping[str, Any], where: str) -> None:
     """Refuse NaN/infinite values anywhere in the aggregates, and percentages outside [0, 100]."""
-    for section in ("accuracy", "cgla"):
+    from mmspubench.eval.views.registry import paper
+
+    for section in paper():
         for path, value in _walk_numbers(results.get(section), section):
             if not isinstance(value, (int, float)) or isinstance(value, bool):
                 continue
@@ -427,9 +435,7 @@ def check_run_figures(
             f"{where}: field 'dataset.n': {n!r} but {SAMPLES_FILE} holds {len(samples)} records"
         )
     recomputed = recompute(samples, config)
-    for section in ("accuracy", "cgla"):
-        compare_aggregates(results.get(section), recomputed[section], section, where)
-    for section in CONFOUND_SECTIONS:  # a section the run's metrics do not name is refused too
+    for section in view_sections():  # a section the run's metrics do not name is refused too
         compare_aggregates(results.get(section), recomputed.get(section), section, where)
     check_run_stamps(results_path.parent / SAMPLES_FILE, results, config, where)
 

@@ -1,12 +1,12 @@
 """What a view declares to plug into ``mmspubench eval``: the contract of every ``--metrics`` name.
 
-A view is one :class:`View` value in one module of this folder: its ``--metrics`` name, what it
-needs (the multiple-choice answers, an answer mode, the model's text-only path, the dataset's
-records), what it asks the model on top of the published question, what it adds to each sample
-line, its results.json section (recomputed from the samples alone), its check against the
-published items at ``submit``, its report columns or tables and its plot panels.
-:mod:`mmspubench.eval.views.registry` lists them in one line; adding a view is one module that
-declares a ``View`` plus that line (or :func:`~mmspubench.eval.views.registry.register`).
+A view is one :class:`View` value (``VIEW``) in one package of this folder: its ``--metrics`` name,
+what it needs (the multiple-choice answers, an answer mode, the model's text-only path, the
+dataset's records), what it asks the model on top of the published question, what it adds to each
+sample line and its one check of that part, its results.json section (recomputed from the samples
+alone), its check against the published items at ``submit``, its report columns or tables and its
+plot panels. :mod:`mmspubench.eval.views.registry` lists them in one line; adding a view is one
+package that declares a ``View`` plus that line (or :func:`~mmspubench.eval.views.registry.register`).
 
 Every hook is optional: ``accuracy`` and ``cgla`` are the runner's own two passes (the published
 question and the CGL conditions) and declare only their sections, while a view that asks nothing
@@ -101,6 +101,9 @@ class View:
     """``--metrics`` name, and results.json's section key when it has a ``section``."""
     summary: str
     """One line for the docs and the registry's listing."""
+    paper: bool = False
+    """One of the paper's two (``accuracy``, ``cgla``): run when ``--metrics`` names none, its
+    section always in results.json (null when not run) and range-checked at ``submit``."""
     needs_accuracy: bool = True
     """It reads the multiple-choice answers: ``--metrics`` must hold ``accuracy`` too."""
     answer_mode: str | None = None
@@ -126,9 +129,18 @@ class View:
     """``(chunk, config)`` -> each item's part of the sample (``None``: nothing to record)."""
     part: Part | None = None
     """Its key in samples.jsonl."""
+    check_record: Callable[[Any, SampleResult, RunConfig], tuple[str, str] | None] | None = None
+    """``(part, sample, config)`` -> ``(field, why)`` where the sample's part (not null) does not
+    follow from itself or from the rest of the sample, else ``None``: the one semantic check of
+    the part (``Part.read`` checks its shape), run on every sample at ``submit``."""
     section: Callable[[Sequence[SampleResult], RunConfig], Any] | None = None
     """``(samples in run order, config)`` -> results.json's section, recomputed from the lines alone
     after checking that each follows from itself (eval, ``submit``, the sweep and the Space call it)."""
+    kept_on_rerun: bool = True
+    """Its section is among the figures a rerun of a finished run must reproduce for the folder's
+    results.json to be left as it is (the ``interventions`` section never was, and still is not)."""
+    closing: Callable[[Mapping[str, Any]], str | None] | None = None
+    """``(section)`` -> its part of ``eval``'s closing line (``None``: nothing to say)."""
     published: Callable[[datasets.Dataset, RunConfig, str], Mapping[str, Any]] | None = None
     """``(published split, config, where)`` -> per item id, what ``against_item`` checks beyond the
     item's fields (the interventions: the digest of each image eval shows), read once by ``submit``."""

@@ -78,6 +78,11 @@ def names() -> tuple[str, ...]:
     return tuple(VIEWS)
 
 
+def paper() -> tuple[str, ...]:
+    """The paper's two views' names (``View.paper``), in registry order: a run's default metrics."""
+    return tuple(name for name, view in VIEWS.items() if view.paper)
+
+
 def get_view(name: str) -> View:
     """The view called ``name``; one line naming the choices if there is none."""
     if name not in VIEWS:

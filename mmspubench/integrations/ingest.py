@@ -25,8 +25,8 @@ from mmspubench.eval.config import RunConfig
 from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.records import Answer, InterventionAnswer, Rotation, SampleResult
 from mmspubench.eval.run_stamp import model_identity, run_stamp
-from mmspubench.eval.views import metrics_confounds
-from mmspubench.eval.views.intervention_asks import Shown
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
+from mmspubench.eval.views.interventions.images import Shown
 from mmspubench.integrations.ingest_interventions import (
     INTERVENTION,
     check_shown,
@@ -62,7 +62,7 @@ class HarnessAnswer:
     view: str = IMAGE
     """``image`` (shown with the item's image), ``blind`` (the blind view) or ``intervention``."""
     rotation: int = 0
-    """The rotation of the options shown (0: the published order; ``eval.views.metrics_confounds``)."""
+    """The rotation of the options shown (0: the published order; ``eval.views.confounds.metrics``)."""
     images: int | None = None
     """How many images the prompt held, when the harness records it (checked against the view)."""
     intervention: str = ""

@@ -1,7 +1,7 @@
 """The interventions view of a harness run, for ingest: the images shown, their digests, the figures.
 
 An intervened answer's image must be the one ``mmspubench eval`` shows for that item and
-intervention (``eval.views.intervention_asks.shown_of``); the image a log holds is decoded and compared
+intervention (``eval.views.interventions.images.shown_of``); the image a log holds is decoded and compared
 by its pixel digest. The figures a harness may record per intervention are results.json's
 ``interventions`` point figures under ``NAME_<figure>`` names.
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.views import intervention_asks
-from mmspubench.eval.views.intervention_asks import Shown
+from mmspubench.eval.views.interventions import images as intervention_asks
+from mmspubench.eval.views.interventions.images import Shown
 from mmspubench.integrations.items import SplitItem
 from mmspubench.redact import clean
 

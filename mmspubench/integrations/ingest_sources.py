@@ -19,7 +19,7 @@ from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval.intervention_names import CF_ALL
-from mmspubench.eval.views.metrics_confounds import ROTATIONS
+from mmspubench.eval.views.confounds.metrics import ROTATIONS
 from mmspubench.integrations.ingest import (
     BLIND,
     IMAGE,

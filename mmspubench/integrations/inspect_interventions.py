@@ -9,7 +9,7 @@ sample's metadata names the item (``item_id``), ``view`` ``intervention``, the `
 its ``targets`` and the shown image's ``digest``.
 
 The metric pairs each changed answer with the item's published one and computes, per intervention,
-eval's point figures with eval's own functions (``eval.views.metrics_interventions``): accuracy under it,
+eval's point figures with eval's own functions (``eval.views.interventions.arithmetic``): accuracy under it,
 the paired change, the flip rate and the targeted contrast.
 """
 
@@ -27,7 +27,7 @@ from mmspubench.dataset_builder.schema import COUNTERFACTUALS_FIELD
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics, prompts
 from mmspubench.eval.intervention_names import CF_PREFIX, uses_counterfactuals
-from mmspubench.eval.views import metrics_interventions
+from mmspubench.eval.views.interventions import arithmetic as metrics_interventions
 from mmspubench.integrations.ingest import IMAGE
 from mmspubench.integrations.ingest_interventions import INTERVENTION, INTERVENTION_FIGURES, shown_of
 from mmspubench.integrations.items import Split, SplitItem

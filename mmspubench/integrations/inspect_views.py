@@ -4,7 +4,7 @@ Each item becomes a group of samples, in this order: the published order (sample
 then with ``circular`` its rotations 1-3 (``<id>/rotation-<k>``), then with ``blind`` the prompt
 without the image (``<id>/blind``; with ``-T blind_image=grey`` a mid-grey image of the item
 image's size, as ``mmspubench eval --blind-image grey``). Rotation ``k`` is ``mmspubench eval``'s
-own (``eval.views.metrics_confounds.rotated_options``/``rotated_answer``): the option of published
+own (``eval.views.confounds.metrics.rotated_options``/``rotated_answer``): the option of published
 position ``j`` is shown at ``(j + k) mod 4`` and the gold letter moves with it. Every sample of a
 group carries the item in its metadata (``item_id``, ``view``, ``rotation``, ``answer``).
 
@@ -24,7 +24,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, Content, ContentImage, ContentText
 from inspect_ai.scorer import Metric, SampleScore, metric, value_to_float
 from mmspubench.eval import prompts
-from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 from mmspubench.integrations.ingest import BLIND, IMAGE
 from mmspubench.integrations.items import SplitItem
 
@@ -121,7 +121,7 @@ def _correct(score: SampleScore) -> bool:
 def circular_figures() -> Metric:
     """``circular_accuracy`` (all four rotations right), ``circular_average``, ``vanilla_accuracy``,
     ``rotation_accuracy``, ``consistency`` (percent) and ``position_bias_p``, over the items whose
-    four rotations were all scored (``eval.views.metrics_confounds.circular_summary``)."""
+    four rotations were all scored (``eval.views.confounds.metrics.circular_summary``)."""
 
     def compute(scores: list[SampleScore]) -> Any:
         types, rotations = [], []
@@ -151,7 +151,7 @@ def circular_figures() -> Metric:
 @metric
 def blind_figures() -> Metric:
     """``blind_accuracy``, ``blind_average`` and ``blind_gain`` (percent, paired) over the items
-    with both a published and a blind answer (``eval.views.metrics_confounds.blind_summary``)."""
+    with both a published and a blind answer (``eval.views.confounds.metrics.blind_summary``)."""
 
     def compute(scores: list[SampleScore]) -> Any:
         ids, types, seen, unseen = [], [], [], []

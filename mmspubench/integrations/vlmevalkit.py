@@ -19,7 +19,7 @@ With ``circular`` (``mmspubench export --circular``) each item is also written i
 1-3, VLMEvalKit's CircularEval convention: the copy of rotation ``k`` of the item at row index
 ``i`` has index ``i + k * 1000000`` (VLMEvalKit groups the rows of an item by ``index % 1e6`` and
 takes the rows with ``index < 1e6`` as the originals), its options in ``mmspubench eval``'s
-rotation ``k`` (``eval.views.metrics_confounds.rotated_options``: the option of published position ``j``
+rotation ``k`` (``eval.views.confounds.metrics.rotated_options``: the option of published position ``j``
 at ``(j + k) mod 4``) and its ``answer`` the gold letter as shown. VLMEvalKit applies CircularEval
 only to a dataset whose name contains ``circular`` (so the file must be named like
 ``MM_SpuBench_Circular.tsv``). A text that the reader would turn
@@ -30,7 +30,7 @@ renamed, so a failure leaves nothing behind.
 With ``interventions`` (``mmspubench export --interventions grayscale,cf:cue-aligned``) one more
 TSV per intervention is written beside ``out``, named ``<out's stem>_<name>.tsv`` (``cf:NAME`` as
 ``cf-NAME``): the same rows, columns and ``index`` values, the ``image`` cell the PNG (base64) of
-the image ``mmspubench eval --interventions NAME`` shows (``eval.views.intervention_asks.shown_under``:
+the image ``mmspubench eval --interventions NAME`` shows (``eval.views.interventions.images.shown_under``:
 the built-in transform of ``eval.interventions``, or the item's own counterfactual). ``cf:*`` is
 refused (its names differ from item to item; give them as ``cf:NAME``), as is a ``cf:NAME`` some
 item does not ship. Every file is built and read back before the first is put in place.
@@ -52,7 +52,7 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval.intervention_names import CF_ALL, CF_PREFIX, check_names
 from mmspubench.eval.results import write_bytes_atomic
-from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 from mmspubench.integrations.items import Split, SplitItem
 
 COLUMNS = ("index", "image", "question", *ANSWER_LETTERS, "answer", "category", "item_id")
@@ -171,7 +171,7 @@ def intervention_path(out: Path, name: str) -> Path:
 
 def intervened(split: Split, name: str, source: str) -> Split:
     """``split`` with each item's image bytes the PNG of its image under intervention ``name``."""
-    from mmspubench.eval.views.intervention_asks import shown_under
+    from mmspubench.eval.views.interventions.images import shown_under
 
     items = []
     for split_item in split.items:

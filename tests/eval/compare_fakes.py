@@ -10,7 +10,8 @@ from mmspubench.eval import results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.interventions import INTERVENTIONS
 from mmspubench.eval.records import Answer, Condition, InterventionAnswer, Rotation, SampleResult
-from mmspubench.eval.views import metrics_calibration, metrics_confounds
+from mmspubench.eval.views.confounds import calibration as metrics_calibration
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 
 DATASET = {"kind": "built", "id": None, "path": "/data/x", "revision": None, "content_hash": "c0ffee"}
 

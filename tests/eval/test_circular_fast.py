@@ -11,7 +11,7 @@ from mmspubench.eval import prompts
 from mmspubench.eval.backends.transformers import fast_scoring, scoring
 from mmspubench.eval.backends.transformers.loading import load_model
 from mmspubench.eval.protocol import ScoreRequest
-from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 
 from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir
 

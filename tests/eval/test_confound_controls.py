@@ -36,7 +36,7 @@ def always_a_results() -> dict[str, Any]:
     # real results.json code: vanilla = share of gold A = 2/8 = 25 %, circular 0 (each item is
     # right in exactly one of its four rotations), rotation mean 8/32 = 25 %, consistency 0 (the
     # option at A changes with the rotation), letter share A = 1 (a fraction in results.json).
-    from mmspubench.eval.views.metrics_confounds import RotationAnswer, circular_summary, rotated_answer
+    from mmspubench.eval.views.confounds.metrics import RotationAnswer, circular_summary, rotated_answer
 
     golds = "ABCDABCD"
     rotations = [[RotationAnswer(k, rotated_answer(g, k), "A") for k in range(4)] for g in golds]
@@ -64,7 +64,7 @@ def test_letter_row_and_table_from_the_circular_view() -> None:
 def test_consistency_is_read_in_percent_and_unparsed_answers_count_in_the_shares() -> None:
     # 4 items always choosing the option published at A (a consistent model: the letter moves with
     # the rotation), one of them unparsed in rotation 3: consistency 3/4 = 75 %, unparsed 1/16.
-    from mmspubench.eval.views.metrics_confounds import RotationAnswer, circular_summary, rotated_answer
+    from mmspubench.eval.views.confounds.metrics import RotationAnswer, circular_summary, rotated_answer
 
     rotations = [
         [RotationAnswer(k, rotated_answer(g, k), rotated_answer("A", k)) for k in range(4)] for g in "ABCD"
@@ -145,7 +145,7 @@ def test_prior_rows_and_table_mark_the_planted_types_and_average_them() -> None:
 def test_prior_rows_read_the_blind_section_as_written() -> None:
     # Built by the real results.json code: two background items right without the image, two
     # shape items of which one is right: blind BG 100 %, Sha. 50 %, the other types without items.
-    from mmspubench.eval.views.metrics_confounds import blind_summary
+    from mmspubench.eval.views.confounds.metrics import blind_summary
 
     types = [("background",), ("background",), ("shape",), ("shape",)]
     blind = blind_summary(["a", "b", "c", "d"], types, [False] * 4, [True, True, True, False], 0, "grey")

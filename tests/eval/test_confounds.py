@@ -16,8 +16,8 @@ from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
 from mmspubench.eval.runner import run_eval
-from mmspubench.eval.views import metrics_calibration as cal
-from mmspubench.eval.views import metrics_confounds as mc
+from mmspubench.eval.views.confounds import calibration as cal
+from mmspubench.eval.views.confounds import metrics as mc
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset, make_rows
 

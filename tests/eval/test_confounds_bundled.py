@@ -16,7 +16,7 @@ from mmspubench.eval.backends.transformers.loading import load_model
 from mmspubench.eval.bundled import bundled_model_dir
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.runner import evaluate_items
-from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 
 LIMIT = 8
 

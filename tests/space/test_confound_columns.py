@@ -80,7 +80,7 @@ def test_option_texts_are_escaped_and_odd_records_do_not_crash() -> None:
 
 
 def test_explore_reading_of_a_run_shows_the_rotations_and_blind_answer(tmp_path: Path) -> None:
-    from mmspubench.eval.views.metrics_confounds import rotated_answer, rotation_order
+    from mmspubench.eval.views.confounds.metrics import rotated_answer, rotation_order
     from mmspubench.space import handlers
     from mmspubench.space.explore import build_index
     from mmspubench.space.handlers import SpaceState

@@ -17,7 +17,7 @@ from mmspubench.space.handlers import SpaceState
 from mmspubench.space.layout import build_app
 from mmspubench.space.leaderboard import FRAME_COLUMNS
 
-from tests.eval.test_intervention_view import COL, COLOURED, GOLD, _run, _with_counterfactuals
+from tests.eval.views.interventions.test_view import COL, COLOURED, GOLD, _run, _with_counterfactuals
 
 N = 8
 ITEM = min(COLOURED & set(range(N)))

@@ -73,7 +73,7 @@ def worst_case_views_line(mode: str) -> int:
     from mmspubench.eval.intervention_names import MAX_NAMES
     from mmspubench.eval.interventions import INTERVENTIONS
     from mmspubench.eval.records import Answer, InterventionAnswer, Rotation
-    from mmspubench.eval.views.metrics_confounds import ROTATIONS, rotated_answer, rotation_order
+    from mmspubench.eval.views.confounds.metrics import ROTATIONS, rotated_answer, rotation_order
 
     def reply() -> Answer:
         if mode == "generate":

@@ -23,7 +23,7 @@ from mmspubench.eval.analysis.compare.side_intervention import check_entries
 from mmspubench.eval.analysis.report import printable
 from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
-from mmspubench.eval.views.cells import fixed, interval
+from mmspubench.eval.views.confounds.cells import fixed, interval
 from mmspubench.options import add_fields, values_of
 
 DASH = "—"

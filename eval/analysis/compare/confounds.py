@@ -9,7 +9,7 @@ accuracy (:mod:`mmspubench.eval.analysis.compare.paired`):
   the comparison is the mean paired difference of the gains (percentage points);
 - **brier**: per item ``sum_k (p_k - y_k)^2`` of ``option_probs``; its mean is the run's Brier;
 - **ece**: not a mean over items, so its interval is a paired bootstrap of ``ECE(B) - ECE(A)``
-  over the same resampled items (the draws of :func:`~mmspubench.eval.views.metrics_paired.paired_bootstrap_ci`).
+  over the same resampled items (the draws of :func:`~mmspubench.eval.views.confounds.paired.paired_bootstrap_ci`).
 
 A figure is compared only when both runs hold it for every item of the group; otherwise ``None``.
 """
@@ -23,8 +23,8 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.metrics import CI_LEVEL
 from mmspubench.eval.records import SampleResult
-from mmspubench.eval.views.metrics_calibration import ECE_BINS, ece
-from mmspubench.eval.views.metrics_confounds import ROTATIONS, rotated_answer
+from mmspubench.eval.views.confounds.calibration import ECE_BINS, ece
+from mmspubench.eval.views.confounds.metrics import ROTATIONS, rotated_answer
 
 
 def _bad(sample: SampleResult, field: str, why: str) -> MMSpuBenchError:
@@ -92,7 +92,7 @@ def values(
 
 def _ece_of_resamples(probs: np.ndarray, gold: np.ndarray, draws: np.ndarray) -> np.ndarray:
     """ECE of every resample (rows of ``draws``): ``sum_b |hits_b - confidence_b| / N`` per row,
-    the same figure as :func:`~mmspubench.eval.views.metrics_calibration.ece` (its bins, first-of-ties argmax)."""
+    the same figure as :func:`~mmspubench.eval.views.confounds.calibration.ece` (its bins, first-of-ties argmax)."""
     confidence = probs.max(axis=1)
     hit = (probs.argmax(axis=1) == gold).astype(np.float64)
     bins = np.minimum((confidence * ECE_BINS).astype(int), ECE_BINS - 1)

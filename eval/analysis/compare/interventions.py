@@ -23,7 +23,7 @@ from typing import Any
 
 from mmspubench.eval.analysis.compare.paired import Pair, PairedMean, PairedRate, paired_mean, paired_rate
 from mmspubench.eval.records import InterventionAnswer, SampleResult
-from mmspubench.eval.views.cells import fixed, interval
+from mmspubench.eval.views.confounds.cells import fixed, interval
 
 DASH = "—"
 

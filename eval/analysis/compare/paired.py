@@ -24,7 +24,7 @@ from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV
 from mmspubench.eval.analysis.compare import confounds as cc
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
 from mmspubench.eval.records import SampleResult
-from mmspubench.eval.views.metrics_paired import mcnemar_exact, paired_bootstrap_ci
+from mmspubench.eval.views.confounds.paired import mcnemar_exact, paired_bootstrap_ci
 
 if TYPE_CHECKING:
     from mmspubench.eval.analysis.compare.interventions import InterventionPair

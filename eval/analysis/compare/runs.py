@@ -23,7 +23,7 @@ from mmspubench.eval.intervention_names import BUILTIN_NAMES, CF_PREFIX
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
 from mmspubench.eval.run_stamp import check_samples_beside
-from mmspubench.eval.views.metrics_calibration import option_probs
+from mmspubench.eval.views.confounds.calibration import option_probs
 from mmspubench.options import closest, option
 
 DATASET_KEYS = ("kind", "id", "revision", "content_hash", "split", "split_n", "ids_sha256")

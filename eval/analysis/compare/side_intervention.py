@@ -9,7 +9,7 @@ intervention:grayscale`` then pairs every item's published answer with its answe
 image: the comparison's B - A is the run's own ``change`` under that intervention.
 
 The run's entries are checked first, as the run's results were computed
-(:func:`mmspubench.eval.views.results_interventions.checked`): an edited entry is refused, never counted.
+(:func:`mmspubench.eval.views.interventions.record.checked`): an edited entry is refused, never counted.
 A name the run lacks, ``cf:*`` (several counterfactuals), or an item without the entry is one line.
 """
 
@@ -25,8 +25,8 @@ from mmspubench.eval.config import RunConfig
 from mmspubench.eval.intervention_names import CF_ALL
 from mmspubench.eval.records import InterventionAnswer, SampleResult
 from mmspubench.eval.results import SAMPLES_NAME
-from mmspubench.eval.views import results_interventions
-from mmspubench.eval.views.metrics_calibration import option_probs
+from mmspubench.eval.views.confounds.calibration import option_probs
+from mmspubench.eval.views.interventions import record as results_interventions
 
 PREFIX = "intervention:"
 """A side naming one intervention of the run: ``intervention:grayscale``, ``intervention:cf:cue-aligned``."""

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from mmspubench.cli import main
 from mmspubench.eval.analysis.compare import confounds as cc
-from mmspubench.eval.views.metrics_calibration import ece
+from mmspubench.eval.views.confounds.calibration import ece
 
 from tests.eval.compare_fakes import Item, write_run
 

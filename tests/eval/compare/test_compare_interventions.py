@@ -11,7 +11,7 @@ import pytest
 from mmspubench.cli import main
 
 from tests.eval.compare_fakes import Asked, Item, write_run
-from tests.eval.test_report_interventions import TYPES, _items
+from tests.eval.views.interventions.test_report import TYPES, _items
 
 T, F = True, False
 # run B: published answer right, right under grayscale, right under blur

@@ -22,7 +22,7 @@ from mmspubench.eval.records import Answer, Rotation, SampleResult
 from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
 from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.eval.submit.submission import YAML_PATH
-from mmspubench.eval.views.metrics_confounds import ROTATIONS, rotated_answer, rotation_order
+from mmspubench.eval.views.confounds.metrics import ROTATIONS, rotated_answer, rotation_order
 from mmspubench.space import handlers
 
 from tests.eval.submit.test_submit import DATASET, REVISION, _sample, _submit_dry_run, published_split

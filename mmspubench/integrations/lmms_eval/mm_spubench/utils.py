@@ -3,7 +3,7 @@ mm-spubench's prompt, rotation, parser and metrics.
 
 ``mm_spubench_circular`` asks every item in its four cyclic rotations (``circular_docs``: each doc
 four times, rotation ``k`` in the field :data:`ROTATION_KEY`; ``mmspubench eval``'s own rotation,
-``eval.views.metrics_confounds``): the prompt shows the rotated options, the target is the gold letter
+``eval.views.confounds.metrics``): the prompt shows the rotated options, the target is the gold letter
 as shown, and the aggregations are ``mmspubench eval``'s circular figures (``circular_summary``).
 
 ``mm_spubench_<name>`` (one task per built-in intervention of ``eval.interventions``: grayscale,
@@ -25,7 +25,7 @@ from typing import Any
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV, Item
 from mmspubench.eval import interventions, metrics, prompts
 from mmspubench.eval.parse import parse_answer
-from mmspubench.eval.views import metrics_confounds
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 
 METRIC = "mm_spubench_acc"
 """The overall metric; its per-item record is what ``mmspubench ingest lmms-eval`` reads."""
@@ -170,7 +170,7 @@ def process_results_circular(doc: dict[str, Any], results: list[str]) -> dict[st
 
 
 def circular(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """``eval.views.metrics_confounds.circular_summary`` of the items whose four rotations are all there."""
+    """``eval.views.confounds.metrics.circular_summary`` of the items whose four rotations are all there."""
     groups: dict[str, dict[int, dict[str, Any]]] = {}
     for r in records:
         groups.setdefault(r["id"], {})[int(r["rotation"])] = r

@@ -2,12 +2,12 @@
 
 ``--interventions`` names the changes: the photometric built-ins (:mod:`mmspubench.eval.interventions`)
 or a dataset's own counterfactual images (``cf:NAME``, ``cf:*``). The changed images are made once
-per chunk (:func:`~mmspubench.eval.views.intervention_asks.shown_per_item`) and asked in the same
+per chunk (:func:`~mmspubench.eval.views.interventions.images.shown_per_item`) and asked in the same
 call as the published question; with ``cgla`` the CGLA conditions are scored under each of them
 too. The sample's ``interventions`` holds one entry per intervention (name, targets, the digest
 of the pixels shown, the answer, and with CGLA its CGLs); its section the accuracy under each, the
 paired change, the flip rate and the targeted contrast
-(:mod:`~mmspubench.eval.views.results_interventions`).
+(:mod:`~mmspubench.eval.views.interventions.record`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import data, metrics, records
 from mmspubench.eval.asking import Ask, answer_of
 from mmspubench.eval.intervention_names import check_names, entries_fault, expected_names
-from mmspubench.eval.views import intervention_asks, results_interventions
-from mmspubench.eval.views.intervention_asks import Shown
+from mmspubench.eval.views.confounds import record as results_confounds
+from mmspubench.eval.views.interventions import images as intervention_asks
+from mmspubench.eval.views.interventions import record as results_interventions
+from mmspubench.eval.views.interventions.images import Shown
 from mmspubench.eval.views.plugin import Chunk, Part, Plot, View
 
 if TYPE_CHECKING:
@@ -148,9 +150,21 @@ def against_item(sample: SampleResult, item: Any, digests: Any, config: RunConfi
     return None
 
 
+def check_record(
+    entries: Sequence[records.InterventionAnswer], sample: SampleResult, config: RunConfig
+) -> tuple[str, str] | None:
+    """Each intervention's answer re-derived from the model's own output."""
+    for entry in entries:
+        label = f"{entry.name}: "
+        fault = results_confounds.answer_fault(entry.reply, "interventions", label, config.answer_mode)
+        if fault:
+            return fault
+    return None
+
+
 def tables(runs: Sequence[Mapping[str, Any]], model: Any, cell: Any) -> list[str]:
-    """The interventions tables of ``report`` (:mod:`mmspubench.eval.analysis.report_interventions`)."""
-    from mmspubench.eval.analysis import report_interventions
+    """The interventions tables of ``report`` (:mod:`mmspubench.eval.views.interventions.report`)."""
+    from mmspubench.eval.views.interventions import report as report_interventions
 
     return report_interventions.tables(runs, model, cell)
 
@@ -158,21 +172,32 @@ def tables(runs: Sequence[Mapping[str, Any]], model: Any, cell: Any) -> list[str
 def _series(
     results: Mapping[str, Any], samples: Sequence[SampleResult] | None, label: str, where: str
 ) -> Any:
-    from mmspubench.eval.analysis import plot_interventions
+    from mmspubench.eval.views.interventions import panels as plot_interventions
 
     return plot_interventions.intervention_series(results, label)
 
 
 def _panels(series: Sequence[Any]) -> list[str]:
-    from mmspubench.eval.analysis import plot_interventions
+    from mmspubench.eval.views.interventions import panels as plot_interventions
 
     return plot_interventions.panels(series)
 
 
 def _draw(ax: Any, panel: str, series: Sequence[Any]) -> None:
-    from mmspubench.eval.analysis import plot_interventions
+    from mmspubench.eval.views.interventions import panels as plot_interventions
 
     plot_interventions.draw(ax, panel, series)
+
+
+def closing(section: Mapping[str, Any]) -> str | None:
+    """Its part of ``eval``'s closing line: the accuracy and the change under each intervention."""
+    shown = []
+    for name in section.get("names") or []:
+        entry = (section.get("by_intervention") or {}).get(name) or {}
+        accuracy, change = entry.get("accuracy") or {}, entry.get("change") or {}
+        if accuracy.get("overall") is not None and change.get("gain") is not None:
+            shown.append(f"{name} {accuracy['overall']:.2f}% ({change['gain']:+.2f} pp)")
+    return "under interventions: " + ", ".join(shown) if shown else None
 
 
 VIEW = View(
@@ -185,7 +210,10 @@ VIEW = View(
     cgla_images=cgla_images,
     take=take,
     part=Part("interventions", lambda value: [e.to_json() for e in value], records.read_interventions),
+    check_record=check_record,
     section=section,
+    kept_on_rerun=False,
+    closing=closing,
     published=published,
     against_item=against_item,
     tables=tables,

@@ -1,5 +1,5 @@
 """The confound views' ``report --plot`` panels, one per view (drawn by
-:mod:`mmspubench.eval.analysis.plot_confounds`, imported when a plot is drawn)."""
+:mod:`mmspubench.eval.views.confounds.panels`, imported when a plot is drawn)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ PANEL_HEIGHT = 4.0
 def _series(
     results: Mapping[str, Any], samples: Sequence[SampleResult] | None, label: str, where: str
 ) -> Any:
-    from mmspubench.eval.analysis import plot_confounds
+    from mmspubench.eval.views.confounds import panels as plot_confounds
 
     return plot_confounds.confound_series(results, label, where, samples)
 
 
 def _draw(ax: Any, panel: str, series: Sequence[Any]) -> None:
-    from mmspubench.eval.analysis import plot_confounds
+    from mmspubench.eval.views.confounds import panels as plot_confounds
 
     plot_confounds.DRAW[panel](ax, series)
 
@@ -33,7 +33,7 @@ def confound_plot(panel: str) -> Plot:
     """The plot of the confound view whose panel is ``panel`` (``letter_share``, ``gain``, ``reliability``)."""
 
     def panels(series: Sequence[Any]) -> list[str]:
-        from mmspubench.eval.analysis import plot_confounds
+        from mmspubench.eval.views.confounds import panels as plot_confounds
 
         return [p for p in plot_confounds.panels(series) if p == panel]
 

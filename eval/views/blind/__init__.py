@@ -2,20 +2,20 @@
 
 What a model answers without seeing the image is its text prior; the gain (with minus without)
 is what the image adds. The sample's ``blind`` holds the answer; its section the blind accuracy
-and the paired gain (:mod:`~mmspubench.eval.views.metrics_confounds`).
+and the paired gain (:mod:`~mmspubench.eval.views.confounds.metrics`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import records
 from mmspubench.eval.asking import Ask, answer_of
-from mmspubench.eval.views import results_confounds
-from mmspubench.eval.views.cells import any_section, section_pct
-from mmspubench.eval.views.confound_plots import confound_plot
+from mmspubench.eval.views.confounds import record as results_confounds
+from mmspubench.eval.views.confounds.cells import any_section, section_pct
+from mmspubench.eval.views.confounds.plot import confound_plot
 from mmspubench.eval.views.plugin import Chunk, Column, Part, View
 
 if TYPE_CHECKING:
@@ -61,9 +61,19 @@ def take(chunk: Chunk, config: RunConfig) -> list[records.Answer]:
     return [answer_of(reply, item.answer) for item, reply in zip(chunk.items, chunk.replies, strict=True)]
 
 
+def check_record(answer: records.Answer, sample: SampleResult, config: RunConfig) -> tuple[str, str] | None:
+    """The blind answer re-derived from the model's own output."""
+    return results_confounds.answer_fault(answer, "blind", "", config.answer_mode)
+
+
 def section(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
     """results.json ``blind`` (the records checked first)."""
     return results_confounds.blind(ordered, config)
+
+
+def closing(section: Mapping[str, Any]) -> str:
+    """Its part of ``eval``'s closing line."""
+    return f"blind {section['accuracy']:.2f}% (gain {section['gain']:+.2f} pp)"
 
 
 VIEW = View(
@@ -75,7 +85,9 @@ VIEW = View(
     asks=asks,
     take=take,
     part=Part("blind", lambda value: value.to_json(), lambda value: records.Answer.from_json(value, "blind")),
+    check_record=check_record,
     section=section,
+    closing=closing,
     columns=(
         Column("Blind", section_pct("blind", "accuracy"), any_section("blind")),
         Column("Gain", section_pct("blind", "gain", signed=True), any_section("blind")),

@@ -3,19 +3,20 @@
 An item counts as circular-correct when all four orders are answered right (letter bias and
 position bias fall out). The sample's ``rotations`` holds the four answers, rotation 0 (the
 published order) first; its section the circular accuracy and the letter shares
-(:mod:`~mmspubench.eval.views.metrics_confounds`).
+(:mod:`~mmspubench.eval.views.confounds.metrics`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.eval import records
 from mmspubench.eval.asking import Ask, answer_of
-from mmspubench.eval.views import metrics_confounds, results_confounds
-from mmspubench.eval.views.cells import any_section, section_pct
-from mmspubench.eval.views.confound_plots import confound_plot
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
+from mmspubench.eval.views.confounds import record as results_confounds
+from mmspubench.eval.views.confounds.cells import any_section, section_pct
+from mmspubench.eval.views.confounds.plot import confound_plot
 from mmspubench.eval.views.plugin import Chunk, Column, Part, View
 
 if TYPE_CHECKING:
@@ -56,9 +57,35 @@ def take(chunk: Chunk, config: RunConfig) -> list[tuple[records.Rotation, ...]]:
     return out
 
 
+def check_record(
+    rotations: Sequence[records.Rotation], sample: SampleResult, config: RunConfig
+) -> tuple[str, str] | None:
+    """The four rotations in order, each answer re-derived from the model's own output, and
+    rotation 0 the published answer itself (the evaluator records the same reply twice, so a
+    rotation set taken from another item, or edited, no longer matches)."""
+    shifts = [r.rotation for r in rotations]
+    if tuple(shifts) != metrics_confounds.ROTATIONS:
+        return "rotations", f"shifts {shifts}; expected {list(metrics_confounds.ROTATIONS)} in order"
+    for r in rotations:
+        label = f"rotation {r.rotation}: "
+        fault = results_confounds.answer_fault(r.reply, "rotations", label, config.answer_mode)
+        if fault:
+            return fault
+    first = rotations[0].reply
+    published = (sample.prediction, sample.raw_output, sample.option_scores)
+    if (first.prediction, first.raw_output, first.option_scores) != published:
+        return "rotations", "rotation 0 is not the published answer (prediction, raw_output, option_scores)"
+    return None
+
+
 def section(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
     """results.json ``circular`` (the records checked first)."""
     return results_confounds.circular(ordered, config.seed)
+
+
+def closing(section: Mapping[str, Any]) -> str:
+    """Its part of ``eval``'s closing line."""
+    return f"circular {section['accuracy']:.2f}%"
 
 
 VIEW = View(
@@ -68,7 +95,9 @@ VIEW = View(
     asks=asks,
     take=take,
     part=Part("rotations", lambda value: [r.to_json() for r in value], records.read_rotations),
+    check_record=check_record,
     section=section,
+    closing=closing,
     columns=(Column("Circular", section_pct("circular", "accuracy"), any_section("circular")),),
     plot=confound_plot("letter_share"),
 )

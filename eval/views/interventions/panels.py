@@ -33,8 +33,8 @@ from mmspubench.eval.analysis.plot_data import (
     read_number,
 )
 from mmspubench.eval.intervention_names import CF_PREFIX
-from mmspubench.eval.views.cells import fixed, interval
-from mmspubench.eval.views.results_interventions import GAPS
+from mmspubench.eval.views.confounds.cells import fixed, interval
+from mmspubench.eval.views.interventions.record import GAPS
 
 Bar = float | None
 

@@ -40,6 +40,7 @@ def section(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any
 VIEW = View(
     name="cgla",
     summary="CGLA: the class's log-likelihood under the core against the spurious attributes",
+    paper=True,
     needs_accuracy=False,
     section=section,
 )

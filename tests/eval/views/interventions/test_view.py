@@ -19,8 +19,8 @@ from mmspubench.eval.intervention_names import BUILTIN_NAMES, expected_names, pa
 from mmspubench.eval.protocol import ScoreRequest
 from mmspubench.eval.records import SampleResult
 from mmspubench.eval.runner import run_eval
-from mmspubench.eval.views import metrics_interventions
-from mmspubench.eval.views.metrics_paired import mcnemar_exact
+from mmspubench.eval.views.confounds.paired import mcnemar_exact
+from mmspubench.eval.views.interventions import arithmetic as metrics_interventions
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset, make_rows
 

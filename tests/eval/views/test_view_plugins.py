@@ -23,7 +23,7 @@ from mmspubench.eval.config import RunConfig, with_options
 from mmspubench.eval.protocol import ScoreRequest
 from mmspubench.eval.runner import run_eval
 from mmspubench.eval.views import registry
-from mmspubench.eval.views.cells import any_section, section_pct
+from mmspubench.eval.views.confounds.cells import any_section, section_pct
 from mmspubench.eval.views.plugin import Chunk, Column, Part, View
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset
@@ -250,3 +250,35 @@ def test_submit_wants_a_registered_view_s_part_exactly_in_its_runs(
     plain = dataclasses.replace(config, metrics=("accuracy",))
     with pytest.raises(MMSpuBenchError, match=r"field 'reversed': set, but the run did not compute reversed"):
         check_sample_consistency(samples[:1], plain, "samples.jsonl")
+
+
+def _reversed_fault(answer: records.Answer, sample: records.SampleResult, config: RunConfig) -> Any:
+    """The toy view's one check of its part: ``correct`` follows from the prediction and the gold letter."""
+    if answer.correct is not (answer.prediction == _gold(sample.answer)):
+        return "reversed.correct", f"{answer.correct!r} but prediction {answer.prediction!r}"
+    return None
+
+
+def test_submit_checks_a_registered_view_s_part_with_its_own_check(tmp_path: Path) -> None:
+    """A view's ``check_record`` runs at submit's sample check exactly as a built-in view's does:
+    one line naming the file, the record and the field the view names."""
+    from mmspubench.eval.submit.checks import check_sample_consistency
+
+    registry.register(dataclasses.replace(REVERSED, check_record=_reversed_fault))
+    try:
+        out = _run(tmp_path / "run", "accuracy,reversed")
+        samples = results.read_finished_samples(tmp_path / "run" / "samples.jsonl")
+        config = RunConfig.from_json(out["config"])
+        check_sample_consistency(samples, config, "samples.jsonl")
+        answer = samples[1].part("reversed")
+        edited = dataclasses.replace(
+            samples[1], views=(("reversed", dataclasses.replace(answer, correct=not answer.correct)),)
+        )
+        with pytest.raises(MMSpuBenchError) as caught:
+            check_sample_consistency([samples[0], edited], config, "samples.jsonl")
+    finally:
+        del registry.VIEWS[REVERSED.name]
+    assert str(caught.value) == (
+        f"samples.jsonl: record '000001': field 'reversed.correct': {not answer.correct!r} but prediction "
+        f"{answer.prediction!r}"
+    )

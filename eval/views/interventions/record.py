@@ -4,7 +4,7 @@ Every record is checked first (its entries are the run's interventions in order,
 to distinct ``cf:NAME`` entries; each answer a letter whose ``correct`` follows; a built-in's
 targets its registry's; with CGLA, its CGLs one per condition and its ``cgla_min`` following from
 them), then each intervention's figures are computed over the items asked under it
-(:mod:`mmspubench.eval.views.metrics_interventions`). With the twin's counterfactuals, ``counterfactual_gaps``
+(:mod:`mmspubench.eval.views.interventions.arithmetic`). With the twin's counterfactuals, ``counterfactual_gaps``
 holds the Backgrounds-Challenge-style gaps against the published item (``cue-broken``).
 """
 
@@ -21,8 +21,8 @@ from mmspubench.eval import metrics
 from mmspubench.eval.intervention_names import CF_ALL, CF_NAME, CF_PREFIX, check_names
 from mmspubench.eval.interventions import INTERVENTIONS
 from mmspubench.eval.records import InterventionAnswer, SampleResult
-from mmspubench.eval.views import metrics_interventions
-from mmspubench.eval.views.results_confounds import letter_fault
+from mmspubench.eval.views.confounds.record import letter_fault
+from mmspubench.eval.views.interventions import arithmetic as metrics_interventions
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig

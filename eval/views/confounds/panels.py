@@ -104,7 +104,7 @@ def _type_intervals(
 ) -> dict[str, Interval]:
     """Each type's paired bootstrap 95% interval of the gain (with minus without the image, points),
     from the samples that hold both answers, with the run's seed; empty without samples."""
-    from mmspubench.eval.views.metrics_paired import paired_bootstrap_ci
+    from mmspubench.eval.views.confounds.paired import paired_bootstrap_ci
 
     seed = run_seed(results)
     pairs = [

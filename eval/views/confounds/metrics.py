@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, NUM_OPTIONS
 from mmspubench.eval import metrics
-from mmspubench.eval.views.metrics_paired import mcnemar_exact, paired_bootstrap_ci
+from mmspubench.eval.views.confounds.paired import mcnemar_exact, paired_bootstrap_ci
 
 ROTATIONS: tuple[int, ...] = tuple(range(NUM_OPTIONS))
 """The four cyclic rotations, rotation 0 first (the published order)."""

@@ -23,8 +23,8 @@ from typing import Any
 
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.eval.intervention_names import CF_PREFIX
-from mmspubench.eval.views.cells import fixed, interval
-from mmspubench.eval.views.results_interventions import GAPS
+from mmspubench.eval.views.confounds.cells import fixed, interval
+from mmspubench.eval.views.interventions.record import GAPS
 
 DASH = "—"
 ABBREVS = tuple(t.abbrev for t in SPURIOUS_TYPES)

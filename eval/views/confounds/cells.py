@@ -56,7 +56,7 @@ def worst_types(accuracy: Mapping[str, Any]) -> str:
     """The types of ``accuracy.worst_type``'s value, ``/``-joined in the paper's order: the recorded
     worst type and every other type with as many items (>= 10, as it) and the same accuracy, so a
     tie shows (``CO/Sha.``); empty without a worst type."""
-    from mmspubench.eval.views.metrics_confounds import WORST_MIN_ITEMS
+    from mmspubench.eval.views.confounds.metrics import WORST_MIN_ITEMS
 
     worst = section(accuracy, "worst_type")
     if not worst:

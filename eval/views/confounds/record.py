@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.records import Answer, SampleResult
-from mmspubench.eval.views import metrics_calibration, metrics_confounds
+from mmspubench.eval.views.confounds import calibration as metrics_calibration
+from mmspubench.eval.views.confounds import metrics as metrics_confounds
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
@@ -30,6 +31,39 @@ def letter_fault(answer: Answer) -> str | None:
     if answer.prediction is None or answer.prediction in ANSWER_LETTERS:
         return None
     return f"{answer.prediction[:40]!r} is not A, B, C, D or null"
+
+
+def logprob_fault(prediction: str | None, scores: tuple[float, ...] | None) -> tuple[str, str] | None:
+    """``(field, why)`` when ``prediction`` is not the logprob answer of ``scores`` (their argmax,
+    the first of tied letters, as ``eval`` picks it), else ``None``."""
+    from mmspubench.eval.asking import argmax_letter
+
+    if scores is None or len(scores) != len(ANSWER_LETTERS):
+        return "option_scores", f"{0 if scores is None else len(scores)} scores; expected 4"
+    best = argmax_letter(scores)
+    if prediction != best:
+        return "prediction", f"{prediction!r} is not the argmax {best!r} of option_scores"
+    return None
+
+
+def answer_fault(answer: Answer, field: str, label: str, mode: str) -> tuple[str, str] | None:
+    """``(field, why)`` where one view's answer does not follow from what the model produced, as the
+    published answer does: in logprob mode its four option scores (the argmax), in generate mode
+    its raw output (the parser's reading, checked against the published options by ``submit``);
+    else ``None``. ``field`` is the part's key, ``label`` prefixes the reason (``rotation 1: ``)."""
+    fault = letter_fault(answer)
+    if fault:
+        return f"{field}.prediction", f"{label}{fault}"
+    # Each mode records one kind of output: the scores (logprob) or the generated text.
+    kept, other = ("option_scores", "raw_output") if mode == "logprob" else ("raw_output", "option_scores")
+    if getattr(answer, kept) is None:
+        return f"{field}.{kept}", f"{label}missing in a {mode}-mode run"
+    if getattr(answer, other) is not None:
+        return f"{field}.{other}", f"{label}set in a {mode}-mode run"
+    wrong = logprob_fault(answer.prediction, answer.option_scores) if mode == "logprob" else None
+    if wrong:
+        return f"{field}.{wrong[0]}", f"{label}{wrong[1]}"
+    return None
 
 
 def _rotations(sample: SampleResult) -> list[metrics_confounds.RotationAnswer]:

@@ -25,8 +25,8 @@ import numpy as np
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.eval import metrics
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES, CI_LEVEL, Scored
-from mmspubench.eval.views import metrics_calibration
-from mmspubench.eval.views.metrics_paired import mcnemar_exact, paired_bootstrap_ci
+from mmspubench.eval.views.confounds import calibration as metrics_calibration
+from mmspubench.eval.views.confounds.paired import mcnemar_exact, paired_bootstrap_ci
 
 Types = Sequence[tuple[str, ...]]
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from mmspubench.cli import main
 from mmspubench.eval.analysis.plot_data import REPORT_GROUPS
-from mmspubench.eval.analysis.plot_interventions import intervention_series, panels
+from mmspubench.eval.views.interventions.panels import intervention_series, panels
 
 from tests.eval.compare.test_compare_interventions import _items_b
 from tests.eval.compare_fakes import Item, write_run
-from tests.eval.test_report_interventions import TYPES, _items
+from tests.eval.views.interventions.test_report import TYPES, _items
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 def section(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any]:
     """results.json ``accuracy`` (every record must hold its answer)."""
-    from mmspubench.eval.views import metrics_confounds, registry
+    from mmspubench.eval.views import registry
+    from mmspubench.eval.views.confounds import metrics as metrics_confounds
 
     for sample in ordered:
         if sample.correct is None:
@@ -39,6 +40,7 @@ def section(ordered: Sequence[SampleResult], config: RunConfig) -> dict[str, Any
 VIEW = View(
     name="accuracy",
     summary="the multiple-choice answer to the published question, overall and per type",
+    paper=True,
     needs_accuracy=False,
     section=section,
 )

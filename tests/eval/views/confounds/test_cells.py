@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mmspubench.eval.views.cells import DASH, fixed, interval, pct
+from mmspubench.eval.views.confounds.cells import DASH, fixed, interval, pct
 from mmspubench.space.leaderboard import figure_text, gain_text
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from mmspubench.cli import main
-from mmspubench.eval.analysis.plot_confounds import confound_series, panels
 from mmspubench.eval.analysis.plot_data import REPORT_GROUPS
+from mmspubench.eval.views.confounds.panels import confound_series, panels
 
 from tests.eval.compare.test_compare_confounds import RUN_A, _items
 from tests.eval.compare_fakes import write_run
@@ -107,7 +107,7 @@ def test_every_type_of_the_gain_panel_has_its_interval_and_n(run: Path) -> None:
     from the samples, with the run's seed; its items under the tick. Before, only Overall had them."""
     from mmspubench.eval.analysis.plot_data import count_ticks
     from mmspubench.eval.results import read_finished_samples
-    from mmspubench.eval.views.metrics_paired import paired_bootstrap_ci
+    from mmspubench.eval.views.confounds.paired import paired_bootstrap_ci
 
     results = json.loads((run / "results.json").read_text())
     samples = read_finished_samples(run / "samples.jsonl")
