@@ -25,7 +25,7 @@ PARTS = {
 """Package name under ``mmspubench`` -> source folder."""
 ALLOWED: dict[str, set[str]] = {
     "dataset_builder": {"errors", "redact", "markup", "options", "outputs", "dataset_builder"},
-    "eval": {"errors", "redact", "markup", "options", "outputs", "dataset_builder", "eval"},
+    "eval": {"errors", "redact", "markup", "options", "outputs", "registry", "dataset_builder", "eval"},
     "space": {
         "errors",
         "redact",
@@ -57,6 +57,7 @@ ALLOWED: dict[str, set[str]] = {
         "markup",
         "options",
         "outputs",
+        "registry",
         "wheel",
         "dataset_builder",
         "eval",
@@ -305,6 +306,10 @@ def test_errors_module_imports_nothing_of_the_package() -> None:
 def test_markup_module_imports_nothing_of_the_package() -> None:
     assert _imports(ROOT / "mmspubench" / "markup.py") == []
     assert _imports(ROOT / "mmspubench" / "options.py") == []
+
+
+def test_the_registry_type_imports_only_the_errors() -> None:
+    assert _imports(ROOT / "mmspubench" / "registry.py") == ["mmspubench.errors"]
 
 
 def test_the_app_guard_imports_only_the_neutral_modules() -> None:
