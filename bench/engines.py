@@ -2,7 +2,7 @@
 
 Engines: transformers with the plain scorer, transformers with the fast (prefix-cached) scorer,
 and vLLM offline (``--backend vllm``) twice: reading its prefix cache (the default: each item's
-image and shared prompt computed once, see mmspubench.eval.backends.vllm_cache) and not reading it
+image and shared prompt computed once, see mmspubench.eval.backends.vllm.cache) and not reading it
 (``enable_prefix_caching: false``, every condition computes its whole prompt), all through the
 model Protocol and the runner's
 ``evaluate_items`` (accuracy = greedy generation + parser; CGLA = one score call per chunk), on
@@ -46,7 +46,7 @@ import llava_profile
 
 def model_folder(profile: str, workdir: Path, device: str, dtype: str) -> Path:
     """A folder both engines load (CLIP keys in the Hub layout vLLM reads)."""
-    from mmspubench.eval.backends.vllm_layout import to_vllm_layout
+    from mmspubench.eval.backends.vllm.layout import to_vllm_layout
     from mmspubench.eval.bundled import bundled_model_dir
 
     folder = workdir / profile
@@ -254,7 +254,7 @@ def print_tokens(rows: list[tuple[str, float, dict[str, Any]]], args: argparse.N
 
 
 if __name__ == "__main__":  # vLLM starts worker processes: the engine is created under this guard
-    from mmspubench.eval.backends.vllm_engine import exit_without_teardown
+    from mmspubench.eval.backends.vllm.engine import exit_without_teardown
 
     status = main()
     exit_without_teardown(status)  # everything is written and the engine stopped

@@ -325,7 +325,7 @@ def bench_profile(args: argparse.Namespace, workdir: Path) -> None:
 def bench_families(args: argparse.Namespace, workdir: Path) -> None:
     """One row per matrix family: plain vs fast items/s on the same generated items (CGLA + options)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from mmspubench.dataset_builder.errors import MMSpuBenchError
+    from mmspubench.errors import MMSpuBenchError
     from mmspubench.eval.backends.transformers.loading import load_model
 
     from tests.eval.families.registry import BUILDERS, family_dir

@@ -3,13 +3,13 @@
 - ``transformers``: eval's model loading (:func:`mmspubench.eval.backends.transformers.loading.load_model`: local folder
   or Hub id, image support and chat template checked) and ``xgrammar``'s logits processor for
   constrained decoding during ``generate``;
-- ``vllm``: eval's vLLM engine (:func:`mmspubench.eval.backends.vllm_engine.load_vllm`: the prompt
+- ``vllm``: eval's vLLM engine (:func:`mmspubench.eval.backends.vllm.engine.load_vllm`: the prompt
   rendered and tokenized as for transformers) with structured outputs
   (``StructuredOutputsParams(json=schema)``);
 - ``openai``: any OpenAI-compatible server, ``response_format`` of type ``json_schema`` (strict);
   the image goes as eval's OpenAI backend sends it (a base64 PNG data URL), the key is read as
   eval reads it (:mod:`mmspubench.eval.backends.api_key`: a variable's name, ``none`` for no key),
-  the answer is checked as eval checks it (:func:`~mmspubench.eval.backends.server_answers.answer_text`)
+  the answer is checked as eval checks it (:func:`~mmspubench.eval.backends.openai.server_answers.answer_text`)
   and the server's error text is cleaned (:func:`mmspubench.redact.clean`: no key, no escapes).
 
 Both local backends render the request with the model's chat template exactly as eval does
@@ -132,7 +132,7 @@ class TransformersAnnotator:
 
 def chat_messages(request: Request) -> list[dict[str, Any]]:
     """OpenAI-style messages: system, then the user turn holding the image then the text."""
-    from mmspubench.eval.backends.openai_api import data_url
+    from mmspubench.eval.backends.openai.client import data_url
 
     return [
         {"role": "system", "content": request.system},
@@ -170,7 +170,7 @@ class OpenAIAnnotator:
         }
 
     def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
-        from mmspubench.eval.backends.server_answers import answer_text
+        from mmspubench.eval.backends.openai.server_answers import answer_text
 
         fmt = {
             "type": "json_schema",
@@ -211,7 +211,7 @@ class VLLMAnnotator:
 
     def __init__(self, model: str, *, max_new_tokens: int, seed: int) -> None:
         from mmspubench.eval.backends import vllm
-        from mmspubench.eval.backends.vllm_engine import load_vllm
+        from mmspubench.eval.backends.vllm.engine import load_vllm
         from mmspubench.eval.modelio.hub import resolve_model
         from mmspubench.eval.modelio.processors import check_image_model
         from transformers import AutoConfig
@@ -229,7 +229,7 @@ class VLLMAnnotator:
         }
 
     def close(self) -> None:
-        """Stop the engine's processes (:meth:`~mmspubench.eval.backends.vllm_engine.VLLMModel.close`)."""
+        """Stop the engine's processes (:meth:`~mmspubench.eval.backends.vllm.engine.VLLMModel.close`)."""
         self.engine.close()
 
     def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:

@@ -339,6 +339,9 @@ class RunConfig:
         return cls(**values)
 
 
+registry.reserve(f.name for f in dataclasses.fields(RunConfig))  # no backend may declare a run option
+
+
 def _check_variant(config: RunConfig) -> None:
     """A variant that reads generated text needs ``generate`` mode for its accuracy."""
     needs_generate = VARIANTS[config.prompt_variant].generate_only and "accuracy" in config.metrics

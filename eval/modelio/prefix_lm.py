@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
     from mmspubench.eval.modelio.encoding import EncodedRequest

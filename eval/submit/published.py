@@ -173,7 +173,7 @@ def check_prompt_templates(config: RunConfig, where: str) -> None:
 
 def _prompt_fault(condition: Condition, cgla_variant: str = prompts.STANDARD) -> str | None:
     """Why ``condition.prompt`` is not g(attribute) rendered from the templates, or ``None``."""
-    from mmspubench.eval.backends.openai_api import render_messages
+    from mmspubench.eval.backends.openai.client import render_messages
 
     prompt = prompts.cgla_prompt(condition.attribute, cgla_variant)
     text = condition.prompt

@@ -11,15 +11,15 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING
 
-from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.records import BUILTIN_PARTS, SampleResult
 from mmspubench.eval.views import accuracy, blind, calibration, cgla, circular, interventions
 from mmspubench.eval.views.plugin import View
+from mmspubench.registry import Registry
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
 
-VIEWS: dict[str, View] = {}
+VIEWS: Registry[View] = Registry("--metrics")
 """Registered views by ``--metrics`` name, in registry order."""
 RESERVED_KEYS = (
     *(f.name for f in dataclasses.fields(SampleResult) if f.name not in (*BUILTIN_PARTS, "views")),
@@ -85,9 +85,7 @@ def paper() -> tuple[str, ...]:
 
 def get_view(name: str) -> View:
     """The view called ``name``; one line naming the choices if there is none."""
-    if name not in VIEWS:
-        raise MMSpuBenchError(f"--metrics {name!r}: unknown; expected one of {', '.join(VIEWS)}")
-    return VIEWS[name]
+    return VIEWS.lookup(name)
 
 
 def in_run(config: RunConfig) -> list[View]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inspect_ai.model import ModelAPI, modelapi
-from mmspubench.integrations.inspect_task import mm_spubench
+from mmspubench.integrations.inspect.task import mm_spubench
 
 __all__ = ["mm_spubench", "mmspubench_mock_provider", "mmspubench_provider"]
 
@@ -11,7 +11,7 @@ __all__ = ["mm_spubench", "mmspubench_mock_provider", "mmspubench_provider"]
 @modelapi(name="mmspubench")
 def mmspubench_provider() -> type[ModelAPI]:
     """The ``mmspubench/<model>`` provider (torch and transformers load on first use)."""
-    from mmspubench.integrations.inspect_provider import MMSpuBenchModelAPI
+    from mmspubench.integrations.inspect.provider import MMSpuBenchModelAPI
 
     return MMSpuBenchModelAPI
 
@@ -19,6 +19,6 @@ def mmspubench_provider() -> type[ModelAPI]:
 @modelapi(name="mmspubench-mock")
 def mmspubench_mock_provider() -> type[ModelAPI]:
     """The ``mmspubench-mock/<reply>`` provider: ``<reply>`` to every request, offline."""
-    from mmspubench.integrations.inspect_mock import MockModelAPI
+    from mmspubench.integrations.inspect.mock import MockModelAPI
 
     return MockModelAPI

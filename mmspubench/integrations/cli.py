@@ -139,8 +139,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run_ingest(args: argparse.Namespace) -> int:
     """``mmspubench ingest inspect|lmms-eval``."""
-    from mmspubench.integrations import ingest_sources
-    from mmspubench.integrations.ingest import check_out, ingest
+    from mmspubench.integrations.ingest import sources as ingest_sources
+    from mmspubench.integrations.ingest.run import check_out, ingest
     from mmspubench.redact import clean
 
     check_out(args.out)  # before the file is read

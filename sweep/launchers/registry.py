@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from mmspubench.errors import MMSpuBenchError
+from collections.abc import Mapping
+
+from mmspubench.registry import Registry
 from mmspubench.sweep.launchers import hf_jobs, local, slurm
 from mmspubench.sweep.launchers.plugin import Launcher
 
-REGISTRY: dict[str, Launcher] = {}
+
+def _check(registered: Mapping[str, Launcher], launcher: Launcher) -> None:
+    """Its name must be new."""
+    if launcher.name in registered:
+        raise ValueError(f"a launcher named {launcher.name!r} is registered already")
+
+
+REGISTRY: Registry[Launcher] = Registry("--launcher", _check)
+"""Registered launchers by name, in registration order."""
 
 
 def register(launcher: Launcher) -> None:
     """Add a launcher (its name must be new)."""
-    if launcher.name in REGISTRY:
-        raise ValueError(f"a launcher named {launcher.name!r} is registered already")
-    REGISTRY[launcher.name] = launcher
+    REGISTRY.register(launcher)
 
 
 register(local.LAUNCHER)
@@ -23,14 +31,12 @@ register(hf_jobs.LAUNCHER)
 
 def names() -> tuple[str, ...]:
     """The registered launchers' names."""
-    return tuple(REGISTRY)
+    return REGISTRY.names()
 
 
 def get_launcher(name: str) -> Launcher:
     """The launcher called ``name`` (one line if none is)."""
-    if name not in REGISTRY:
-        raise MMSpuBenchError(f"--launcher {name!r}: unknown; expected one of {', '.join(REGISTRY)}")
-    return REGISTRY[name]
+    return REGISTRY.lookup(name)
 
 
 def sections() -> tuple[str, ...]:

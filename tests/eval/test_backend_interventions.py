@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from mmspubench.eval import interventions, prompts
-from mmspubench.eval.backends.vllm_engine import request_keys
+from mmspubench.eval.backends.vllm.engine import request_keys
 from mmspubench.eval.modelio.encoding import ImageKeys
 from mmspubench.eval.protocol import ScoreRequest
 from PIL import Image
@@ -80,7 +80,7 @@ def test_vllm_groups_an_intervened_image_apart_from_the_published_one() -> None:
 def test_image_urls_encode_each_picture_once_and_keep_one_pixel_apart(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from mmspubench.eval.backends import openai_messages
+    from mmspubench.eval.backends.openai import messages as openai_messages
 
     encoded: list[str] = []
     real = openai_messages.data_url

@@ -20,9 +20,9 @@ import pytest
 
 pytest.importorskip("openai", reason="the api extra (openai) is not installed")
 
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis.report import markdown_table
-from mmspubench.eval.backends.openai_api import NO_PROMPT_LOGPROBS, continuation_sum, render_messages
+from mmspubench.eval.backends.openai.client import NO_PROMPT_LOGPROBS, continuation_sum, render_messages
 from mmspubench.eval.backends.vllm import parse_engine_args
 from mmspubench.eval.cli import main
 from mmspubench.eval.config import with_options

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("openai", reason="the api extra (openai) is not installed")
 
-from mmspubench.eval.backends.openai_messages import ImageUrls, render_messages
+from mmspubench.eval.backends.openai.messages import ImageUrls, render_messages
 from mmspubench.eval.cli import main
 from mmspubench.eval.protocol import ChatPrompt, ScoreRequest
 from PIL import Image

@@ -59,7 +59,7 @@ STANDIN = Backend(name="standin", options=StandInOptions, default_batch_size=3, 
 
 @pytest.fixture
 def standin(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
+    monkeypatch.setattr(registry, "REGISTRY", registry.REGISTRY.copy())
     registry.register(STANDIN)  # the one line a new backend adds to the registry
     SEEN.clear()
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from mmspubench.dataset_builder.errors import MMSpuBenchError
-from mmspubench.eval.backends.vllm_engine import check_same_tokens, continuation_sum
+from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.backends.vllm.engine import check_same_tokens, continuation_sum
 from mmspubench.eval.cli import main
 
 IMAGE = 4

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.backends.vllm_cache import (
+from mmspubench.eval.backends.vllm.cache import (
     CacheCounts,
     covers_scored,
     groups_of,
     score_reading_cache,
 )
-from mmspubench.eval.backends.vllm_engine import cache_key, check_text_only, continuation_sum
+from mmspubench.eval.backends.vllm.engine import cache_key, check_text_only, continuation_sum
 
 BLOCK = 4
 GARBAGE = 123.0

@@ -353,7 +353,7 @@ def test_llava_profile_with_many_cached_blocks_equals_plain(tmp_path: Path) -> N
     folder = tmp_path / "llava-profile"
     build = (
         "import sys; sys.path.insert(0, 'bench'); from pathlib import Path; import llava_profile as lp; "
-        "from mmspubench.eval.backends.vllm_layout import to_vllm_layout; "
+        "from mmspubench.eval.backends.vllm.layout import to_vllm_layout; "
         f"to_vllm_layout(lp.save_llava(Path({str(folder)!r}), lp.CPU_REALISTIC))"
     )
     subprocess.run([vllm_python(), "-c", build], env=vllm_env(), check=True, timeout=600, cwd=ROOT)

@@ -20,8 +20,8 @@ from typing import Any
 
 def record_cache_reads(log: list[list[dict[str, Any]]]) -> None:
     """Wrap the vLLM backend's cache schedule so that each call's first-pass reads are logged."""
-    from mmspubench.eval.backends import vllm_engine
-    from mmspubench.eval.backends.vllm_cache import num_cached
+    from mmspubench.eval.backends.vllm import engine as vllm_engine
+    from mmspubench.eval.backends.vllm.cache import num_cached
 
     original = vllm_engine.score_reading_cache
 
@@ -47,7 +47,7 @@ def record_cache_reads(log: list[list[dict[str, Any]]]) -> None:
 def regress_cache_reads(offset: float) -> None:
     """A stand-in vLLM regression: every score read through the prefix cache is off by ``offset``
     (the fresh computation, ``reference_score``, is not), which the run's check must catch."""
-    from mmspubench.eval.backends import vllm_engine
+    from mmspubench.eval.backends.vllm import engine as vllm_engine
 
     original = vllm_engine.VLLMModel._score
 
@@ -114,7 +114,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # vLLM starts worker processes: the engine is created under this guard
-    from mmspubench.eval.backends.vllm_engine import exit_without_teardown
+    from mmspubench.eval.backends.vllm.engine import exit_without_teardown
 
     main()
     exit_without_teardown(0)  # everything is written and the engine stopped

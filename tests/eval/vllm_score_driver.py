@@ -88,7 +88,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # vLLM starts worker processes: the engine is created under this guard
-    from mmspubench.eval.backends.vllm_engine import exit_without_teardown
+    from mmspubench.eval.backends.vllm.engine import exit_without_teardown
 
     main()
     exit_without_teardown(0)

@@ -46,8 +46,8 @@ def vllm_env() -> dict[str, str]:
 
 def vllm_ready_copy(src: Path, dst: Path) -> Path:
     """A copy of a tiny LLaVA saved by transformers 5 whose weight names vLLM reads
-    (:func:`mmspubench.eval.backends.vllm_layout.to_vllm_layout`)."""
-    from mmspubench.eval.backends.vllm_layout import to_vllm_layout
+    (:func:`mmspubench.eval.backends.vllm.layout.to_vllm_layout`)."""
+    from mmspubench.eval.backends.vllm.layout import to_vllm_layout
 
     if dst.exists():
         return dst

@@ -73,7 +73,7 @@ def test_the_mock_provider_runs_offline_and_its_run_ingests(
 def test_a_normal_run_warns_of_no_empty_metric(
     published: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from mmspubench.integrations.inspect_task import type_accuracy
+    from mmspubench.integrations.inspect.task import type_accuracy
 
     assert type_accuracy()([]) == {}  # Inspect asks before the first sample; no exception
     with caplog.at_level(logging.WARNING):
@@ -97,7 +97,7 @@ def test_every_task_option_is_checked_like_evals_before_the_data_is_read(
     given: dict[str, Any], expected: str
 ) -> None:
     from inspect_ai._util.error import PrerequisiteError
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
 
     with pytest.raises(MMSpuBenchError) as caught:
         mm_spubench(dataset="/nonexistent/folder", **given)
@@ -107,7 +107,7 @@ def test_every_task_option_is_checked_like_evals_before_the_data_is_read(
 
 def test_the_provider_loads_no_weights_before_its_first_request(monkeypatch: pytest.MonkeyPatch) -> None:
     import mmspubench
-    from mmspubench.integrations import inspect_provider
+    from mmspubench.integrations.inspect import provider as inspect_provider
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("weights loaded before any request")

@@ -13,7 +13,7 @@ pytest.importorskip("inspect_ai")
 
 
 def test_an_unknown_prompt_variant_is_refused_before_the_data_is_read() -> None:
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
 
     with pytest.raises(MMSpuBenchError, match="prompt_variant"):
         mm_spubench(dataset="/nonexistent", prompt_variant="no-such-variant")
@@ -23,7 +23,7 @@ def test_an_unknown_prompt_variant_is_refused_before_the_data_is_read() -> None:
 def test_a_prompt_variant_gives_the_texts_of_mmspubench_eval(name: str) -> None:
     from inspect_ai.model import ContentText
     from mmspubench.eval import prompts
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
 
     task = mm_spubench(prompt_variant=name, limit=2)
     chosen = prompts.variant(name)
@@ -58,7 +58,7 @@ def test_a_prompt_variant_gives_the_texts_of_mmspubench_eval(name: str) -> None:
 )
 def test_the_provider_takes_at_most_one_inline_image(images: list[str], expected: str) -> None:
     from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ContentImage, ContentText
-    from mmspubench.integrations.inspect_provider import to_prompt
+    from mmspubench.integrations.inspect.provider import to_prompt
 
     parts: list[Any] = [ContentImage(image=image) for image in images] + [ContentText(text="q")]
     with pytest.raises(MMSpuBenchError, match=expected):
@@ -68,7 +68,7 @@ def test_the_provider_takes_at_most_one_inline_image(images: list[str], expected
 
 def test_the_provider_reads_a_request_without_an_image_as_a_text_only_prompt() -> None:
     from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ContentText
-    from mmspubench.integrations.inspect_provider import to_prompt
+    from mmspubench.integrations.inspect.provider import to_prompt
 
     messages: list[ChatMessage] = [
         ChatMessageSystem(content="s"),

@@ -182,7 +182,7 @@ def test_a_colour_reader_loses_only_under_grayscale_in_inspect_and_after_ingest(
 def test_each_item_is_asked_under_each_intervention_with_the_changed_image_as_shown_by_eval() -> None:
     from inspect_ai.model import ContentText
     from mmspubench.eval.interventions import equalize, pixel_digest
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
 
     task = mm_spubench(limit=2, circular=True, interventions="equalize")
     samples = list(task.dataset)
@@ -280,7 +280,7 @@ def test_the_twins_counterfactuals_run_and_ingest_with_their_gaps(
 def test_the_intervention_names_are_checked_in_one_line_before_the_data_is_read(
     given: Any, expected: str
 ) -> None:
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
 
     with pytest.raises(MMSpuBenchError) as caught:
         mm_spubench(dataset="/nonexistent/folder", interventions=given)
@@ -290,7 +290,7 @@ def test_the_intervention_names_are_checked_in_one_line_before_the_data_is_read(
 
 
 def test_names_split_by_inspect_at_a_comma_and_a_space_are_read_as_eval_reads_them() -> None:
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
 
     (item,) = [s.item for s in _split_bundled(1)]  # Inspect: -T 'interventions=grayscale, blur'
     task = mm_spubench(limit=1, interventions=["grayscale", " blur"])
@@ -298,7 +298,7 @@ def test_names_split_by_inspect_at_a_comma_and_a_space_are_read_as_eval_reads_th
 
 
 def test_counterfactuals_a_dataset_does_not_ship_are_one_line(published: Path, twin: Path) -> None:
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
 
     with pytest.raises(MMSpuBenchError) as caught:
         mm_spubench(dataset=hub.REPO_ID, revision=hub.COMMIT, interventions="cf:*")

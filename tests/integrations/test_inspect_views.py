@@ -90,7 +90,7 @@ def test_an_always_a_model_gives_the_hand_computed_figures_in_inspect_and_after_
 
 def test_each_item_becomes_its_four_rotations_and_its_blind_view_in_order() -> None:
     from inspect_ai.model import ContentImage, ContentText
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
     from mmspubench.integrations.items import load_split
 
     item = load_split(None, limit=1).items[0].item
@@ -117,7 +117,7 @@ def test_each_item_becomes_its_four_rotations_and_its_blind_view_in_order() -> N
 
 def test_a_grey_blind_view_shows_a_mid_grey_image_of_the_items_size() -> None:
     from inspect_ai.model import ContentImage
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
     from mmspubench.integrations.items import load_split
     from PIL import Image
 
@@ -144,7 +144,7 @@ def test_a_grey_blind_view_shows_a_mid_grey_image_of_the_items_size() -> None:
 def test_the_view_options_are_checked_in_one_line_before_the_data_is_read(
     given: dict[str, Any], expected: str
 ) -> None:
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
 
     with pytest.raises(MMSpuBenchError) as caught:
         mm_spubench(dataset="/nonexistent/folder", **given)

@@ -78,7 +78,7 @@ def test_inspects_published_and_intervened_samples_show_evals_orientation(
     turned: tuple[Path, dict[str, Any]], interventions: str | None
 ) -> None:
     pytest.importorskip("inspect_ai")
-    from mmspubench.integrations.inspect_task import mm_spubench
+    from mmspubench.integrations.inspect.task import mm_spubench
 
     raw, items = turned
     shown = list(_images(mm_spubench(dataset=str(raw), interventions=interventions)))

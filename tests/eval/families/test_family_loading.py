@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import torch
-from mmspubench.dataset_builder.errors import MMSpuBenchError
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
 from mmspubench.eval.backends.transformers import fast_families, fast_scoring, scoring, suffix_packing
 from mmspubench.eval.backends.transformers.loading import load_model

@@ -316,7 +316,7 @@ def test_a_run_of_another_release_with_the_same_ids_is_refused(
 def test_api_prompts_are_compared_as_messages() -> None:
     """An API backend's context is the chat messages as JSON: compared exactly, so an extra message
     (an instruction slipped in) or another attribute is refused."""
-    from mmspubench.eval.backends.openai_api import render_messages
+    from mmspubench.eval.backends.openai.client import render_messages
     from mmspubench.eval.prompts import cgla_prompt
     from mmspubench.eval.records import Condition
     from mmspubench.eval.submit.published import _prompt_fault

@@ -21,10 +21,10 @@ ALLOWED: dict[tuple[str, tuple[str, ...]], str] = {
     ("eval/submit/submission.py", ("accuracy", "blind")): (
         "TASK_FIGURES: (section, key) pairs of eval.yaml's tasks; 'accuracy' is the blind section's key"
     ),
-    ("mmspubench/integrations/ingest.py", ("accuracy", "blind")): (
+    ("mmspubench/integrations/ingest/run.py", ("accuracy", "blind")): (
         "VIEW_FIGURES: (section, key) pairs; 'accuracy' is a key inside the blind section"
     ),
-    ("mmspubench/integrations/ingest.py", ("accuracy", "circular")): (
+    ("mmspubench/integrations/ingest/run.py", ("accuracy", "circular")): (
         "VIEW_FIGURES: (section, key) pairs; 'accuracy' is a key inside the circular section"
     ),
     ("eval/analysis/compare/paired.py", ("blind", "circular")): (
@@ -33,10 +33,10 @@ ALLOWED: dict[tuple[str, tuple[str, ...]], str] = {
     ("mmspubench/integrations/cli.py", ("blind", "circular")): (
         "the harness adapters name the task arguments they read (Inspect's circular/blind flags)"
     ),
-    ("mmspubench/integrations/ingest_sources.py", ("blind", "circular")): (
+    ("mmspubench/integrations/ingest/sources.py", ("blind", "circular")): (
         "the harness adapters name the task arguments they read (Inspect's circular/blind flags)"
     ),
-    ("mmspubench/integrations/ingest_interventions.py", ("accuracy", "interventions")): (
+    ("mmspubench/integrations/ingest/interventions.py", ("accuracy", "interventions")): (
         "the intervention adapter builds the one config whose images it re-derives"
     ),
 }

@@ -17,10 +17,10 @@ of context + continuation after those of the context (from the server's ``/token
 prefix property is checked, and the chat completion's prompt tokens must be exactly ``/tokenize``'s
 of context + continuation (a server that ignores ``continue_final_message`` in chat completions
 would have end-of-turn tokens scored); every answer is checked
-(:mod:`~mmspubench.eval.backends.server_answers`). The BOS rule is the same too: special tokens are added unless the
+(:mod:`~mmspubench.eval.backends.openai.server_answers`). The BOS rule is the same too: special tokens are added unless the
 chat template already writes the BOS (vLLM's chat endpoint adds none unless asked). A server that
 honours ``skip_reading_prefix_cache`` and reports its cached tokens gets the scoring requests read
-its prefix cache, checked per answer (:mod:`~mmspubench.eval.backends.server_cache`).
+its prefix cache, checked per answer (:mod:`~mmspubench.eval.backends.openai.server_cache`).
 
 Text-only prompts (the blind view, ``--blind-image none``): :meth:`OpenAIModel.render_text` gives
 the same messages without the image part, so the request's user content is its text part alone
@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.backends import server_answers as answers
-from mmspubench.eval.backends import server_cache
 from mmspubench.eval.backends.api_key import read_api_key
-from mmspubench.eval.backends.openai_messages import ImageUrls, data_url, render_messages, with_image
-from mmspubench.eval.backends.server_answers import continuation_sum
-from mmspubench.eval.backends.vllm_cache import CacheCounts
+from mmspubench.eval.backends.openai import server_answers as answers
+from mmspubench.eval.backends.openai import server_cache
+from mmspubench.eval.backends.openai.messages import ImageUrls, data_url, render_messages, with_image
+from mmspubench.eval.backends.openai.server_answers import continuation_sum
+from mmspubench.eval.backends.vllm.cache import CacheCounts
 from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest
 from mmspubench.redact import clean, redact
 
@@ -68,7 +68,7 @@ class ServerFeatures:
     """Whether requests ask for the tokenizer's special tokens (BOS); ``None`` for a server without
     vLLM's extensions (nothing extra is sent)."""
     reads_cache: bool = False
-    """Scoring requests read the server's prefix cache (:mod:`~mmspubench.eval.backends.server_cache`)."""
+    """Scoring requests read the server's prefix cache (:mod:`~mmspubench.eval.backends.openai.server_cache`)."""
     version: str | None = None
     """The version the server reports (vLLM's ``GET /version``), else ``None``."""
 

@@ -9,7 +9,7 @@ the image, expands the image placeholder itself, and returns the prompt log-prob
 - ``score``: one request per (image, context + continuation) with ``prompt_logprobs=0`` and one
   generated token; the CGL is the sum of the prompt log-probabilities of exactly the continuation
   tokens. With prefix caching on (the default here) the requests read the cache, scheduled and
-  checked by :mod:`~mmspubench.eval.backends.vllm_cache` (each image and shared prefix computed
+  checked by :mod:`~mmspubench.eval.backends.vllm.cache` (each image and shared prefix computed
   once per item; a request whose cache read covered a needed position is scored again without
   it). The token ids vLLM ran are checked against ours (text before the first image token, BOS
   included, and everything after the last one), so both backends score the same tokens.
@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from mmspubench.errors import MMSpuBenchError, first_line
-from mmspubench.eval.backends.vllm_cache import CacheCounts, score_reading_cache
+from mmspubench.eval.backends.vllm.cache import CacheCounts, score_reading_cache
 from mmspubench.eval.modelio.chat import render_chat, render_text_chat
 from mmspubench.eval.modelio.encoding import ImageKeys, add_special_tokens_for, encode_request
 from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest
@@ -261,7 +261,7 @@ def check_same_tokens(ours: Sequence[int], ran: Sequence[int], image_token_id: i
 def cache_key(
     image: str | None, ids: Sequence[int], n_context: int, image_token_id: int | None
 ) -> tuple[str | None, tuple[int, ...]]:
-    """The prefix-cache group of one scoring request (:mod:`~mmspubench.eval.backends.vllm_cache`).
+    """The prefix-cache group of one scoring request (:mod:`~mmspubench.eval.backends.vllm.cache`).
 
     With an image (``image``: its content key, :class:`~mmspubench.eval.modelio.encoding.ImageKeys`,
     so an intervened image, even one pixel away from the published one, is a group of its own, as

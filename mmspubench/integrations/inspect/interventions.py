@@ -4,7 +4,7 @@ Each item is also asked under each intervention, after its other views: one samp
 image, id ``<item id>/<name>`` (``cf:*`` expanded to the item's own ``cf:NAME`` entries), holding
 the published question and options in the published order and the changed image as a PNG
 ``data:`` URI of exactly the pixels ``mmspubench eval --metrics accuracy,interventions`` shows
-(``ingest_interventions.shown_of``: a built-in transform, or the dataset's counterfactual). The
+(``ingest.interventions.shown_of``: a built-in transform, or the dataset's counterfactual). The
 sample's metadata names the item (``item_id``), ``view`` ``intervention``, the ``intervention``,
 its ``targets`` and the shown image's ``digest``.
 
@@ -28,8 +28,8 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics, prompts
 from mmspubench.eval.intervention_names import CF_PREFIX, uses_counterfactuals
 from mmspubench.eval.views.interventions import arithmetic as metrics_interventions
-from mmspubench.integrations.ingest import IMAGE
-from mmspubench.integrations.ingest_interventions import INTERVENTION, INTERVENTION_FIGURES, shown_of
+from mmspubench.integrations.ingest.interventions import INTERVENTION, INTERVENTION_FIGURES, shown_of
+from mmspubench.integrations.ingest.run import IMAGE
 from mmspubench.integrations.items import Split, SplitItem
 
 FIGURES = INTERVENTION_FIGURES

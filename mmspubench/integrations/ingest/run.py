@@ -1,6 +1,6 @@
 """A finished harness run -> our run folder: samples.jsonl and results.json recomputed by our code.
 
-Each harness reader (``ingest_sources``) yields the raw answer text per item id and what the run
+Each harness reader (``ingest.sources``) yields the raw answer text per item id and what the run
 says about itself (its figures per item and overall). Here every answer is read again with our
 parser against the item as our loader reads it, the harness's own figures are checked against
 that reading (a log whose scores or figures were edited is refused), and the run folder is written
@@ -27,7 +27,7 @@ from mmspubench.eval.records import Answer, InterventionAnswer, Rotation, Sample
 from mmspubench.eval.run_stamp import model_identity, run_stamp
 from mmspubench.eval.views.confounds import metrics as metrics_confounds
 from mmspubench.eval.views.interventions.images import Shown
-from mmspubench.integrations.ingest_interventions import (
+from mmspubench.integrations.ingest.interventions import (
     INTERVENTION,
     check_shown,
     intervention_figures,
@@ -216,7 +216,7 @@ def _sample(
 
 def expected_views(run: HarnessRun, shown: Sequence[Shown] = ()) -> set[Key]:
     """The (view, rotation, intervention) answers an item has in ``run`` (``shown``: the item's
-    intervened images, ``ingest_interventions.shown_of``)."""
+    intervened images, ``ingest.interventions.shown_of``)."""
     rotations = metrics_confounds.ROTATIONS if "circular" in run.views else (0,)
     out = {(IMAGE, k, "") for k in rotations} | ({(BLIND, 0, "")} if "blind" in run.views else set())
     return out | {(INTERVENTION, 0, s.name) for s in shown}

@@ -26,8 +26,9 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics as our_metrics
 from mmspubench.eval import prompts
 from mmspubench.eval.parse import parse_answer, parse_final_answer
-from mmspubench.integrations import inspect_interventions, inspect_views
-from mmspubench.integrations.inspect_args import (
+from mmspubench.integrations.inspect import interventions as inspect_interventions
+from mmspubench.integrations.inspect import views as inspect_views
+from mmspubench.integrations.inspect.args import (
     TaskOptionError,
     check_interventions,
     check_task_args,
@@ -121,9 +122,9 @@ def mm_spubench(
     """MM-SpuBench accuracy. ``dataset``: a Hub id (at ``revision``), a built folder or a raw
     release, as ``mmspubench eval --dataset`` (default: the bundled release). ``circular``: each
     item also in its rotations 1-3, ``blind``: also without the image (``blind_image`` ``grey``: a
-    mid-grey image), as ``mmspubench eval --metrics accuracy,circular,blind`` (``inspect_views``).
+    mid-grey image), as ``mmspubench eval --metrics accuracy,circular,blind`` (``inspect.views``).
     ``interventions``: each item also asked under each named intervention (``grayscale,blur``,
-    ``cf:NAME``, ``cf:*``), as ``--metrics ...,interventions --interventions`` (``inspect_interventions``).
+    ``cf:NAME``, ``cf:*``), as ``--metrics ...,interventions --interventions`` (``inspect.interventions``).
     Every option is checked as ``mmspubench eval`` checks its flag, before anything is read; a bad
     one is one line."""
     try:

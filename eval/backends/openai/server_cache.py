@@ -10,7 +10,7 @@ recomputes every prompt that asks for prompt log-probabilities), so against it n
 results.json records ``prefix_cache.read: false``.
 
 Where the option is sent, each answer's cached count is checked as the offline engine's
-(:func:`~mmspubench.eval.backends.vllm_cache.covers_scored`): a request whose cache read covered a
+(:func:`~mmspubench.eval.backends.vllm.cache.covers_scored`): a request whose cache read covered a
 position the continuation needs, or that did not say how much it read, is sent again with
 ``skip_reading_prefix_cache: true``.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
 
-from mmspubench.eval.backends.vllm_cache import CacheCounts, covers_scored, groups_of
+from mmspubench.eval.backends.vllm.cache import CacheCounts, covers_scored, groups_of
 from mmspubench.eval.protocol import FastPath
 
 SERVER_CACHE = FastPath(

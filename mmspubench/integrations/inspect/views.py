@@ -25,7 +25,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, Content, Conten
 from inspect_ai.scorer import Metric, SampleScore, metric, value_to_float
 from mmspubench.eval import prompts
 from mmspubench.eval.views.confounds import metrics as metrics_confounds
-from mmspubench.integrations.ingest import BLIND, IMAGE
+from mmspubench.integrations.ingest.run import BLIND, IMAGE
 from mmspubench.integrations.items import SplitItem
 
 __all__ = ["BLIND", "IMAGE", "blind_figures", "circular_figures", "item_samples", "sample_id"]

@@ -1,6 +1,6 @@
 """The chat messages ``--backend openai`` sends: a prompt rendered as JSON messages (the image as
 a placeholder part, none for a text-only prompt), the image as a data URL, and the cache-wave
-group of a scoring request (:mod:`~mmspubench.eval.backends.openai_api`)."""
+group of a scoring request (:mod:`~mmspubench.eval.backends.openai.client`)."""
 
 from __future__ import annotations
 

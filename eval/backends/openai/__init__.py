@@ -1,6 +1,6 @@
 """``--backend openai``'s declaration: its options, default batch size, checks and loader.
 
-The client itself is :mod:`mmspubench.eval.backends.openai_api` (imported when a run loads it).
+The client itself is :mod:`mmspubench.eval.backends.openai.client` (imported when a run loads it).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def _check(options: Options, config: RunConfig) -> None:
 
 
 def _load(config: RunConfig, device: str) -> Any:
-    from mmspubench.eval.backends.openai_api import load_openai
+    from mmspubench.eval.backends.openai.client import load_openai
 
     assert config.model is not None
     needs = "cgla" in config.metrics or config.answer_mode == "logprob"

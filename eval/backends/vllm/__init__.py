@@ -1,6 +1,6 @@
 """``--backend vllm``'s declaration: its options, default batch size, checks and loader.
 
-The engine itself is :mod:`mmspubench.eval.backends.vllm_engine` (imported when a run loads it).
+The engine itself is :mod:`mmspubench.eval.backends.vllm.engine` (imported when a run loads it).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _preflight(config: RunConfig, world: int) -> None:
 
 
 def _load(config: RunConfig, device: str) -> Any:
-    from mmspubench.eval.backends.vllm_engine import load_vllm
+    from mmspubench.eval.backends.vllm.engine import load_vllm
 
     assert config.model is not None
     return load_vllm(

@@ -20,7 +20,13 @@ from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval.intervention_names import CF_ALL
 from mmspubench.eval.views.confounds.metrics import ROTATIONS
-from mmspubench.integrations.ingest import (
+from mmspubench.integrations.ingest.interventions import (
+    INTERVENTION,
+    INTERVENTION_FIGURES,
+    shown_digest,
+    task_interventions,
+)
+from mmspubench.integrations.ingest.run import (
     BLIND,
     IMAGE,
     VIEW_FIGURES,
@@ -28,12 +34,6 @@ from mmspubench.integrations.ingest import (
     HarnessRun,
     claimed_from,
     hub_repo_of,
-)
-from mmspubench.integrations.ingest_interventions import (
-    INTERVENTION,
-    INTERVENTION_FIGURES,
-    shown_digest,
-    task_interventions,
 )
 from mmspubench.redact import clean
 
@@ -52,7 +52,7 @@ VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
 WEIGHT_PROVIDERS = ("mmspubench", "hf", "vllm")
 """Inspect providers whose model part is a Hub id or a local folder (the weights ran locally)."""
 VIEWS = (IMAGE, BLIND, INTERVENTION)
-"""The ``view`` metadata of the Inspect task's samples (``inspect_views``, ``inspect_interventions``)."""
+"""The ``view`` metadata of the Inspect task's samples (``inspect.views``, ``inspect.interventions``)."""
 
 
 def text_field(value: Any, source: str, item_id: str, field: str) -> str:
@@ -133,8 +133,8 @@ def inspect_hub_repo(inspect_model: str) -> str | None:
 def _view_of(sample: Any, source: str) -> tuple[str, str, int, str]:
     """(item id, view, rotation, intervention) of a sample: the task's metadata, checked against
     the sample id (a sample of a run without views is the published order of the item its id names)."""
-    from mmspubench.integrations import inspect_interventions
-    from mmspubench.integrations.inspect_views import sample_id
+    from mmspubench.integrations.inspect import interventions as inspect_interventions
+    from mmspubench.integrations.inspect.views import sample_id
 
     sample_key = text_field(str(sample.id), source, "?", "id")
     meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}

@@ -103,7 +103,7 @@ def shown_digest(sample: Any, source: str, label: str) -> str | None:
 
 def task_interventions(args: Mapping[str, Any], source: str) -> tuple[str, ...]:
     """The interventions the task arguments asked, checked as the task checks them."""
-    from mmspubench.integrations.inspect_args import check_interventions
+    from mmspubench.integrations.inspect.args import check_interventions
 
     try:
         return check_interventions(args.get("interventions"))
