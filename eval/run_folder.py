@@ -1,7 +1,7 @@
 """Checks and clean-up of a run folder (``--out``) around a run.
 
 - :func:`check_out_dir` refuses, before any data or model is loaded, an ``--out`` that is a file,
-  lies under a file, or cannot be created.
+  lies under a file, or cannot be created; the :class:`CheckedOut` it returns is trusted after.
 - :func:`removed_if_unstarted` removes what a run wrote when it fails before its first item
   finished (``run.json``, timing files, the folder it created), so a bad model or option never
   leaves a run behind that a rerun would have to match.
@@ -45,7 +45,15 @@ _SAME_FIGURES = (
 """results.json sections a rerun of a finished run must reproduce exactly to leave the file as it is."""
 
 
-def check_out_dir(out: Path) -> None:
+@dataclass(frozen=True, slots=True)
+class CheckedOut:
+    """An ``--out`` folder :func:`check_out_dir` accepted: whoever holds one does not check it again."""
+
+    path: Path
+    """The run folder (it may not exist yet)."""
+
+
+def check_out_dir(out: Path) -> CheckedOut:
     """Refuse an ``--out`` that is a file, lies under a file, or whose nearest folder is read-only."""
     if out.exists() and not out.is_dir():
         raise MMSpuBenchError(f"{out}: --out is a file; expected a run folder (new or to resume)")
@@ -56,6 +64,7 @@ def check_out_dir(out: Path) -> None:
         raise MMSpuBenchError(f"{out}: --out lies under {ancestor}, which is a file; expected a folder")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise MMSpuBenchError(f"{out}: cannot write into {ancestor} (permission denied); pick another --out")
+    return CheckedOut(out)
 
 
 @contextmanager

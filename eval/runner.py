@@ -330,7 +330,7 @@ def run_eval(
     dataset: datasets.Dataset,
     dataset_info: dict[str, Any],
     config: RunConfig,
-    out_dir: Path,
+    out_dir: Path | run_folder.CheckedOut,
     *,
     shard: distributed.Shard | None = None,
     progress: bool = True,
@@ -345,15 +345,17 @@ def run_eval(
     rerun of a finished run leaves its results.json as it was and says so through ``notify``.
     """
     shard = shard if shard is not None else distributed.Shard()
-    run_folder.check_out_dir(out_dir)
+    # The API checked ``--out`` before loading the data (a CheckedOut); a plain path is checked here.
+    checked = out_dir if isinstance(out_dir, run_folder.CheckedOut) else run_folder.check_out_dir(out_dir)
+    folder = checked.path
     try:
         with (
-            run_folder.removed_if_unstarted(out_dir, shard.is_main),
-            run_folder.exclusive(out_dir, shard.rank),
+            run_folder.removed_if_unstarted(folder, shard.is_main),
+            run_folder.exclusive(folder, shard.rank),
         ):
-            return _run_eval(load, dataset, dataset_info, config, out_dir, shard, progress, notify)
+            return _run_eval(load, dataset, dataset_info, config, folder, shard, progress, notify)
     except KeyboardInterrupt:
-        raise Interrupted(_kept_note(out_dir)) from None
+        raise Interrupted(_kept_note(folder)) from None
 
 
 def _kept_note(out_dir: Path) -> str:
