@@ -20,10 +20,14 @@ import tempfile
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig, with_options
+
+if TYPE_CHECKING:
+    from mmspubench.eval.backends.plugin import Backend
+    from mmspubench.eval.run_folder import CheckedOut
 
 logger = logging.getLogger(__name__)
 
@@ -80,28 +84,32 @@ def run_config(config: RunConfig, *, notify: Callable[[str], None]) -> tuple[dic
     ``notify`` receives the notes for the user (e.g. that a finished run was left unchanged).
     Returns results.json's object (``None`` on non-main processes) and the run folder. Every option,
     the run folder, the engine's packages and (transformers) the device are checked before any
-    data or model is loaded.
+    data or model is loaded: ``config`` comes from :func:`~mmspubench.eval.config.with_options` or
+    :func:`~mmspubench.eval.config.from_args`, whose ``validate()`` is the one check of the options;
+    the run folder is checked here, once, and the runner trusts it.
     """
     from mmspubench.eval import distributed
     from mmspubench.eval.progress_bars import libraries_quiet
     from mmspubench.eval.run_folder import check_out_dir
     from mmspubench.outputs import refuse_overlap
 
-    config.validate()
     if config.out is None:
         raise MMSpuBenchError("no run folder: pass --out DIR (out=...)")
-    check_out_dir(Path(config.out))
+    out = check_out_dir(Path(config.out))
     refuse_overlap("--out", config.out, [p for p in (config.model, config.dataset) if p and Path(p).exists()])
     shard = distributed.current_shard()
-    config.plugin().preflight(config, shard.world)
+    plugin = config.plugin()
+    plugin.preflight(config, shard.world)
     try:
         with libraries_quiet(config.progress):
-            return _run(config, shard, notify), Path(config.out)
+            return _run(config, plugin, out, shard, notify), Path(config.out)
     finally:
         distributed.finish(shard)
 
 
-def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[str, Any] | None:
+def _run(
+    config: RunConfig, plugin: Backend, out: CheckedOut, shard: Any, notify: Callable[[str], None]
+) -> dict[str, Any] | None:
     from mmspubench.dataset_builder.load import load_pinned
     from mmspubench.eval import distributed, prompts
     from mmspubench.eval.runner import max_new_tokens, run_eval
@@ -114,7 +122,6 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
     ds, dataset_info = load_pinned(
         config.dataset, config.split, revision=config.dataset_revision, unknown_keys=config.unknown_keys
     )
-    plugin = config.plugin()
     batch_size = config.batch_size or plugin.default_batch_size
     config = dataclasses.replace(
         config,
@@ -135,7 +142,7 @@ def _run(config: RunConfig, shard: Any, notify: Callable[[str], None]) -> dict[s
             ds,
             dataset_info,
             config,
-            Path(config.out),
+            out,
             shard=shard,
             progress=config.progress,
             notify=notify,

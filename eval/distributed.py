@@ -164,10 +164,27 @@ def merged_timing(out_dir: Path, world: int) -> dict[str, float]:
     }
 
 
-def merge(out_dir: Path, ids: Sequence[str], stamp: str | None = None) -> list[SampleResult]:
-    """Write samples.jsonl in dataset order from every samples file; returns the ordered samples."""
+def merge(
+    out_dir: Path,
+    ids: Sequence[str],
+    stamp: str | None = None,
+    known: Sequence[SampleResult] | None = None,
+    shard: Shard | None = None,
+) -> list[SampleResult]:
+    """Write samples.jsonl in dataset order from every samples file; returns the ordered samples.
+
+    ``known``: the samples the main process ``shard`` already holds (the folder's when the run
+    opened it, and its own since); then only the other processes' files are read.
+    """
+    if known is None:
+        found = all_samples(out_dir)
+    else:
+        others = [] if shard is None else [r for r in range(shard.world) if r != shard.rank]
+        found = list(known)
+        for rank in others:
+            found.extend(results.read_samples(out_dir / f"samples.rank{rank}.jsonl")[0])
     by_id: dict[str, SampleResult] = {}
-    for sample in all_samples(out_dir):
+    for sample in found:
         by_id.setdefault(sample.id, sample)
     missing = [i for i in ids if i not in by_id]
     if missing:

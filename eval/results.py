@@ -93,8 +93,13 @@ def read_samples(path: Path) -> tuple[list[SampleResult], int]:
     """Samples of a file and the byte length of its complete lines (a partial last line is ignored)."""
     if not path.exists() and not path.is_symlink():
         return [], 0
+    return samples_of_lines(iter_lines_bounded(path, "a samples.jsonl file"), path)
+
+
+def samples_of_lines(lines: Iterable[tuple[int, bytes]], path: Path) -> tuple[list[SampleResult], int]:
+    """:func:`read_samples` of lines already read from ``path`` (``(number, line)``, newline kept)."""
     samples, complete = [], 0
-    for number, line in iter_lines_bounded(path, "a samples.jsonl file"):
+    for number, line in lines:
         if not line.endswith(b"\n"):
             break  # the partial last line of a killed run
         complete += len(line)
@@ -129,10 +134,13 @@ class SampleWriter:
     no empty samples file behind.
     """
 
-    def __init__(self, path: Path, stamp: str | None = None) -> None:
+    def __init__(self, path: Path, stamp: str | None = None, complete: int | None = None) -> None:
         self._stamp = stamp
         self._path = path
-        _, complete = read_samples(path)
+        self.written: list[SampleResult] = []
+        """The samples this writer appended, in order."""
+        if complete is None:  # the caller did not read the file already
+            _, complete = read_samples(path)
         if path.exists() and path.stat().st_size != complete:
             # Drop the partial line of a killed run before appending after it.
             with path.open("r+b") as handle:
@@ -146,6 +154,7 @@ class SampleWriter:
         self._handle.write(sample_line(sample, self._stamp))
         self._handle.flush()
         os.fsync(self._handle.fileno())
+        self.written.append(sample)
 
     def close(self) -> None:
         """Close the file (if a sample was written)."""
@@ -176,12 +185,22 @@ def check_manifest(out_dir: Path, section: str, value: Mapping[str, Any]) -> Non
     """Refuse to resume into ``out_dir`` when its manifest's ``section`` differs from ``value``."""
     path = out_dir / MANIFEST_NAME
     if not path.exists():
+        check_held_manifest(out_dir, False, None, section, value)
+        return
+    check_held_manifest(out_dir, True, load_file(path), section, value)
+
+
+def check_held_manifest(
+    out_dir: Path, found: bool, manifest: Any, section: str, value: Mapping[str, Any]
+) -> None:
+    """:func:`check_manifest` of a manifest already read (``found``: whether run.json exists)."""
+    path = out_dir / MANIFEST_NAME
+    if not found:
         if (out_dir / SAMPLES_NAME).exists() or (out_dir / RESULTS_NAME).exists():
             raise MMSpuBenchError(
                 f"{out_dir}: holds results but no {MANIFEST_NAME}; use another --out folder"
             )
         return
-    manifest = load_file(path)
     old = manifest.get(section) if isinstance(manifest, dict) else None
     if not isinstance(old, dict):
         raise MMSpuBenchError(

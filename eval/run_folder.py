@@ -1,12 +1,14 @@
 """Checks and clean-up of a run folder (``--out``) around a run.
 
 - :func:`check_out_dir` refuses, before any data or model is loaded, an ``--out`` that is a file,
-  lies under a file, or cannot be created.
+  lies under a file, or cannot be created; the :class:`CheckedOut` it returns is trusted after.
 - :func:`removed_if_unstarted` removes what a run wrote when it fails before its first item
   finished (``run.json``, timing files, the folder it created), so a bad model or option never
   leaves a run behind that a rerun would have to match.
 - :func:`exclusive` holds a lock per process rank for the whole run, so a second ``eval`` into the
   same folder at the same time is refused instead of interleaving its samples with the first's.
+- :func:`open_run` reads the folder's files once, where they enter a run, into an :class:`OpenedRun`
+  that the resume checks, the plan and the merge use (no run file is read twice).
 - :func:`unchanged_results` is the results.json of a finished run that a rerun leaves as it was;
   :func:`finished_without_loading` tells such a rerun from the folder before the model loads.
 """
@@ -16,9 +18,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mmspubench.dataset_builder.files import iter_lines_bounded
+from mmspubench.dataset_builder.json_strict import load_file
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.results import MANIFEST_NAME, RESULTS_NAME, SAMPLES_NAME, read_results
 from mmspubench.eval.run_stamp import model_identity
@@ -39,7 +44,15 @@ def _same_figures() -> tuple[str, ...]:
     return (*_SAME_FIXED, *kept)
 
 
-def check_out_dir(out: Path) -> None:
+@dataclass(frozen=True, slots=True)
+class CheckedOut:
+    """An ``--out`` folder :func:`check_out_dir` accepted: whoever holds one does not check it again."""
+
+    path: Path
+    """The run folder (it may not exist yet)."""
+
+
+def check_out_dir(out: Path) -> CheckedOut:
     """Refuse an ``--out`` that is a file, lies under a file, or whose nearest folder is read-only."""
     if out.exists() and not out.is_dir():
         raise MMSpuBenchError(f"{out}: --out is a file; expected a run folder (new or to resume)")
@@ -50,6 +63,7 @@ def check_out_dir(out: Path) -> None:
         raise MMSpuBenchError(f"{out}: --out lies under {ancestor}, which is a file; expected a folder")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise MMSpuBenchError(f"{out}: cannot write into {ancestor} (permission denied); pick another --out")
+    return CheckedOut(out)
 
 
 @contextmanager
@@ -114,29 +128,108 @@ def removed_if_unstarted(out_dir: Path, is_main: bool) -> Iterator[None]:
         raise
 
 
+@dataclass(frozen=True, slots=True)
+class SamplesFile:
+    """One samples file of the folder as it was when the run opened it."""
+
+    path: Path
+    """samples.jsonl or a per-rank samples.rank<R>.jsonl."""
+    lines: tuple[tuple[int, bytes], ...]
+    """Its lines, numbered from 1, newline kept (a partial last line included)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedRun:
+    """A run folder read once when a run enters it: what a resume checks, plans and merges from."""
+
+    out_dir: Path
+    """The run folder."""
+    has_manifest: bool
+    """Whether run.json exists."""
+    manifest: Any
+    """run.json parsed (``None`` when there is none)."""
+    samples_files: tuple[SamplesFile, ...]
+    """samples.jsonl, then the per-rank files, those that exist."""
+    results: dict[str, Any] | None
+    """results.json parsed, ``None`` when there is none or it is not one (the run then rewrites it)."""
+
+    @property
+    def manifest_config(self) -> Any:
+        """run.json's ``config`` (``None`` when run.json is not an object)."""
+        return self.manifest.get("config") if isinstance(self.manifest, dict) else None
+
+    def complete_bytes(self, path: Path) -> int:
+        """The byte length of the complete lines ``path`` held (0 when it did not exist)."""
+        for file in self.samples_files:
+            if file.path == path:
+                return _complete(file.lines)
+        return 0
+
+
+def _complete(lines: Sequence[tuple[int, bytes]]) -> int:
+    total = 0
+    for _, line in lines:
+        if not line.endswith(b"\n"):
+            break
+        total += len(line)
+    return total
+
+
+def open_run(out_dir: Path) -> OpenedRun:
+    """Read run.json, every samples file and results.json of ``out_dir`` once (a missing folder is
+    an empty run). A run.json that cannot be read is refused here, as the first check reading it did;
+    a broken results.json is left for the run to rewrite."""
+    manifest_path, results_path = out_dir / MANIFEST_NAME, out_dir / RESULTS_NAME
+    has_manifest = manifest_path.exists()
+    manifest = load_file(manifest_path) if has_manifest else None
+    files = [out_dir / SAMPLES_NAME, *sorted(out_dir.glob("samples.rank*.jsonl"))]
+    samples_files = tuple(
+        SamplesFile(path, tuple(iter_lines_bounded(path, "a samples.jsonl file")))
+        for path in files
+        if path.exists()
+    )
+    try:
+        results = read_results(results_path) if results_path.is_file() else None
+    except MMSpuBenchError:
+        results = None
+    return OpenedRun(out_dir, has_manifest, manifest, samples_files, results)
+
+
+def check_resume(opened: OpenedRun, config: RunConfig, dataset_info: Mapping[str, Any]) -> None:
+    """Refuse to resume a folder whose run.json records other prompt variants, options or dataset
+    (the model is checked once it is loaded)."""
+    from mmspubench.eval import variants
+    from mmspubench.eval.results import check_held_manifest
+
+    out_dir = opened.out_dir
+    if opened.has_manifest:
+        variants.check_resume(
+            out_dir, opened.manifest_config, config.prompt_variant, config.cgla_prompt_variant
+        )
+    for section, value in (("config", config.identity()), ("dataset", dataset_info)):
+        check_held_manifest(out_dir, opened.has_manifest, opened.manifest, section, value)
+
+
 def unchanged_results(
-    out_dir: Path, new: Mapping[str, Any], identity: Mapping[str, Any]
+    old: Mapping[str, Any] | None, new: Mapping[str, Any], identity: Mapping[str, Any]
 ) -> dict[str, Any] | None:
-    """The folder's results.json when it already holds exactly ``new``'s figures, else ``None``.
+    """The folder's results.json (``old``, as the run opened it) when it already holds exactly
+    ``new``'s figures, else ``None``.
 
     ``identity``: the config fields that must match too (speed-only options may differ).
     """
-    path = out_dir / RESULTS_NAME
-    if not path.is_file():
-        return None
-    try:
-        old = read_results(path)
-    except MMSpuBenchError:
+    if old is None:
         return None
     if any(old.get(key) != new.get(key) for key in _same_figures()):
         return None
-    config = old.get("config") if isinstance(old.get("config"), dict) else {}
+    raw = old.get("config")
+    config: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if any(config.get(key) != value for key, value in identity.items()):
         return None
     model, new_model = old.get("model") or {}, new.get("model") or {}
     if not isinstance(model, dict) or model_identity(model) != model_identity(new_model):
         return None
-    return old
+    return dict(old)
 
 
 def finished_note(out_dir: Path, kept: dict[str, Any]) -> str:
@@ -147,7 +240,7 @@ def finished_note(out_dir: Path, kept: dict[str, Any]) -> str:
 
 
 def finished_without_loading(
-    out_dir: Path,
+    opened: OpenedRun,
     ids: Sequence[str],
     config: RunConfig,
     dataset_info: dict[str, Any],
@@ -156,24 +249,24 @@ def finished_without_loading(
     """A rerun of a finished run, told from the folder before the model loads: its results.json
     when the samples (all stamped by this config, dataset and the recorded model) cover every id
     and give exactly its figures again; else ``None`` (the run goes on as usual)."""
-    from mmspubench.dataset_builder.json_strict import load_file
     from mmspubench.eval import results
     from mmspubench.eval.run_stamp import check_stamps, run_stamp
 
-    manifest_path, results_path = out_dir / results.MANIFEST_NAME, out_dir / results.RESULTS_NAME
-    if world != 1 or not manifest_path.is_file() or not results_path.is_file():
+    old = opened.results
+    if world != 1 or not opened.has_manifest or old is None:
         return None
-    if any(out_dir.glob("samples.rank*.jsonl")):
+    samples_files = opened.samples_files
+    if any(f.path.name != results.SAMPLES_NAME for f in samples_files):
         return None
     try:
-        old = results.read_results(results_path)
-        manifest = load_file(manifest_path)
-        model_identity = manifest.get("model") if isinstance(manifest, dict) else None
+        model_identity = opened.manifest.get("model") if isinstance(opened.manifest, dict) else None
         if not isinstance(model_identity, dict) or not isinstance(old.get("model"), dict):
             return None
         stamp = run_stamp(config.identity(), dataset_info, model_identity)
-        check_stamps(out_dir / results.SAMPLES_NAME, stamp)
-        by_id = {s.id: s for s in results.read_samples(out_dir / results.SAMPLES_NAME)[0]}
+        path = opened.out_dir / results.SAMPLES_NAME
+        lines = samples_files[0].lines if samples_files else ()
+        check_stamps(path, stamp, lines)
+        by_id = {s.id: s for s in results.samples_of_lines(lines, path)[0]}
     except MMSpuBenchError:
         return None  # the usual path reports what is wrong, with the model loaded
     if any(i not in by_id for i in ids):
@@ -193,4 +286,4 @@ def finished_without_loading(
         old.get("backend"),
         old.get("environment"),
     )
-    return unchanged_results(out_dir, out, config.identity())
+    return unchanged_results(old, out, config.identity())

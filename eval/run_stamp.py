@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,16 @@ def foreign_stamp(path: Path, stamp: str, shown: str, *, complete_only: bool) ->
     """The first line of ``path`` not written by the run ``stamp``: (line number, record id, the
     stamp it carries or ``None``); ``None`` when every line is the run's. ``shown`` names the file in
     a JSON error; ``complete_only`` skips a last line without its newline (a run cut mid-write)."""
-    for number, line in iter_lines_bounded(path, "a samples.jsonl file"):
+    return foreign_line(
+        iter_lines_bounded(path, "a samples.jsonl file"), stamp, shown, complete_only=complete_only
+    )
+
+
+def foreign_line(
+    lines: Iterable[tuple[int, bytes]], stamp: str, shown: str, *, complete_only: bool
+) -> tuple[int, Any, Any] | None:
+    """:func:`foreign_stamp` of lines already read (``(number, line)``, newline kept)."""
+    for number, line in lines:
         if not line.strip() or (complete_only and not line.endswith(b"\n")):
             continue
         record = loads_strict(line, f"{shown}: line {number}")
@@ -118,11 +127,14 @@ def _foreign(
     )
 
 
-def check_stamps(path: Path, stamp: str) -> None:
-    """Refuse ``path`` when any complete line was not written by the run ``stamp``."""
-    if not path.exists():
-        return
-    foreign = foreign_stamp(path, stamp, str(path), complete_only=True)
+def check_stamps(path: Path, stamp: str, lines: Iterable[tuple[int, bytes]] | None = None) -> None:
+    """Refuse ``path`` when any complete line was not written by the run ``stamp`` (``lines``: the
+    file's lines when already read)."""
+    if lines is None:
+        if not path.exists():
+            return
+        lines = iter_lines_bounded(path, "a samples.jsonl file")
+    foreign = foreign_line(lines, stamp, str(path), complete_only=True)
     if foreign is not None:
         number, rid, found = foreign
         what = "carries no run stamp" if found is None else f"was written by run {found!r}"

@@ -33,7 +33,6 @@ from mmspubench.eval import (
     results,
     run_folder,
     scorer_check,
-    variants,
 )
 from mmspubench.eval.asking import max_new_tokens
 from mmspubench.eval.config import RunConfig
@@ -227,11 +226,18 @@ class RunPlan:
     """The run's identity, written into every sample line (``run_stamp``)."""
     finished: int = 0
     """Items of the run scored before (by earlier parts, any process)."""
+    earlier: tuple[SampleResult, ...] = ()
+    """The samples of every samples file as the run opened the folder."""
+    complete: int = 0
+    """Byte length of the complete lines of this process's samples file when the run opened it."""
 
 
-def plan_run(out_dir: Path, ids: Sequence[str], shard: distributed.Shard) -> RunPlan:
-    """Finished ids come from every samples file of the folder; the rest is split across processes."""
-    done = {s.id for s in distributed.all_samples(out_dir)}
+def plan_run(
+    out_dir: Path, ids: Sequence[str], shard: distributed.Shard, earlier: Sequence[SampleResult] | None = None
+) -> RunPlan:
+    """Finished ids come from every samples file of the folder (``earlier``: their samples, when
+    already read); the rest is split across processes."""
+    done = {s.id for s in (distributed.all_samples(out_dir) if earlier is None else earlier)}
     remaining = [i for i in ids if i not in done]
     finished = len(ids) - len(remaining)
     return RunPlan(out_dir, tuple(ids), tuple(remaining[shard.rank :: shard.world]), shard, finished=finished)
@@ -292,10 +298,11 @@ def _evaluate_plan(
     progress: bool,
     part: distributed.PartTiming | None = None,
     finished: int = 0,
-) -> None:
+) -> list[SampleResult]:
     """Evaluate this process's items, appending each finished sample to its samples file; after
     each chunk, ``part`` records the time spent so far (an interrupted part's time counts in the
-    run's timing). One process shows the whole run on its bar (``finished`` items done before)."""
+    run's timing). One process shows the whole run on its bar (``finished`` items done before).
+    Returns the samples this process wrote."""
     one = plan.shard.world == 1
     bar = _progress(len(plan.ids) if one else len(plan.todo), finished if one else 0, plan.shard, progress)
     scorer = scorer_check.ChunkScorer(model, config.scorer_check)
@@ -304,7 +311,8 @@ def _evaluate_plan(
         return evaluate_items(engine, items, config, clock)
 
     try:
-        with results.SampleWriter(distributed.samples_path(plan.out_dir, plan.shard), plan.stamp) as writer:
+        path = distributed.samples_path(plan.out_dir, plan.shard)
+        with results.SampleWriter(path, plan.stamp, plan.complete) as writer:
             for chunk in _chunks(data.iter_items(dataset, plan.todo, config.dataset), config.batch_size):
                 for sample in scorer.run(chunk, evaluate):
                     writer.write(sample)
@@ -314,6 +322,7 @@ def _evaluate_plan(
     finally:
         bar.close()  # ends the bar's line, also on Ctrl-C: what follows starts on its own
     clock.check_seconds += scorer.check_seconds
+    return writer.written
 
 
 def run_eval(
@@ -321,7 +330,7 @@ def run_eval(
     dataset: datasets.Dataset,
     dataset_info: dict[str, Any],
     config: RunConfig,
-    out_dir: Path,
+    out_dir: Path | run_folder.CheckedOut,
     *,
     shard: distributed.Shard | None = None,
     progress: bool = True,
@@ -336,15 +345,17 @@ def run_eval(
     rerun of a finished run leaves its results.json as it was and says so through ``notify``.
     """
     shard = shard if shard is not None else distributed.Shard()
-    run_folder.check_out_dir(out_dir)
+    # The API checked ``--out`` before loading the data (a CheckedOut); a plain path is checked here.
+    checked = out_dir if isinstance(out_dir, run_folder.CheckedOut) else run_folder.check_out_dir(out_dir)
+    folder = checked.path
     try:
         with (
-            run_folder.removed_if_unstarted(out_dir, shard.is_main),
-            run_folder.exclusive(out_dir, shard.rank),
+            run_folder.removed_if_unstarted(folder, shard.is_main),
+            run_folder.exclusive(folder, shard.rank),
         ):
-            return _run_eval(load, dataset, dataset_info, config, out_dir, shard, progress, notify)
+            return _run_eval(load, dataset, dataset_info, config, folder, shard, progress, notify)
     except KeyboardInterrupt:
-        raise Interrupted(_kept_note(out_dir)) from None
+        raise Interrupted(_kept_note(folder)) from None
 
 
 def _kept_note(out_dir: Path) -> str:
@@ -369,6 +380,20 @@ def _check_items(dataset: datasets.Dataset, config: RunConfig, n: int) -> None:
             view.check_dataset(dataset, config, where)
 
 
+def _plan(opened: run_folder.OpenedRun, ids: Sequence[str], shard: distributed.Shard, stamp: str) -> RunPlan:
+    """This process's plan from the folder as the run opened it: every line stamped by this run
+    (``stamp``), the finished items taken from its samples."""
+    for file in opened.samples_files:
+        check_stamps(file.path, stamp, file.lines)
+    earlier = [s for f in opened.samples_files for s in results.samples_of_lines(f.lines, f.path)[0]]
+    return replace(
+        plan_run(opened.out_dir, ids, shard, earlier),
+        stamp=stamp,
+        earlier=tuple(earlier),
+        complete=opened.complete_bytes(distributed.samples_path(opened.out_dir, shard)),
+    )
+
+
 def _run_eval(
     load: Callable[[], VisionLanguageModel],
     dataset: datasets.Dataset,
@@ -386,10 +411,9 @@ def _run_eval(
         raise MMSpuBenchError(f"{config.dataset}: split {config.split!r} has no items")
     # The whole split's size and ids (not only the --limit ones): submit checks them.
     dataset_info = {**dataset_info, **split_identity(data.item_ids(dataset, None))}
-    variants.check_folder(out_dir, config.prompt_variant, config.cgla_prompt_variant)
-    results.check_manifest(out_dir, "config", config.identity())
-    results.check_manifest(out_dir, "dataset", dataset_info)
-    kept = run_folder.finished_without_loading(out_dir, ids, config, dataset_info, shard.world)
+    opened = run_folder.open_run(out_dir)  # the folder's files, read once
+    run_folder.check_resume(opened, config, dataset_info)
+    kept = run_folder.finished_without_loading(opened, ids, config, dataset_info, shard.world)
     if kept is not None:
         if notify is not None:
             notify(run_folder.finished_note(out_dir, kept))
@@ -398,15 +422,12 @@ def _run_eval(
     model = load()
     load_seconds = time.perf_counter() - start
     model_identity = _model_identity(model)
-    results.check_manifest(out_dir, "model", model_identity)
+    results.check_held_manifest(out_dir, opened.has_manifest, opened.manifest, "model", model_identity)
     if shard.is_main:
         results.write_manifest(
             out_dir, {"config": config.identity(), "dataset": dataset_info, "model": model_identity}
         )
-    stamp = run_stamp(config.identity(), dataset_info, model_identity)
-    for path in [out_dir / results.SAMPLES_NAME, *sorted(out_dir.glob("samples.rank*.jsonl"))]:
-        check_stamps(path, stamp)
-    plan = replace(plan_run(out_dir, ids, shard), stamp=stamp)
+    plan = _plan(opened, ids, shard, run_stamp(config.identity(), dataset_info, model_identity))
     finished = plan.finished
     if 0 < finished < len(ids) and shard.is_main and notify is not None:
         rest = len(ids) - finished
@@ -416,13 +437,14 @@ def _run_eval(
     distributed.barrier(shard)  # every process has planned before anyone appends a sample
     part = distributed.PartTiming(out_dir, shard, load_seconds, start)
     clock = Clock()
-    _evaluate_plan(model, dataset, config, plan, clock, progress, part, finished)
+    written = _evaluate_plan(model, dataset, config, plan, clock, progress, part, finished)
     part.write(clock)
     distributed.barrier(shard)  # every shard is complete on disk
     if not shard.is_main:
         return None
     out, unchanged = _finish(
-        plan,
+        replace(plan, earlier=(*plan.earlier, *written)),
+        opened.results,
         config,
         _model_section(model, config),
         dataset_info,
@@ -437,6 +459,7 @@ def _run_eval(
 
 def _finish(
     plan: RunPlan,
+    old_results: dict[str, Any] | None,
     config: RunConfig,
     model_section: dict[str, Any],
     dataset_info: dict[str, Any],
@@ -447,16 +470,18 @@ def _finish(
     """Main process: merge the samples files, write results.json, remove the shard files.
 
     Returns the results and whether they were left as they were: a rerun that scored nothing and
-    reproduces the folder's results.json exactly keeps it (its timing and ``created_at`` too).
+    reproduces the folder's results.json (``old_results``, as the run opened it) exactly keeps it
+    (its timing and ``created_at`` too). ``plan.earlier`` holds the folder's samples and this
+    process's; only the other processes' files are read.
     """
-    merged = distributed.merge(plan.out_dir, plan.ids, plan.stamp)
+    merged = distributed.merge(plan.out_dir, plan.ids, plan.stamp, plan.earlier, plan.shard)
     timing = distributed.merged_timing(plan.out_dir, plan.shard.world)
     timing["total_seconds"] = time.perf_counter() - start
     out = results.build_results(config, model_section, dataset_info, merged, plan.ids, timing, backend, env)
     kept = (
         None
         if timing.get("items_scored")
-        else run_folder.unchanged_results(plan.out_dir, out, config.identity())
+        else run_folder.unchanged_results(old_results, out, config.identity())
     )
     if kept is None:
         results.write_json_atomic(plan.out_dir / results.RESULTS_NAME, out)

@@ -39,18 +39,6 @@ def variant_label(config: Any) -> str:
     return label if cgla == STANDARD else f"{label}, CGLA: {cgla}"
 
 
-def check_folder(out_dir: Path, prompt_variant: str, cgla_variant: str) -> None:
-    """Refuse to resume ``out_dir`` when its manifest (run.json) records other variants."""
-    from mmspubench.dataset_builder.json_strict import load_file
-    from mmspubench.eval.results import MANIFEST_NAME
-
-    path = out_dir / MANIFEST_NAME
-    if path.is_file():
-        manifest = load_file(path)
-        held = manifest.get("config") if isinstance(manifest, dict) else None
-        check_resume(out_dir, held, prompt_variant, cgla_variant)
-
-
 def check_resume(out_dir: Path, manifest_config: Any, prompt_variant: str, cgla_variant: str) -> None:
     """Refuse to resume a run folder whose recorded variants differ from the ones asked for."""
     for key, flag, asked in (
