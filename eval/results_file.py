@@ -13,7 +13,7 @@ The ``accuracy`` and ``cgla`` sections are typed here; every other view owns its
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -92,19 +92,20 @@ def _interval(value: Any) -> Interval | None:
     return None
 
 
-def _written(record: Any, typed: Mapping[str, str]) -> dict[str, Any]:
-    """``record``'s keys in its order: typed fields (``typed``: key -> attribute), then ``extra``."""
+def _written(record: Any, typed: frozenset[str], rest: Mapping[str, Any]) -> dict[str, Any]:
+    """``record``'s keys in the order read: a typed key from its field (each field is named as its
+    key), any other from ``rest``."""
     out: dict[str, Any] = {}
     for key in record.keys:
         if key in typed:
-            value = getattr(record, typed[key])
+            value = getattr(record, key)
             out[key] = value.to_json() if hasattr(value, "to_json") else value
         else:
-            out[key] = record.extra[key]
+            out[key] = rest[key]
     return out
 
 
-def _untyped(obj: Mapping[str, Any], typed: Mapping[str, str]) -> dict[str, Any]:
+def _untyped(obj: Mapping[str, Any], typed: frozenset[str]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in typed}
 
 
@@ -160,7 +161,7 @@ class Accuracy:
 
     def to_json(self) -> dict[str, Any]:
         """The object as written in results.json."""
-        return _written(self, _ACCURACY_KEYS)
+        return _written(self, _ACCURACY_KEYS, self.extra)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +213,7 @@ class Cgla:
 
     def to_json(self) -> dict[str, Any]:
         """The object as written in results.json."""
-        return _written(self, _CGLA_KEYS)
+        return _written(self, _CGLA_KEYS, self.extra)
 
 
 def _ident(obj: Mapping[str, Any], where: str, name: str) -> tuple[str | None, str | None]:
@@ -302,35 +303,11 @@ class Model:
         return dict(self.fields)
 
 
-_ACCURACY_KEYS = {k: k for k in ("overall", "average", "by_type", "ci95", "unparsed", "n", "n_by_type")}
-_ACCURACY_KEYS |= {"worst_type": "worst_type", "worst_gap": "worst_gap"}
-_CGLA_KEYS = {
-    k: k for k in ("acc", "by_type", "ci95", "mean_cgla_min", "mean_cgla_min_by_type", "core_reduction", "n")
-}
-_CGLA_KEYS["n_by_type"] = "n_by_type"
-
-
-_TYPED_TOP = {
-    k: k
-    for k in (
-        "schema_version",
-        "benchmark",
-        "dataset",
-        "model",
-        "config",
-        "accuracy",
-        "cgla",
-        "timing",
-        "backend",
-        "environment",
-        "accuracy_only",
-        "created_at",
-        "package_version",
-        "harness",
-    )
-}
+_ACCURACY_KEYS = frozenset(f.name for f in fields(Accuracy)) - {"keys", "extra"}
+_CGLA_KEYS = frozenset(f.name for f in fields(Cgla)) - {"keys", "extra"}
 _HEAD = ("schema_version", "benchmark", "dataset", "model", "config", "accuracy", "cgla")
 _TAIL = ("timing", "backend", "environment", "accuracy_only", "created_at", "package_version")
+_TYPED_TOP = frozenset((*_HEAD, *_TAIL, "harness"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,14 +419,7 @@ class Results:
 
     def to_json(self) -> dict[str, Any]:
         """The object as written in results.json, key for key."""
-        out: dict[str, Any] = {}
-        for key in self.keys:
-            if key in _TYPED_TOP:
-                value = getattr(self, key)
-                out[key] = value.to_json() if hasattr(value, "to_json") else value
-            else:
-                out[key] = self.sections[key] if key in self.sections else self.extra[key]
-        return out
+        return _written(self, _TYPED_TOP, {**self.sections, **self.extra})
 
     @classmethod
     def written(cls, **values: Any) -> Results:
