@@ -322,8 +322,9 @@ class Results:
     """The dataset evaluated: ``id``, ``revision``, ``split``, ``n`` (items evaluated)..."""
     model: Model | None = None
     """The model evaluated: ``id``, ``revision``, its identity and scorer fields."""
-    config: Mapping[str, Any] | None = None
-    """The run's options as written (``run_config`` parses them)."""
+    config: Any = None
+    """The run's options as written: an object in a file eval wrote (``run_config`` parses and
+    checks it, with the refusal every reader gives; ``options`` reads it as an object)."""
     accuracy: Accuracy | None = None
     """The ``accuracy`` section (``None`` when that view did not run)."""
     cgla: Cgla | None = None
@@ -357,15 +358,20 @@ class Results:
         return self.sections.get(name)
 
     @property
+    def options(self) -> Mapping[str, Any]:
+        """``config`` when it is an object, else empty (an edited file shows dashes, not a crash)."""
+        return self.config if isinstance(self.config, Mapping) else {}
+
+    @property
     def answer_mode(self) -> str | None:
         """The config's ``answer_mode`` (``generate`` or ``logprob``), when recorded."""
-        value = (self.config or {}).get("answer_mode")
+        value = self.options.get("answer_mode")
         return None if value is None else str(value)
 
     @property
     def metrics(self) -> list[str] | None:
         """The views the run was asked for (config ``metrics``); ``None`` in an older file."""
-        value = (self.config or {}).get("metrics")
+        value = self.options.get("metrics")
         return None if value is None else list(value)
 
     def run_config(self, where: str | Path) -> RunConfig:
@@ -397,7 +403,7 @@ class Results:
             schema_version=version,
             dataset=None if dataset is None else Dataset.from_json(dataset, w),
             model=None if model is None else Model.from_json(model, w),
-            config=_mapping(obj, "config", w),
+            config=obj.get("config"),
             accuracy=None if accuracy is None else Accuracy.from_json(accuracy, w),
             cgla=None if cgla is None else Cgla.from_json(cgla, w),
             sections={k: v for k, v in rest.items() if v is None or isinstance(v, Mapping)},

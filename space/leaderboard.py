@@ -164,7 +164,7 @@ def partial_marker(results: Results | Mapping[str, Any]) -> str:
     the split it records in ``dataset.split_n``); empty for a full run."""
     typed = Results.of(results, "results.json")
     dataset = typed.dataset or Dataset()
-    n, whole, limit = _count(dataset.n), _count(dataset.split_n), _count((typed.config or {}).get("limit"))
+    n, whole, limit = _count(dataset.n), _count(dataset.split_n), _count(typed.options.get("limit"))
     if whole is not None and n is not None and n < whole:
         return f"partial (n={n} of {whole})"
     if limit is not None and (whole is None or limit < whole):
@@ -175,7 +175,7 @@ def partial_marker(results: Results | Mapping[str, Any]) -> str:
 def mode_cell(results: Results) -> str:
     """The answer mode, ``(accuracy only)`` for a run without CGLA, and the partial marker:
     ``logprob``, ``generate (accuracy only)``, ``generate, partial (n=2 of 90)``."""
-    config = results.config or {}
+    config = results.options
     mode = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
     marker = partial_marker(results)
     return f"{mode}, {marker}" if marker and mode else marker or mode
