@@ -15,6 +15,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import config
 from mmspubench.eval.api import default_out
 from mmspubench.eval.config import parse_metrics
+from mmspubench.eval.results_file import Model, Results
 
 __all__ = ["default_out", "parse_metrics", "register", "run_eval_command", "run_report_command"]
 
@@ -118,52 +119,61 @@ def _finished(paths: list[str]) -> list[str]:
     return kept
 
 
-def _asked(results: dict[str, Any]) -> set[str]:
+def _asked(results: Results) -> set[str]:
     """The metrics the run measured: its config's, or (an older file) the sections it holds."""
-    metrics = (results.get("config") or {}).get("metrics")
-    return set(metrics) if metrics is not None else {m for m in config.METRICS if results.get(m)}
+    metrics = results.metrics
+    return set(metrics) if metrics is not None else {m for m in config.METRICS if results.section(m)}
 
 
-def _views(results: dict[str, Any]) -> list[str]:
+def _views(results: Results) -> list[str]:
     """The closing line's parts for the views the run measured, each written by its view."""
     from mmspubench.eval.views.registry import VIEWS
 
     parts = []
     for view in VIEWS.values():
-        section = results.get(view.name)
+        section = results.section(view.name)
         part = view.closing(section) if view.closing is not None and section else None
         if part:
             parts.append(part)
     return parts
 
 
-def _summary(results: dict[str, Any], out: Path) -> str:
+_NO_INTERVAL = (float("nan"), float("nan"))
+
+
+def _figures(results: Results) -> list[str]:
+    """The closing line's accuracy and CGLA parts."""
+    parts = []
+    acc, cgla = results.accuracy, results.cgla
+    if acc is not None and acc.keys:
+        low, high = acc.ci95_overall or _NO_INTERVAL
+        parts.append(
+            f"accuracy {acc.overall:.2f}% (95% CI {low:.2f}-{high:.2f}; n={acc.n}, unparsed {acc.unparsed})"
+        )
+    if cgla is not None and cgla.keys:
+        low, high = cgla.ci95_acc or _NO_INTERVAL
+        parts.append(
+            f"CGLA_acc {cgla.acc:.2f}% (95% CI {low:.2f}-{high:.2f}; n={cgla.n}; "
+            f"mean CGLA_min {cgla.mean_cgla_min:.3f}; core reduction {cgla.core_reduction})"
+        )
+    return parts
+
+
+def _summary(obj: dict[str, Any], out: Path) -> str:
     from mmspubench.eval.variants import variant_label
 
-    variant = variant_label(results.get("config"))
+    results = Results.from_json(obj, out / "results.json")
+    variant = variant_label(results.config)
     parts = [] if variant == "standard" else [f"prompt variant {variant}"]
-    acc = results.get("accuracy")
-    if acc:
-        low, high = acc["ci95"]["overall"]
-        parts.append(
-            f"accuracy {acc['overall']:.2f}% (95% CI {low:.2f}-{high:.2f}; n={acc['n']}, "
-            f"unparsed {acc['unparsed']})"
-        )
-    cgla = results.get("cgla")
-    if cgla:
-        low, high = cgla["ci95"]["acc"]
-        parts.append(
-            f"CGLA_acc {cgla['acc']:.2f}% (95% CI {low:.2f}-{high:.2f}; n={cgla['n']}; "
-            f"mean CGLA_min {cgla['mean_cgla_min']:.3f}; core reduction {cgla['core_reduction']})"
-        )
+    parts += _figures(results)
     parts.extend(_views(results))
     asked = _asked(results)
     # The scorer scores continuations: CGLA's class names and logprob mode's letters, nothing else.
-    scored = "cgla" in asked or (results.get("config") or {}).get("answer_mode") == "logprob"
-    model = results.get("model") or {}
-    if model.get("scorer_used") and scored:
-        parts.append(f"scorer {model['scorer_used']}" + _scorer_note(model))
-    timing = results["timing"]
+    scored = "cgla" in asked or results.answer_mode == "logprob"
+    model = results.model or Model()
+    if model.scorer_used and scored:
+        parts.append(f"scorer {model.scorer_used}" + _scorer_note(model))
+    timing = results.timing or {}
     cgla_time = f"CGLA scoring {timing['cgla_seconds']:.1f}s, " if "cgla" in asked else ""
     over = timing.get("parts")
     over_parts = f" over {over} runs of eval (resumed)" if isinstance(over, int) and over > 1 else ""
@@ -171,13 +181,13 @@ def _summary(results: dict[str, Any], out: Path) -> str:
     return "; ".join(parts) + f"\nresults: {out / 'results.json'}\nsamples: {out / 'samples.jsonl'}"
 
 
-def _scorer_note(model: dict[str, Any]) -> str:
+def _scorer_note(model: Model) -> str:
     """How the scorer's figures were checked and why fast was not used, in parentheses (or nothing)."""
     notes = []
     check = model.get("scorer_check")
     if isinstance(check, dict) and check.get("items"):
         notes.append(f"checked against plain on {check['items']} item{'s' * (check['items'] != 1)}")
-    reason = model.get("scorer_fallback_reason")
+    reason = model.scorer_fallback_reason
     if reason:
         notes.append(f"fast not used: {reason}")
     return f" ({'; '.join(notes)})" if notes else ""

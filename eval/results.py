@@ -26,11 +26,11 @@ from mmspubench.dataset_builder.json_strict import load_file, loads_strict
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
+from mmspubench.eval.results_file import BENCHMARK, Accuracy, Cgla, Dataset, Model, Results, read_results_file
 from mmspubench.eval.views import registry
 
 SCHEMA_VERSION = 1
 """Version of the results.json / samples.jsonl layout."""
-BENCHMARK = "MM-SpuBench"
 MANIFEST_NAME = "run.json"
 SAMPLES_NAME = "samples.jsonl"
 RESULTS_NAME = "results.json"
@@ -271,28 +271,31 @@ def build_results(
 
     aggregates = recompute(samples, config, ids)
     ordered = _ordered(samples, ids)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "benchmark": BENCHMARK,
-        "dataset": {**dataset, "split": config.split, "n": len(ids)},
-        "model": {**model, **summary(ordered, model)},
-        "config": config.to_json(),
-        **{name: aggregates[name] for name in registry.paper()},
-        **{k: v for k, v in aggregates.items() if k not in registry.paper()},
-        "timing": dict(timing),
-        "backend": None if backend is None else dict(backend),
-        "environment": None if environment is None else dict(environment),
-        "accuracy_only": "cgla" not in config.metrics,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "package_version": package_version(),
-    }
+    accuracy, cgla = aggregates["accuracy"], aggregates["cgla"]
+    built = Results.written(
+        schema_version=SCHEMA_VERSION,
+        benchmark=BENCHMARK,
+        dataset=Dataset.from_json({**dataset, "split": config.split, "n": len(ids)}, "results"),
+        model=Model.from_json({**model, **summary(ordered, model)}, "results"),
+        config=config.to_json(),
+        accuracy=None if accuracy is None else Accuracy.from_json(accuracy, "results"),
+        cgla=None if cgla is None else Cgla.from_json(cgla, "results"),
+        sections={k: v for k, v in aggregates.items() if k not in ("accuracy", "cgla")},
+        timing=dict(timing),
+        backend=None if backend is None else dict(backend),
+        environment=None if environment is None else dict(environment),
+        accuracy_only="cgla" not in config.metrics,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        package_version=package_version(),
+    )
+    return built.to_json()
 
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
     """A finished run folder as read back by ``report``, ``submit`` and the Space."""
 
-    results: dict[str, Any]
+    results: Results
     """Parsed results.json."""
     samples: tuple[SampleResult, ...]
     """Parsed samples.jsonl, in file order."""
@@ -313,23 +316,15 @@ def run_inputs(path: str | Path) -> list[Path]:
 
 
 def read_results(path: Path) -> dict[str, Any]:
-    """Parse a results.json, with a one-line error when it is not one."""
-    try:
-        results = load_file(Path(path))
-    except MMSpuBenchError as err:
-        raise MMSpuBenchError(f"cannot read results: {err}") from None
-    if not isinstance(results, dict) or results.get("benchmark") != BENCHMARK:
-        raise MMSpuBenchError(f"{path}: not an {BENCHMARK} results.json (field 'benchmark')")
-    return results
+    """Parse and check a results.json (:func:`~mmspubench.eval.results_file.read_results_file`), as
+    the JSON object it holds, with a one-line error when it is not one."""
+    return read_results_file(path).to_json()
 
 
 def read_run(run_dir: str | Path) -> RunRecord:
     """Read a finished run folder: results.json and samples.jsonl."""
     folder = Path(run_dir)
-    results = read_results(folder / RESULTS_NAME)
+    results = read_results_file(folder / RESULTS_NAME)
     samples, _ = read_samples(folder / SAMPLES_NAME)
-    try:
-        config = RunConfig.from_json(results["config"])
-    except (KeyError, ValueError, TypeError) as err:
-        raise MMSpuBenchError(f"{folder / RESULTS_NAME}: field 'config' is malformed ({err})") from err
+    config = results.run_config(folder / RESULTS_NAME)
     return RunRecord(results=results, samples=tuple(samples), config=config)

@@ -16,6 +16,7 @@ from typing import Any
 from mmspubench.dataset_builder.files import iter_lines_bounded
 from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.results_file import Results
 
 STAMP_FIELD = "run"
 """Name of the stamp field in each samples.jsonl line."""
@@ -65,28 +66,26 @@ def foreign_line(
     return None
 
 
-def results_stamp(results: Mapping[str, Any], config_identity: Mapping[str, Any]) -> str:
+def results_stamp(results: Results | Mapping[str, Any], config_identity: Mapping[str, Any]) -> str:
     """The stamp every sample of the run a results.json describes carries: its config identity,
     its dataset as the run pinned it (less ``split`` and ``n``, which the run adds at the end) and
     its model identity."""
-    dataset = {k: v for k, v in dict(results.get("dataset") or {}).items() if k not in ("split", "n")}
-    model = results.get("model") if isinstance(results.get("model"), Mapping) else {}
-    assert isinstance(model, Mapping)
+    typed = Results.of(results, "results.json")
+    recorded = typed.dataset.to_json() if typed.dataset is not None else {}
+    dataset = {k: v for k, v in recorded.items() if k not in ("split", "n")}
+    model = typed.model.to_json() if typed.model is not None else {}
     return run_stamp(config_identity, dataset, model_identity(model))
 
 
-def _recorded_stamp(results: Mapping[str, Any], results_path: Path) -> str:
+def _recorded_stamp(results: Results | Mapping[str, Any], results_path: Path) -> str:
     """:func:`results_stamp` of a parsed results.json, its config read back (one line if malformed)."""
-    from mmspubench.eval.config import RunConfig
-
-    try:
-        config = RunConfig.from_json(results["config"])
-    except (KeyError, ValueError, TypeError) as err:
-        raise MMSpuBenchError(f"{results_path}: field 'config' is malformed ({err})") from None
-    return results_stamp(results, config.identity())
+    typed = Results.of(results, results_path)
+    return results_stamp(typed, typed.run_config(results_path).identity())
 
 
-def check_samples_beside(samples_path: Path, results: Mapping[str, Any], results_path: Path) -> None:
+def check_samples_beside(
+    samples_path: Path, results: Results | Mapping[str, Any], results_path: Path
+) -> None:
     """Refuse a samples.jsonl that is not the one the run of ``results`` (read from
     ``results_path``) wrote: a line stamped by another run, or a line without a stamp among stamped
     ones. The readers of a finished run (``compare``, ``report --plot``, the Space) call it, as a

@@ -241,11 +241,11 @@ def cgla_on_page(show: Callable[..., CglaOutputs]) -> Callable[..., CglaOutputs]
 
 def _confounds(state: SpaceState, source: str, item_id: str, record: dict[str, Any]) -> str:
     """The item's rotations and blind answer in the run (empty when the run has neither view)."""
-    from mmspubench.eval.results import read_results
+    from mmspubench.eval.results_file import read_results_file
 
     if record.get("rotations") is None and record.get("blind") is None:
         return ""
-    config = read_results(state.runs[source].parent / "results.json").get("config") or {}
+    config = read_results_file(state.runs[source].parent / "results.json").config or {}
     options = _dataset_item(state, item_id).options
     text = confound_view.confounds_markdown(record, options, str(config.get("blind_image") or "none"))
     return "\n\n" + text

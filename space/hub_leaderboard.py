@@ -190,8 +190,8 @@ def check_intervention_cells(results: Mapping[str, Any], where: str) -> None:
 def check_run(run_dir: Path) -> None:
     """A results run's samples re-checked as ``submit`` checks a run's consistency (no Hub needed),
     each written by the run its results.json describes (the run stamps)."""
-    from mmspubench.eval.config import RunConfig
-    from mmspubench.eval.results import read_finished_samples, read_results, recompute
+    from mmspubench.eval.results import read_finished_samples, recompute
+    from mmspubench.eval.results_file import read_results_file
     from mmspubench.eval.run_stamp import check_samples_beside
     from mmspubench.eval.submit.checks import check_sample_consistency
     from mmspubench.eval.submit.submission import (
@@ -202,20 +202,17 @@ def check_run(run_dir: Path) -> None:
     )
 
     where = str(run_dir / "results.json")
-    results = read_results(run_dir / "results.json")
+    results = read_results_file(run_dir / "results.json")
     samples = read_finished_samples(run_dir / "samples.jsonl")
     check_samples_beside(run_dir / "samples.jsonl", results, run_dir / "results.json")  # the run's own
-    try:
-        config = RunConfig.from_json(results["config"])
-    except (KeyError, ValueError, TypeError) as err:
-        raise MMSpuBenchError(f"{where}: field 'config' is malformed ({err})") from None
+    config = results.run_config(where)
     check_ranges(results, where)
     check_samples(tuple(samples), where)
     check_sample_consistency(samples, config, where)
     recomputed = recompute(samples, config)
     # The board shows the confound and interventions views' figures too (Gain, TC NAME, CF gap).
     for section in view_sections():
-        compare_aggregates(results.get(section), recomputed.get(section), section, where)
+        compare_aggregates(results.section(section), recomputed.get(section), section, where)
 
 
 def checked_entries(
@@ -225,7 +222,7 @@ def checked_entries(
     figures are finite percentages), and the refusals; with ``explored`` (the identity of the
     dataset the Space explores), a run made on another dataset is refused
     (:func:`mmspubench.space.run_match.dataset_fault`)."""
-    from mmspubench.eval.results import read_results
+    from mmspubench.eval.results_file import read_results_file
     from mmspubench.eval.submit.submission import check_ranges
     from mmspubench.space.run_match import dataset_fault
 
@@ -234,18 +231,18 @@ def checked_entries(
         run = str(entry.row["Run"])
         with_samples = (folder / run / "samples.jsonl").is_file()
         try:
-            fault = dataset_fault(read_results(folder / run / "results.json"), explored)
+            fault = dataset_fault(read_results_file(folder / run / "results.json"), explored)
             if fault:
                 raise MMSpuBenchError(fault)
             if with_samples:
                 check_run(folder / run)
             else:  # no samples to recompute from: at least no -5% or 1e308% on the board
                 results, where = (
-                    read_results(folder / run / "results.json"),
+                    read_results_file(folder / run / "results.json"),
                     str(folder / run / "results.json"),
                 )
                 check_ranges(results, where)
-                check_intervention_cells(results, where)
+                check_intervention_cells(results.to_json(), where)
         except MMSpuBenchError as err:
             refused.append(f"run {run} left out: {err}")
             continue

@@ -23,6 +23,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis.plot_data import Series
 from mmspubench.eval.intervention_names import BUILTIN_NAMES
 from mmspubench.eval.results import read_results
+from mmspubench.eval.results_file import Accuracy, Cgla, Dataset, Model, Results, read_results_file
 from mmspubench.eval.variants import variant_label
 from mmspubench.eval.views.confounds.cells import fixed, worst_types
 from mmspubench.markup import escape_cell, hub_link, is_hub_model
@@ -149,22 +150,21 @@ def scorer_cell(model: Mapping[str, Any]) -> str:
     return f"{used} (fast not used: {reason})" if reason else str(used)
 
 
-def _accuracy_only(results: Mapping[str, Any]) -> bool:
+def _accuracy_only(results: Results) -> bool:
     """A run without CGLA (e.g. an API without prompt log-probabilities): marked in the Mode column."""
-    return bool(results.get("accuracy_only")) or (
-        results.get("accuracy") is not None and results.get("cgla") is None
-    )
+    return bool(results.accuracy_only) or (results.accuracy is not None and results.cgla is None)
 
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def partial_marker(results: Mapping[str, Any]) -> str:
+def partial_marker(results: Results | Mapping[str, Any]) -> str:
     """``partial (n=2 of 90)`` for a run of part of its split (``eval --limit``, or fewer items than
     the split it records in ``dataset.split_n``); empty for a full run."""
-    dataset, config = _section(results, "dataset"), _section(results, "config")
-    n, whole, limit = _count(dataset.get("n")), _count(dataset.get("split_n")), _count(config.get("limit"))
+    typed = Results.of(results, "results.json")
+    dataset = typed.dataset or Dataset()
+    n, whole, limit = _count(dataset.n), _count(dataset.split_n), _count(typed.options.get("limit"))
     if whole is not None and n is not None and n < whole:
         return f"partial (n={n} of {whole})"
     if limit is not None and (whole is None or limit < whole):
@@ -172,10 +172,10 @@ def partial_marker(results: Mapping[str, Any]) -> str:
     return ""
 
 
-def mode_cell(results: Mapping[str, Any]) -> str:
+def mode_cell(results: Results) -> str:
     """The answer mode, ``(accuracy only)`` for a run without CGLA, and the partial marker:
     ``logprob``, ``generate (accuracy only)``, ``generate, partial (n=2 of 90)``."""
-    config = _section(results, "config")
+    config = results.options
     mode = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
     marker = partial_marker(results)
     return f"{mode}, {marker}" if marker and mode else marker or mode
@@ -186,31 +186,33 @@ def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def worst_cell(results: Mapping[str, Any]) -> str:
+def worst_cell(results: Results) -> str:
     """``TYPE value`` of ``accuracy.worst_type`` (the lowest type with >= 10 items; ``TYPE/TYPE value``
     for a tie); empty without it."""
-    accuracy = _section(results, "accuracy")
-    worst = _section(accuracy, "worst_type")
+    accuracy = results.accuracy or Accuracy()
+    worst = accuracy.worst_type or {}
     value = _number(worst.get("value"))
     if not worst or math.isnan(value):
         return ""
-    return f"{worst_types(accuracy)[:24]} {fixed(value)}"
+    return f"{worst_types(accuracy.to_json())[:24]} {fixed(value)}"
 
 
-def confound_cells(results: Mapping[str, Any]) -> dict[str, Any]:
+def confound_cells(results: Results | Mapping[str, Any]) -> dict[str, Any]:
     """The :data:`CONFOUND_COLUMNS` of a run (NaN or empty where it did not record the view)."""
+    typed = Results.of(results, "results.json")
+    circular, blind = typed.section("circular") or {}, typed.section("blind") or {}
     return {
-        "Circular": _number(_section(results, "circular").get("accuracy")),
-        "Blind": _number(_section(results, "blind").get("accuracy")),
-        "Gain": _number(_section(results, "blind").get("gain")),
-        "Worst": worst_cell(results),
+        "Circular": _number(circular.get("accuracy")),
+        "Blind": _number(blind.get("accuracy")),
+        "Gain": _number(blind.get("gain")),
+        "Worst": worst_cell(typed),
     }
 
 
-def intervention_cells(results: Mapping[str, Any]) -> dict[str, float]:
+def intervention_cells(results: Results) -> dict[str, float]:
     """The :data:`INTERVENTION_COLUMNS` of a run (NaN where it did not ask the intervention, its
     contrast is undefined, or no ``cue-aligned`` counterfactual ran)."""
-    section = _section(results, "interventions")
+    section = results.section("interventions") or {}
     by_name = _section(section, "by_intervention")
     cells = {
         column: _number(_section(_section(by_name, name), "targeted_contrast").get("value"))
@@ -221,35 +223,33 @@ def intervention_cells(results: Mapping[str, Any]) -> dict[str, float]:
     return cells
 
 
-def run_entry(results: Mapping[str, Any], run_name: str) -> RunEntry:
+def run_entry(results: Results | Mapping[str, Any], run_name: str) -> RunEntry:
     """The leaderboard row of one parsed results.json."""
-    model = results.get("model") or {}
-    dataset = results.get("dataset") or {}
-    accuracy = results.get("accuracy") or {}
-    cgla = results.get("cgla") or {}
-    config = results.get("config") or {}
-    by_type = accuracy.get("by_type") or {}
+    typed = Results.of(results, run_name)
+    model, dataset = typed.model or Model(), typed.dataset or Dataset()
+    accuracy, cgla = typed.accuracy or Accuracy(), typed.cgla or Cgla()
     model_id = str(model.get("id", "?"))
-    row: dict[str, Any] = {"Model": model_link(model_id, hub=is_hub_model(model))}
+    row: dict[str, Any] = {"Model": model_link(model_id, hub=is_hub_model(model.to_json()))}
     for abbrev in TYPE_COLUMNS:
-        row[abbrev] = _number(by_type.get(abbrev))
+        row[abbrev] = _number((accuracy.by_type or {}).get(abbrev))
     # Table 2's "Average" (the mean over the types, computed by the run); "Overall" is item-level.
-    row["Average"] = _number(accuracy.get("average"))
-    row["Overall"] = _number(accuracy.get("overall"))
-    row["CGLA_acc"] = _number(cgla.get("acc"))
-    row.update(confound_cells(results))
-    row.update(intervention_cells(results))
-    row["n"] = _count(dataset.get("n")) or 0  # an edited file's "ten" is no count
-    row["Mode"] = mode_cell(results)
-    row["Variant"] = variant_label(config)
-    row["Scorer"] = scorer_cell(model)
-    row["Date"] = str(results.get("created_at", ""))[:10]
+    row["Average"] = _number(accuracy.average)
+    row["Overall"] = _number(accuracy.overall)
+    row["CGLA_acc"] = _number(cgla.acc)
+    row.update(confound_cells(typed))
+    row.update(intervention_cells(typed))
+    row["n"] = _count(dataset.n) or 0  # an edited file's "ten" is no count
+    row["Mode"] = mode_cell(typed)
+    row["Variant"] = variant_label(typed.config or {})
+    row["Scorer"] = scorer_cell(model.to_json())
+    created = str(typed.created_at) if "created_at" in typed.keys else ""
+    row["Date"] = created[:10]
     row["Dataset revision"] = str(dataset.get("revision", ""))[:12]
     row["Run"] = run_name
-    row["Revision"] = str(model.get("revision") or "")
+    row["Revision"] = model.revision or ""
     row.update({"Hub Overall": math.nan, "Hub state": "", "Source": "results dataset"})
-    row[PARTIAL] = partial_marker(results)
-    return RunEntry(model_id=model_id, row=row, created_at=str(results.get("created_at", "")))
+    row[PARTIAL] = partial_marker(typed)
+    return RunEntry(model_id=model_id, row=row, created_at=created)
 
 
 def discover_runs(results_dir: Path) -> list[Path]:
@@ -263,7 +263,7 @@ def load_entries(results_dir: Path) -> list[RunEntry]:
     """Leaderboard entries of every run below ``results_dir``; unreadable files are refused by name."""
     entries = []
     for path in discover_runs(results_dir):
-        results = read_results(path)
+        results = read_results_file(path)
         entries.append(run_entry(results, str(path.parent.relative_to(results_dir)) or "."))
     return entries
 

@@ -19,6 +19,7 @@ from mmspubench.space import hub_leaderboard, leaderboard, run_match
 
 if TYPE_CHECKING:
     from mmspubench.eval.analysis.plot_data import Series
+    from mmspubench.eval.results_file import Results
 
 NAMED_RUNS = 5
 """Runs a note names before it counts the rest."""
@@ -40,10 +41,10 @@ class Runs:
     """Run name -> why it is not shown: made on another dataset than the one explored."""
 
 
-def _results(folder: Path, run: str) -> dict[str, Any]:
-    from mmspubench.eval.results import read_results
+def _results(folder: Path, run: str) -> Results:
+    from mmspubench.eval.results_file import read_results_file
 
-    return read_results(folder / run / "results.json")
+    return read_results_file(folder / run / "results.json")
 
 
 def _named(runs: list[str]) -> str:

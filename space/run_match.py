@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from mmspubench.dataset_builder.schema import Item
+from mmspubench.eval.results_file import Results
 
 Verdict = Literal["same", "other", "unknown"]
 
@@ -40,11 +41,10 @@ def dataset_verdict(run: Mapping[str, Any], explored: Mapping[str, Any]) -> Verd
     return "unknown"
 
 
-def dataset_fault(results: Mapping[str, Any], explored: Mapping[str, Any] | None) -> str | None:
+def dataset_fault(results: Results, explored: Mapping[str, Any] | None) -> str | None:
     """Why the run of ``results`` is not shown beside the explored dataset's items (it was made on
     another), or ``None`` (the same dataset, or nothing to tell them by)."""
-    recorded = results.get("dataset")
-    run = recorded if isinstance(recorded, Mapping) else {}
+    run = {} if results.dataset is None else results.dataset.to_json()
     if explored is None or dataset_verdict(run, explored) != "other":
         return None
     return (
@@ -53,10 +53,9 @@ def dataset_fault(results: Mapping[str, Any], explored: Mapping[str, Any] | None
     )
 
 
-def unmatched(results: Mapping[str, Any], explored: Mapping[str, Any] | None) -> bool:
+def unmatched(results: Results, explored: Mapping[str, Any] | None) -> bool:
     """Whether the run of ``results`` records nothing to match with the explored dataset."""
-    recorded = results.get("dataset")
-    run = recorded if isinstance(recorded, Mapping) else {}
+    run = {} if results.dataset is None else results.dataset.to_json()
     return explored is not None and dataset_verdict(run, explored) == "unknown"
 
 

@@ -22,9 +22,9 @@ from mmspubench.eval.results import (
     RESULTS_NAME,
     SAMPLES_NAME,
     read_finished_samples,
-    read_results,
     write_json_atomic,
 )
+from mmspubench.eval.results_file import read_results_file
 from mmspubench.sweep.spec import PlannedRun
 
 STATUS_NAME = "sweep.json"
@@ -63,11 +63,11 @@ def finished(folder: Path) -> bool:
     if not (folder / RESULTS_NAME).is_file():
         return False
     try:
-        results = read_results(folder / RESULTS_NAME)
+        results = read_results_file(folder / RESULTS_NAME)
         samples = read_finished_samples(folder / SAMPLES_NAME)
     except MMSpuBenchError:
         return False
-    return (results.get("dataset") or {}).get("n") == len(samples)
+    return results.dataset is not None and results.dataset.n == len(samples)
 
 
 def started(folder: Path) -> bool:

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.config import RunConfig
@@ -23,8 +21,8 @@ from mmspubench.eval.results import (
     RESULTS_NAME,
     SAMPLES_NAME,
     read_finished_samples,
-    read_results,
 )
+from mmspubench.eval.results_file import Dataset, Results, read_results_file
 from mmspubench.eval.submit.submission import check_run_figures, check_run_samples
 from mmspubench.sweep.spec import PlannedRun
 
@@ -61,12 +59,14 @@ def _check_identity(run: PlannedRun, config: RunConfig, where: str) -> None:
             raise MMSpuBenchError(f"{where}: field 'config.{f.name}': {shown!r} is not the planned {want!r}")
 
 
-def _check_size(run: PlannedRun, results: Mapping[str, Any], where: str) -> None:
+def _check_size(run: PlannedRun, results: Results, where: str) -> None:
     """As many items as the plan asks: the whole split, or ``limit`` of it."""
-    dataset = results.get("dataset") or {}
-    n, split_n = dataset.get("n"), dataset.get("split_n")
-    if not isinstance(split_n, int) or isinstance(split_n, bool):
-        raise MMSpuBenchError(f"{where}: field 'dataset.split_n': expected the split's size, got {split_n!r}")
+    dataset = results.dataset or Dataset()
+    n, split_n = dataset.get("n"), dataset.split_n
+    if split_n is None:
+        raise MMSpuBenchError(
+            f"{where}: field 'dataset.split_n': expected the split's size, got {dataset.get('split_n')!r}"
+        )
     limit = run.config.limit
     expected = split_n if limit is None else min(limit, split_n)
     if n != expected:
@@ -76,10 +76,10 @@ def _check_size(run: PlannedRun, results: Mapping[str, Any], where: str) -> None
         )
 
 
-def _check_revision(run: PlannedRun, results: Mapping[str, Any], where: str) -> None:
+def _check_revision(run: PlannedRun, results: Results, where: str) -> None:
     """A planned dataset commit (a sha) is the one the run read."""
     planned = run.config.dataset_revision
-    recorded = str((results.get("dataset") or {}).get("revision") or "")
+    recorded = (results.dataset or Dataset()).revision or ""
     if planned and _SHA.fullmatch(planned) and not recorded.startswith(planned):
         raise MMSpuBenchError(
             f"{where}: field 'dataset.revision': {recorded!r} is not the planned {planned!r}"
@@ -90,8 +90,10 @@ def other_run(folder: Path, run: PlannedRun) -> str | None:
     """Why the finished run in ``folder`` is not the planned one (other options, size, dataset), or ``None``."""
     where = str(folder / RESULTS_NAME)
     try:
-        results = read_results(folder / RESULTS_NAME)
-        config = RunConfig.from_json(results["config"])
+        results = read_results_file(folder / RESULTS_NAME)
+        if results.config is None:
+            raise KeyError("config")
+        config = RunConfig.from_json(results.config)
         _check_identity(run, config, where)
         _check_revision(run, results, where)
         _check_size(run, results, where)
@@ -105,12 +107,9 @@ def verify_run(folder: Path, run: PlannedRun) -> None:
     where = str(folder / RESULTS_NAME)
     if not (folder / MANIFEST_NAME).is_file():
         raise MMSpuBenchError(f"{folder}: no {MANIFEST_NAME}; not an eval run folder")
-    results = read_results(folder / RESULTS_NAME)
+    results = read_results_file(folder / RESULTS_NAME)
     samples = tuple(read_finished_samples(folder / SAMPLES_NAME))
-    try:
-        config = RunConfig.from_json(results["config"])
-    except (KeyError, ValueError, TypeError) as err:
-        raise MMSpuBenchError(f"{where}: field 'config' is malformed ({err})") from None
+    config = results.run_config(where)
     _check_identity(run, config, where)
     _check_revision(run, results, where)
     _check_size(run, results, where)

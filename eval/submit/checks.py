@@ -25,6 +25,7 @@ from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import SampleResult
+from mmspubench.eval.results_file import Results
 from mmspubench.eval.views import registry as views_registry
 from mmspubench.eval.views.confounds.record import logprob_fault
 
@@ -179,7 +180,7 @@ def check_split_ids(
             )
 
 
-def expected_stamp(results: Mapping[str, Any], config: RunConfig) -> str:
+def expected_stamp(results: Results | Mapping[str, Any], config: RunConfig) -> str:
     """The run stamp every sample of this results.json must carry: the digest of its config
     identity, its dataset (as the run pinned it) and its model identity (``eval.run_stamp``)."""
     from mmspubench.eval.run_stamp import results_stamp
@@ -187,7 +188,7 @@ def expected_stamp(results: Mapping[str, Any], config: RunConfig) -> str:
     return results_stamp(results, config.identity())
 
 
-def check_run_stamps(samples_path: Path, results: Mapping[str, Any], config: RunConfig, where: str) -> None:
+def check_run_stamps(samples_path: Path, results: Results, config: RunConfig, where: str) -> None:
     """Every sample line carries the run stamp that results.json's config, dataset and model give.
 
     The stamp is written into each line when the sample is scored, so a results.json whose config

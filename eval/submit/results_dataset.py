@@ -11,20 +11,20 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.results_file import Results
 from mmspubench.eval.submit.submission import Submission
 
 _SAFE_REVISION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
 """A model revision usable as one path segment (commit shas, tags, branch names without ``/``)."""
 
 
-def run_folder(submission: Submission, results: dict[str, Any]) -> str:
+def run_folder(submission: Submission, results: Results) -> str:
     """``runs/<model>/<revision-or-time>``: the model revision the run used, else its UTC creation time."""
-    revision = str((results.get("model") or {}).get("revision") or "")
+    revision = (results.model.revision if results.model is not None else None) or ""
     if not _SAFE_REVISION.fullmatch(revision) or revision in (".", ".."):
-        created = str(results.get("created_at") or "")
+        created = results.created_at or ""
         try:
             when = datetime.fromisoformat(created)
             when = when.astimezone(timezone.utc) if when.tzinfo else when
@@ -43,7 +43,7 @@ def results_files(submission: Submission, results_path: Path) -> dict[str, bytes
     from mmspubench.eval.results import SAMPLES_NAME
 
     raw = results_path.read_bytes()
-    folder = run_folder(submission, json.loads(raw))
+    folder = run_folder(submission, Results.from_json(json.loads(raw), results_path))
     return {
         f"{folder}/results.json": raw,
         f"{folder}/{SAMPLES_NAME}": (results_path.parent / SAMPLES_NAME).read_bytes(),

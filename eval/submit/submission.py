@@ -34,6 +34,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import CEILING_NOTE, CGLA_VARIANTS, VARIANTS
 from mmspubench.eval.records import SampleResult
+from mmspubench.eval.results_file import Dataset, Model, Results, read_results_file
 from mmspubench.eval.submit.checks import (
     check_run_stamps,
     check_sample_consistency,
@@ -178,12 +179,12 @@ def _walk_numbers(obj: Any, path: str) -> list[tuple[str, Any]]:
     return [(path, obj)]
 
 
-def check_ranges(results: Mapping[str, Any], where: str) -> None:
+def check_ranges(results: Results, where: str) -> None:
     """Refuse NaN/infinite values anywhere in the aggregates, and percentages outside [0, 100]."""
     from mmspubench.eval.views.registry import paper
 
     for section in paper():
-        for path, value in _walk_numbers(results.get(section), section):
+        for path, value in _walk_numbers(results.section(section), section):
             if not isinstance(value, (int, float)) or isinstance(value, bool):
                 continue
             if not math.isfinite(value):
@@ -282,51 +283,45 @@ def compare_aggregates(submitted: Any, recomputed: Any, path: str, where: str) -
     )
 
 
-def _load(results_path: Path) -> tuple[dict[str, Any], tuple[SampleResult, ...], RunConfig]:
-    from mmspubench.eval.results import SAMPLES_NAME, read_finished_samples, read_results
+def _load(results_path: Path) -> tuple[Results, tuple[SampleResult, ...], RunConfig]:
+    from mmspubench.eval.results import SAMPLES_NAME, read_finished_samples
 
-    results = read_results(results_path)
+    results = read_results_file(results_path)
     samples_path = results_path.parent / SAMPLES_NAME
     if not samples_path.is_file():
         raise MMSpuBenchError(f"{samples_path}: missing; submit needs the samples.jsonl beside results.json")
     samples = read_finished_samples(samples_path)
-    try:
-        config = RunConfig.from_json(results["config"])
-    except (KeyError, ValueError, TypeError) as err:
-        raise MMSpuBenchError(f"{results_path}: field 'config' is malformed ({err})") from None
-    return results, tuple(samples), config
+    return results, tuple(samples), results.run_config(results_path)
 
 
 def _check_identity(
-    results: Mapping[str, Any], config: RunConfig, model_repo: str, dataset_id: str, where: str
+    results: Results, config: RunConfig, model_repo: str, dataset_id: str, where: str
 ) -> None:
     """The run is a full test-split run of the published dataset, of the model it is submitted for."""
-    dataset = results.get("dataset") or {}
-    if not isinstance(dataset, Mapping):
-        raise MMSpuBenchError(f"{where}: field 'dataset' is {type(dataset).__name__}; expected an object")
-    if dataset.get("id") != dataset_id:
-        local = f" (a local dataset at {dataset['path']})" if dataset.get("path") else ""
+    dataset = results.dataset or Dataset()
+    if dataset.id != dataset_id:
+        local = f" (a local dataset at {dataset.get('path')})" if dataset.get("path") else ""
         raise MMSpuBenchError(
-            f"{where}: field 'dataset.id': {dataset.get('id')!r}{local} is not the published dataset {dataset_id!r}; "
+            f"{where}: field 'dataset.id': {dataset.id!r}{local} is not the published dataset {dataset_id!r}; "
             f"evaluate with --dataset {dataset_id}"
         )
-    if dataset.get("split") != "test" or config.limit is not None:
+    if dataset.split != "test" or config.limit is not None:
         raise MMSpuBenchError(f"{where}: only full runs on the test split can be submitted (no --limit)")
-    model = results.get("model") or {}
-    model_id = str(model.get("id", "")) if isinstance(model, Mapping) else ""
-    hub = isinstance(model, Mapping) and is_hub_model(model)  # not Inspect's openai/gpt-4o-mini
+    model = results.model or Model()
+    model_id = str(model.id) if "id" in model.fields else ""
+    hub = is_hub_model(model.to_json())  # not Inspect's openai/gpt-4o-mini
     if hub and is_hub_id(model_id) and not Path(model_id).exists() and model_id != model_repo:
         raise MMSpuBenchError(
             f"{where}: field 'model.id': the run evaluated {model_id!r}, not {model_repo!r}"
         )
 
 
-def _check_revision(results: Mapping[str, Any], revision: str, where: str) -> None:
+def _check_revision(results: Results, revision: str, where: str) -> None:
     """The run read the published dataset at its published revision."""
-    dataset = results.get("dataset") or {}
-    if dataset.get("revision") != revision:
+    recorded = (results.dataset or Dataset()).revision
+    if recorded != revision:
         raise MMSpuBenchError(
-            f"{where}: field 'dataset.revision': {dataset.get('revision')!r} is not the published revision {revision!r}"
+            f"{where}: field 'dataset.revision': {recorded!r} is not the published revision {revision!r}"
         )
 
 
@@ -334,10 +329,10 @@ _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
 """A package version as pip writes one (PEP 440 and local labels), nothing a page could render."""
 
 
-def check_stamps(results: Mapping[str, Any], where: str) -> None:
+def check_stamps(results: Results, where: str) -> None:
     """``created_at`` and ``package_version`` go into the entries the model page shows: an ISO time
     and a version, or absent; never free text."""
-    created, version = results.get("created_at"), results.get("package_version")
+    created, version = results.created_at, results.package_version
     if created is not None:
         try:
             datetime.fromisoformat(str(created))
@@ -365,7 +360,7 @@ def check_fair(config: RunConfig, where: str) -> None:
 
 
 def _entries(
-    results: Mapping[str, Any], config: RunConfig, dataset_id: str, revision: str
+    results: Results, config: RunConfig, dataset_id: str, revision: str
 ) -> tuple[EvalResultEntry, ...]:
     from huggingface_hub import EvalResultEntry
 
@@ -373,12 +368,12 @@ def _entries(
     notes = (
         f"answer_mode={config.answer_mode}; core_reduction={config.core_reduction}; prompts v{prompts}; "
         f"prompt_variant={variant_label(config.to_json())}; "
-        f"n={results['dataset']['n']}; mm-spubench {results.get('package_version', '?')}"
+        f"n={(results.dataset or Dataset()).get('n')}; mm-spubench {_shown_version(results)}"
     )
     entries = []
     for task in TASKS:
         section, key = TASK_FIGURES[task.id]
-        block = results.get(section)
+        block = results.section(section)
         if block is None:
             continue
         # results.json holds percentages; an entry carries its task's declared scale (eval_yaml.TASKS).
@@ -389,7 +384,7 @@ def _entries(
                 task_id=task.id,
                 value=round(value, 6),
                 dataset_revision=revision,
-                date=str(results.get("created_at")) if results.get("created_at") else None,
+                date=results.created_at or None,
                 source_url=f"https://huggingface.co/datasets/{dataset_id}",
                 source_name="MM-SpuBench (mmspubench eval)",
                 notes=notes,
@@ -401,12 +396,17 @@ def _entries(
     return tuple(entries)
 
 
+def _shown_version(results: Results) -> str:
+    """``package_version`` for the entries' notes; ``?`` when the file has none."""
+    return str(results.package_version) if "package_version" in results.keys else "?"
+
+
 SAMPLES_FILE = "samples.jsonl"
 """The samples file beside a run's results.json."""
 
 
 def check_run_samples(
-    results: Mapping[str, Any], samples: tuple[SampleResult, ...], config: RunConfig, results_path: Path
+    results: Results, samples: tuple[SampleResult, ...], config: RunConfig, results_path: Path
 ) -> None:
     """The checks of a run folder that need no published dataset, first half: results.json's
     figures in range and its stamps plain, its prompts this package's, and each sample valid and
@@ -421,7 +421,7 @@ def check_run_samples(
 
 
 def check_run_figures(
-    results: Mapping[str, Any], samples: tuple[SampleResult, ...], config: RunConfig, results_path: Path
+    results: Results, samples: tuple[SampleResult, ...], config: RunConfig, results_path: Path
 ) -> None:
     """Second half: as many samples as results.json counts, every section of results.json
     (accuracy, CGLA and the confound views) recomputed from the samples, and every sample line
@@ -429,14 +429,14 @@ def check_run_figures(
     from mmspubench.eval.results import recompute
 
     where = str(results_path)
-    n = (results.get("dataset") or {}).get("n")
+    n = (results.dataset or Dataset()).get("n")
     if n != len(samples):
         raise MMSpuBenchError(
             f"{where}: field 'dataset.n': {n!r} but {SAMPLES_FILE} holds {len(samples)} records"
         )
     recomputed = recompute(samples, config)
     for section in view_sections():  # a section the run's metrics do not name is refused too
-        compare_aggregates(results.get(section), recomputed.get(section), section, where)
+        compare_aggregates(results.section(section), recomputed.get(section), section, where)
     check_run_stamps(results_path.parent / SAMPLES_FILE, results, config, where)
 
 
@@ -464,7 +464,9 @@ def validate_submission(
     published = published_revision(dataset_id, revision)
     _check_revision(results, published, where)
     samples_where = str(results_path.parent / SAMPLES_FILE)
-    check_split_ids(samples, results.get("dataset") or {}, published_split(dataset_id, published), where)
+    check_split_ids(
+        samples, (results.dataset or Dataset()).to_json(), published_split(dataset_id, published), where
+    )
     facts = published_facts(dataset_id, published, config)
     check_against_dataset(samples, published_items(dataset_id, published), config, samples_where, facts)
     check_run_figures(results, samples, config, results_path)

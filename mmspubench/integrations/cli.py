@@ -139,6 +139,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run_ingest(args: argparse.Namespace) -> int:
     """``mmspubench ingest inspect|lmms-eval``."""
+    from mmspubench.eval.results_file import Accuracy, Results
     from mmspubench.integrations.ingest import sources as ingest_sources
     from mmspubench.integrations.ingest.run import check_out, ingest
     from mmspubench.redact import clean
@@ -152,15 +153,14 @@ def run_ingest(args: argparse.Namespace) -> int:
         run = ingest_sources.read_inspect_log(args.file)
     else:
         run = ingest_sources.read_lmms_samples(args.file, args.model, args.dataset, args.dataset_revision)
-    results = ingest(run, args.out)
-    acc = results["accuracy"]
-    line = f"{args.out}: {run.harness} {run.version} run of {run.harness_model}, {acc['n']} items"
-    views = "".join(
-        f", {name} {results[name]['accuracy']:.2f}%" for name in ("circular", "blind") if name in results
-    )
-    for name, figures in (results.get("interventions") or {}).get("by_intervention", {}).items():
+    results = Results.from_json(ingest(run, args.out), args.out)
+    acc = results.accuracy or Accuracy()
+    line = f"{args.out}: {run.harness} {run.version} run of {run.harness_model}, {acc.n} items"
+    shown = {name: results.section(name) for name in ("circular", "blind")}
+    views = "".join(f", {name} {section['accuracy']:.2f}%" for name, section in shown.items() if section)
+    for name, figures in (results.section("interventions") or {}).get("by_intervention", {}).items():
         views += f", {name} {figures['accuracy']['overall']:.2f}%"
-    print(clean(f"{line}, accuracy {acc['overall']:.2f}%{views}"))
+    print(clean(f"{line}, accuracy {acc.overall:.2f}%{views}"))
     return 0
 
 

@@ -23,6 +23,7 @@ from mmspubench.eval.analysis.compare.side_intervention import check_entries
 from mmspubench.eval.analysis.report import printable
 from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
+from mmspubench.eval.results_file import Results
 from mmspubench.eval.views.confounds.cells import fixed, interval
 from mmspubench.options import add_fields, values_of
 
@@ -89,7 +90,7 @@ def comparison(
             check_entries(run.samples, run.results, run.folder, side)
     pairs = runs.pairs(a, b)
     groups = paired.compare_pairs(pairs, seed, resamples)
-    dataset = a.results.get("dataset") or {}
+    dataset = {} if a.results.dataset is None else a.results.dataset.to_json()
     intervened = interventions.summary(pairs)
     return {
         "a": runs.describe(a),
@@ -98,9 +99,8 @@ def comparison(
         "environment_differences": {
             key: values
             for key, values in differences(
-                [a.results.get("environment"), b.results.get("environment")],
-                same_model=(a.results.get("model") or {}).get("id")
-                == (b.results.get("model") or {}).get("id"),
+                [a.results.environment, b.results.environment],
+                same_model=_model_id(a.results) == _model_id(b.results),
             )
         },
         "dataset": {k: dataset.get(k) for k in ("kind", "id", "path", "revision", "content_hash", "split")},
@@ -110,6 +110,10 @@ def comparison(
         "groups": [paired.group_to_json(g) for g in groups],
         **({} if intervened is None else {"interventions": intervened}),
     }
+
+
+def _model_id(results: Results) -> str | None:
+    return None if results.model is None else results.model.id
 
 
 def _groups(doc: dict[str, Any]) -> list[GroupComparison]:

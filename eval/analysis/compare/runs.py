@@ -21,7 +21,8 @@ from mmspubench.eval.analysis.compare import side_intervention
 from mmspubench.eval.analysis.compare.paired import Pair
 from mmspubench.eval.intervention_names import BUILTIN_NAMES, CF_PREFIX
 from mmspubench.eval.records import SampleResult
-from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples, read_results
+from mmspubench.eval.results import RESULTS_NAME, SAMPLES_NAME, read_finished_samples
+from mmspubench.eval.results_file import Dataset, Results, read_results_file
 from mmspubench.eval.run_stamp import check_samples_beside
 from mmspubench.eval.views.confounds.calibration import option_probs
 from mmspubench.options import closest, option
@@ -83,7 +84,7 @@ class Run:
 
     folder: Path
     """The run folder."""
-    results: dict[str, Any]
+    results: Results
     """Parsed results.json."""
     samples: dict[str, SampleResult]
     """Parsed samples.jsonl by item id."""
@@ -111,10 +112,10 @@ def load_run(path: str | Path) -> Run:
     folder = run_folder(path)
     if not folder.is_dir():
         raise MMSpuBenchError(f"{folder}: no such run folder")
-    results = read_results(folder / RESULTS_NAME)
+    results = read_results_file(folder / RESULTS_NAME)
     samples = _by_id(read_finished_samples(folder / SAMPLES_NAME), folder / SAMPLES_NAME)
     check_samples_beside(folder / SAMPLES_NAME, results, folder / RESULTS_NAME)
-    n = (results.get("dataset") or {}).get("n")
+    n = (results.dataset or Dataset()).get("n")
     if n is not None and n != len(samples):
         raise MMSpuBenchError(
             f"{folder / SAMPLES_NAME}: holds {len(samples)} item(s) but {RESULTS_NAME} field 'dataset.n' says {n}"
@@ -167,10 +168,15 @@ def with_side(run: Run, side: str, letter: str) -> Run:
     return Run(folder=run.folder, results=run.results, samples=samples, side=side)
 
 
-def variant(results: Mapping[str, Any]) -> str:
+def variant(results: Results) -> str:
     """The run's prompt variant (``config.prompt_variant``), ``standard`` when none is recorded."""
-    config = results.get("config") or {}
+    config = results.config or {}
     return str(config.get("prompt_variant") or config.get("variant") or DEFAULT_VARIANT)
+
+
+def _dataset(results: Results) -> Mapping[str, Any]:
+    """The ``dataset`` object as written (empty when the file has none)."""
+    return {} if results.dataset is None else results.dataset.to_json()
 
 
 def _dataset_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
@@ -198,7 +204,7 @@ def _item_differences(a: Run, b: Run) -> list[str]:
 
 def check_same_items(a: Run, b: Run) -> None:
     """Refuse (one line) unless both runs scored the same items of the same dataset split."""
-    diffs = _dataset_differences(a.results.get("dataset") or {}, b.results.get("dataset") or {})
+    diffs = _dataset_differences(_dataset(a.results), _dataset(b.results))
     diffs += _item_differences(a, b)
     if diffs:
         raise MMSpuBenchError(
@@ -215,27 +221,26 @@ def pairs(a: Run, b: Run) -> list[Pair]:
 
 def describe(run: Run) -> dict[str, Any]:
     """How a run is named in the output: folder, model, prompt variant and answer mode."""
-    model = run.results.get("model") or {}
-    config = run.results.get("config") or {}
+    model = run.results.model
+    name = None if model is None else model.id or model.get("path")
     out = {
         "folder": str(run.folder),
-        "model": display_name(str(model.get("id") or model.get("path") or "?")),
+        "model": display_name(str(name or "?")),
         "variant": variant(run.results),
-        "answer_mode": config.get("answer_mode"),
-        "metrics": list(config.get("metrics") or []),
+        "answer_mode": (run.results.config or {}).get("answer_mode"),
+        "metrics": run.results.metrics or [],
     }
     if side_intervention.name_of(run.side) is not None:
         out["view"] = side_intervention.description(run.results, run.side)
     elif run.side != "image":  # the description of a plain side is the one of before
-        grey = (run.results.get("blind") or {}).get("image") == "grey"
+        grey = (run.results.section("blind") or {}).get("image") == "grey"
         out["view"] = f"{run.side} ({'a grey image' if grey else 'no image'})"
     return out
 
 
 def config_differences(a: Run, b: Run) -> dict[str, list[Any]]:
     """The recorded options that differ between the runs (what the comparison is about)."""
-    x = a.results.get("config") or {}
-    y = b.results.get("config") or {}
+    x, y = a.results.config or {}, b.results.config or {}
     skip = {"model", "prompts"}
     out = {k: [x.get(k), y.get(k)] for k in sorted(set(x) | set(y)) if k not in skip and x.get(k) != y.get(k)}
     if a.side != b.side:

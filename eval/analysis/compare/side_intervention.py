@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.intervention_names import CF_ALL
 from mmspubench.eval.records import InterventionAnswer, SampleResult
 from mmspubench.eval.results import SAMPLES_NAME
+from mmspubench.eval.results_file import Results
 from mmspubench.eval.views.confounds.calibration import option_probs
 from mmspubench.eval.views.interventions import record as results_interventions
 
@@ -46,18 +46,18 @@ def _names(samples: Mapping[str, SampleResult]) -> list[str]:
     return list(seen)
 
 
-def _config(results: Mapping[str, Any], folder: Path, flag: str) -> RunConfig:
+def _config(results: Results, folder: Path, flag: str) -> RunConfig:
     try:
-        return RunConfig.from_json(results["config"])
+        if results.config is None:
+            raise KeyError("config")
+        return RunConfig.from_json(results.config)
     except (KeyError, ValueError, TypeError, MMSpuBenchError) as err:
         raise MMSpuBenchError(
             f"{flag}: {folder / 'results.json'}: field 'config' is malformed ({err})"
         ) from None
 
 
-def check_entries(
-    samples: Mapping[str, SampleResult], results: Mapping[str, Any], folder: Path, flag: str
-) -> None:
+def check_entries(samples: Mapping[str, SampleResult], results: Results, folder: Path, flag: str) -> None:
     """The run's entries as its results were computed from them (an edited entry is refused);
     ``flag`` starts the error line (the option, or the command)."""
     ordered = [samples[i] for i in sorted(samples)]
@@ -101,7 +101,7 @@ def _intervened_sample(sample: SampleResult, entry: InterventionAnswer) -> Sampl
 
 
 def intervened(
-    samples: Mapping[str, SampleResult], results: Mapping[str, Any], folder: Path, side: str, letter: str
+    samples: Mapping[str, SampleResult], results: Results, folder: Path, side: str, letter: str
 ) -> dict[str, SampleResult]:
     """The records of ``folder``'s run as ``side`` takes them (``intervention:NAME``; ``letter``: a or b)."""
     flag = f"--{letter}-view {side[:80]}"
@@ -135,10 +135,10 @@ def intervened(
     return out
 
 
-def description(results: Mapping[str, Any], side: str) -> str:
+def description(results: Results, side: str) -> str:
     """How the side is named: ``intervention:grayscale (colour removed ...)``."""
     name = name_of(side) or ""
-    section = results.get("interventions")
+    section = results.section("interventions")
     by_name = section.get("by_intervention") if isinstance(section, Mapping) else None
     figures = by_name.get(name) if isinstance(by_name, Mapping) else None
     text = figures.get("description") if isinstance(figures, Mapping) else None
