@@ -280,7 +280,7 @@ def build_results(
         config=config.to_json(),
         accuracy=None if accuracy is None else Accuracy.from_json(accuracy, "results"),
         cgla=None if cgla is None else Cgla.from_json(cgla, "results"),
-        sections={k: v for k, v in aggregates.items() if k not in ("accuracy", "cgla")},
+        sections={k: v for k, v in aggregates.items() if k not in registry.paper()},
         timing=dict(timing),
         backend=None if backend is None else dict(backend),
         environment=None if environment is None else dict(environment),

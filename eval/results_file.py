@@ -305,9 +305,19 @@ class Model:
 
 _ACCURACY_KEYS = frozenset(f.name for f in fields(Accuracy)) - {"keys", "extra"}
 _CGLA_KEYS = frozenset(f.name for f in fields(Cgla)) - {"keys", "extra"}
-_HEAD = ("schema_version", "benchmark", "dataset", "model", "config", "accuracy", "cgla")
+_CORE = ("schema_version", "benchmark", "dataset", "model", "config")
 _TAIL = ("timing", "backend", "environment", "accuracy_only", "created_at", "package_version")
-_TYPED_TOP = frozenset((*_HEAD, *_TAIL, "harness"))
+
+
+def _paper() -> tuple[str, ...]:
+    """The paper's views (typed here as fields, after the core keys), as the registry names them."""
+    from mmspubench.eval.views.registry import paper
+
+    return paper()
+
+
+def _typed_top() -> frozenset[str]:
+    return frozenset((*_CORE, *_paper(), *_TAIL, "harness"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,7 +362,7 @@ class Results:
 
     def section(self, name: str) -> Mapping[str, Any] | None:
         """The section of view ``name`` (``None`` when the run did not compute it)."""
-        if name in ("accuracy", "cgla"):
+        if name in _paper():
             typed = getattr(self, name)
             return None if typed is None else typed.to_json()
         return self.sections.get(name)
@@ -397,7 +407,7 @@ class Results:
         dataset, model = _mapping(obj, "dataset", w), _mapping(obj, "model", w)
         only = obj.get("accuracy_only")
         _check(w, "accuracy_only", only, only is None or isinstance(only, bool), "true, false or null")
-        rest = _untyped(obj, _TYPED_TOP)
+        rest = _untyped(obj, _typed_top())
         return cls(
             benchmark=obj.get("benchmark"),
             schema_version=version,
@@ -425,7 +435,7 @@ class Results:
 
     def to_json(self) -> dict[str, Any]:
         """The object as written in results.json, key for key."""
-        return _written(self, _TYPED_TOP, {**self.sections, **self.extra})
+        return _written(self, _typed_top(), {**self.sections, **self.extra})
 
     @classmethod
     def written(cls, **values: Any) -> Results:
@@ -434,7 +444,7 @@ class Results:
         given). ``values``: every field but ``keys`` and ``extra``."""
         sections = values.get("sections") or {}
         harness = ("harness",) if values.get("harness") is not None else ()
-        return cls(**values, keys=(*_HEAD, *sections, *_TAIL, *harness))
+        return cls(**values, keys=(*_CORE, *_paper(), *sections, *_TAIL, *harness))
 
 
 def read_results_file(path: str | Path) -> Results:
