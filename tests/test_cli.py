@@ -15,6 +15,7 @@ def test_help_lists_every_contract_command(capsys: pytest.CaptureFixture[str]) -
         assert command in out
 
 
+@pytest.mark.process
 def test_python_dash_m_mmspubench_runs_the_cli() -> None:
     import subprocess
     import sys

@@ -127,6 +127,7 @@ def _report_into_a_closed_pipe(tmp_path: Path, *command: str) -> tuple[int, str]
     return done.returncode, done.stderr
 
 
+@pytest.mark.process
 def test_a_reader_that_stops_reading_ends_the_command_silently(tmp_path: Path) -> None:
     """`report | head -1`: no "error: Broken pipe", the status of a program SIGPIPE ended."""
     results = tmp_path / "results.json"
@@ -151,6 +152,7 @@ def _minimal_results() -> str:
     )
 
 
+@pytest.mark.process
 def test_python_m_outside_the_environment_is_one_line(tmp_path: Path) -> None:
     """From a clone, with a Python the package is not installed in: how to reach it, no traceback."""
     import subprocess

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import mmspubench
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PARTS = {
@@ -237,6 +238,7 @@ def _running_imports_of_analysis() -> list[str]:
     ]
 
 
+@pytest.mark.process
 def test_a_run_loads_no_analysis_module() -> None:
     """What ``mmspubench eval`` imports to run (the runner, every view) pulls in no analysis module."""
     code = (
@@ -329,6 +331,7 @@ def test_the_app_guard_imports_only_the_neutral_modules() -> None:
     assert set(_imports(ROOT / "mmspubench" / "app_guard.py")) <= {"mmspubench.errors", "mmspubench.markup"}
 
 
+@pytest.mark.process
 def test_package_top_lists_the_api_and_stays_light() -> None:
     for name in ("evaluate", "load_benchmark", "generate_items", "load_model", "Item", "MMSpuBenchError"):
         assert name in mmspubench.__all__

@@ -47,6 +47,7 @@ def _make(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.process
 def test_make_run_ends_by_saying_how_to_reach_the_environment(installed: Path) -> None:
     result = _make(installed, "run")
     assert result.returncode == 0, result.stderr
@@ -57,12 +58,14 @@ def test_make_run_ends_by_saying_how_to_reach_the_environment(installed: Path) -
     assert "  . .venv/bin/activate" in after and "make report" in after
 
 
+@pytest.mark.process
 def test_a_dry_run_shows_the_commands_only(installed: Path) -> None:
     assert _make(installed, "-n", "run").stdout.splitlines() == [
         ".venv/bin/mmspubench eval --out runs/default"
     ]
 
 
+@pytest.mark.process
 def test_make_report_shows_the_default_runs_table(installed: Path) -> None:
     result = _make(installed, "report")
     assert result.returncode == 0, result.stderr
@@ -79,12 +82,14 @@ def _targets() -> list[str]:
     return sorted(set(rules) | set(phony.group(1).split()))
 
 
+@pytest.mark.process
 def test_make_help_lists_every_target(installed: Path) -> None:
     shown = _make(installed, "help").stdout
     assert [target for target in _targets() if not re.search(rf"^make {target} ", shown, flags=re.M)] == []
     assert {"docs-figures", "lock", "test-latest", "main-job"} <= set(_targets())  # the parse finds them
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("target", "extra"), [("run", "eval"), ("test", "dev")])
 def test_the_install_steps_take_the_locks_versions_and_resolve_nothing(
     installed: Path, target: str, extra: str
@@ -99,6 +104,7 @@ def test_the_install_steps_take_the_locks_versions_and_resolve_nothing(
     ]
 
 
+@pytest.mark.process
 def test_test_latest_installs_the_newest_versions_in_a_venv_of_its_own(installed: Path) -> None:
     lines = _make(installed, "-n", "test-latest").stdout.splitlines()
     assert lines[0] == "rm -rf .venv-latest" and "python3 -m venv .venv-latest" in lines[1]
@@ -111,6 +117,7 @@ def test_test_latest_installs_the_newest_versions_in_a_venv_of_its_own(installed
     assert lines[-1] == "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest -q -m slow tests/eval/families"
 
 
+@pytest.mark.process
 def test_make_test_runs_the_fast_suite_on_every_core(installed: Path) -> None:
     """pytest-xdist (in the dev lock): one worker per core; WORKERS=0 runs the tests in one process."""
     assert _make(installed, "-n", "test").stdout.splitlines()[-1] == (
@@ -119,6 +126,7 @@ def test_make_test_runs_the_fast_suite_on_every_core(installed: Path) -> None:
     assert _make(installed, "-n", "test", "WORKERS=0").stdout.splitlines()[-1].endswith("pytest -n 0")
 
 
+@pytest.mark.process
 def test_make_lock_runs_the_lock_script_with_the_pinned_uv(installed: Path) -> None:
     assert _make(installed, "-n", "lock").stdout.splitlines() == [
         'PYTHON=python3 TORCH=torch==2.13.0 UV=uv==0.13.9 LOCK_ARGS="" requirements/lock.sh'
@@ -152,6 +160,7 @@ def test_the_editable_install_step_prints_nothing(tmp_path: Path) -> None:
     assert shown.stdout.strip() == PROJECT["version"], shown.stderr
 
 
+@pytest.mark.process
 def test_make_test_on_python_3_10_says_what_it_needs(installed: Path) -> None:
     """dev.lock is for Python 3.11+: one line saying so, before pip meets a version it cannot install."""
     python = installed / ".venv" / "bin" / "python"

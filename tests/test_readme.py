@@ -78,6 +78,7 @@ def test_the_readme_opens_with_the_two_make_commands() -> None:
     assert _commands(first_block.group(2)) == ["make run", "make test"]
 
 
+@pytest.mark.process
 @needs_make
 def test_make_run_and_make_test_install_then_run_the_main_job_and_the_suite(workdir: Path) -> None:
     run, test = _make(workdir, "-n", "run"), _make(workdir, "-n", "test")
@@ -98,6 +99,7 @@ def test_make_run_and_make_test_install_then_run_the_main_job_and_the_suite(work
     assert f"```bash\n{MAIN_JOB}\n```" in README.read_text(encoding="utf-8")
 
 
+@pytest.mark.process
 @needs_make
 @pytest.mark.parametrize("changed", ["pyproject.toml", "requirements/eval.lock"])
 def test_make_is_quick_once_installed_and_reinstalls_after_pyproject_or_the_lock_changes(
@@ -118,6 +120,7 @@ def test_make_is_quick_once_installed_and_reinstalls_after_pyproject_or_the_lock
     ]
 
 
+@pytest.mark.process
 @needs_make
 def test_torch_index_picks_the_cpu_build_as_the_readme_says(workdir: Path) -> None:
     dry = _make(workdir, "-n", "test", f"TORCH_INDEX={CPU_INDEX}", "VENV=.venv-ci", "PYTEST_ARGS=-k x")
@@ -128,6 +131,7 @@ def test_torch_index_picks_the_cpu_build_as_the_readme_says(workdir: Path) -> No
     assert f"pip install torch==2.13.0 --index-url {CPU_INDEX}" in text
 
 
+@pytest.mark.process
 @needs_make
 @pytest.mark.parametrize("python", ["missing", "too old"])
 def test_make_without_a_working_python_says_what_to_install(workdir: Path, python: str) -> None:

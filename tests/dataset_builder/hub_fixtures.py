@@ -10,15 +10,14 @@ of symlinks named by a 40-hex commit, and ``refs/main``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
+
+from tests.helpers import offline_hub
 
 REPO_ID = "mmbench/MM-SpuBench"
 COMMIT = "1234567890abcdef1234567890abcdef12345678"
@@ -74,37 +73,9 @@ def write_release(root: Path, n_records: int = N_IMAGES, extra: dict[str, Any] |
     return root
 
 
-def hub_cache() -> Path:
-    """``$HF_HOME/hub``, where huggingface_hub (offline) looks."""
-    from huggingface_hub import constants
-
-    return Path(constants.HF_HUB_CACHE)
-
-
 def put_in_hub_cache(folder: Path, repo_id: str = REPO_ID, commit: str = COMMIT) -> Path:
     """Lay ``folder`` out as the cached snapshot ``commit`` of the dataset ``repo_id``; return it."""
-    cache = hub_cache()
-    # huggingface_hub reads HF_HOME once, at import: a test must point its cache at a temporary folder.
-    assert Path(tempfile.gettempdir()).resolve() in cache.resolve().parents, (
-        f"{cache}: not a temporary folder"
-    )
-    repo = cache / f"datasets--{repo_id.replace('/', '--')}"
-    snapshot = repo / "snapshots" / commit
-    if repo.exists():
-        shutil.rmtree(repo)
-    for path in sorted(folder.rglob("*")):
-        if not path.is_file():
-            continue
-        data = path.read_bytes()
-        blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
-        blob.parent.mkdir(parents=True, exist_ok=True)
-        blob.write_bytes(data)
-        link = snapshot / path.relative_to(folder)
-        link.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(os.path.relpath(blob, link.parent), link)
-    (repo / "refs").mkdir(parents=True)
-    (repo / "refs" / "main").write_text(commit)
-    return snapshot
+    return offline_hub.put_in_hub_cache(folder, repo_id, commit)
 
 
 def published(tmp_path: Path, **kwargs: Any) -> Path:

@@ -128,6 +128,7 @@ def _dead_pid() -> int:
     return proc.pid
 
 
+@pytest.mark.process
 def test_stale_staging_folders_of_dead_runs_are_removed_others_kept(tmp_path: Path) -> None:
     raw = make_release(tmp_path / "raw", n=2)
     parent = tmp_path / "out"
@@ -165,6 +166,7 @@ SIGTERM_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.process
 def test_sigterm_removes_the_staging_folder(tmp_path: Path) -> None:
     raw = make_release(tmp_path / "raw", n=2)
     out = tmp_path / "out" / "repo"

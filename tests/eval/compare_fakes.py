@@ -6,12 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mmspubench.eval import results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.interventions import INTERVENTIONS
 from mmspubench.eval.records import Answer, Condition, InterventionAnswer, Rotation, SampleResult
 from mmspubench.eval.views.confounds import calibration as metrics_calibration
 from mmspubench.eval.views.confounds import metrics as metrics_confounds
+
+from tests.helpers.run_folders import write_run_folder
 
 DATASET = {"kind": "built", "id": None, "path": "/data/x", "revision": None, "content_hash": "c0ffee"}
 
@@ -157,10 +158,6 @@ def write_run(
         model=model, dataset="/data/x", answer_mode=answer_mode, metrics=metrics, interventions=names
     )
     samples = [sample(i) for i in items]
-    ids = [i.id for i in items]
     timing = {"load_seconds": 0.0, "accuracy_seconds": 0.0, "cgla_seconds": 0.0, "total_seconds": 0.0}
-    obj = results.build_results(config, {"id": model}, dataset or DATASET, samples, ids, timing)
-    folder.mkdir(parents=True)
-    results.write_samples_atomic(folder / results.SAMPLES_NAME, samples)
-    results.write_json_atomic(folder / results.RESULTS_NAME, obj)
-    return folder
+    info = dataset or DATASET
+    return write_run_folder(folder, config, samples, info, {"id": model}, timing=timing, stamp=False)

@@ -89,24 +89,14 @@ DATASET_INFO = {"id": "hand-made", "path": None, "revision": "fixture-v1"}
 
 
 def run_fake(out: Path, n: int, delay: float = 0.0, **options: Any) -> dict[str, Any] | None:
-    from mmspubench.eval import distributed, prompts
-    from mmspubench.eval.config import RunConfig
-    from mmspubench.eval.runner import run_eval
+    from mmspubench.eval import distributed
 
-    config = RunConfig(
-        model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=3, **options
-    )
+    from tests.helpers.run_folders import eval_run, fake_config
+
     shard = distributed.current_shard()
     try:
-        return run_eval(
-            lambda: FakeModel(delay),
-            make_dataset(n),
-            dict(DATASET_INFO),
-            config,
-            out,
-            shard=shard,
-            progress=False,
-        )
+        config = fake_config(batch_size=3, **options)
+        return eval_run(out, lambda: FakeModel(delay), n=n, config=config, shard=shard)
     finally:
         distributed.finish(shard)
 

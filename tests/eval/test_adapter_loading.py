@@ -12,6 +12,7 @@ from mmspubench.eval.modelio.hub import resolve_model
 from mmspubench.eval.tiny.tokenizer import TINY_CHAT_TEMPLATE, train_tokenizer
 
 from tests.eval.tiny_models import tiny_model_dir
+from tests.helpers.offline_hub import put_in_hub_cache
 
 
 def _one_line(err: pytest.ExceptionInfo[MMSpuBenchError]) -> str:
@@ -124,14 +125,12 @@ def test_hub_cache_snapshot_is_used_offline_with_its_revision(
 ) -> None:
     from huggingface_hub import constants
 
-    # Lay out a Hub cache entry by hand (what a download leaves behind): refs/main -> snapshot.
+    # A Hub cache entry as a download leaves it behind: refs/main -> snapshot.
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     commit = "0123456789abcdef0123456789abcdef01234567"
-    repo = tmp_path / "hub" / "models--tiny-org--tiny-llava"
-    snapshot = repo / "snapshots" / commit
-    shutil.copytree(tiny_model_dir("llava", session_cache), snapshot)
-    (repo / "refs").mkdir(parents=True)
-    (repo / "refs" / "main").write_text(commit)
+    snapshot = put_in_hub_cache(
+        tiny_model_dir("llava", session_cache), "tiny-org/tiny-llava", commit, "model"
+    )
     model = load_model("tiny-org/tiny-llava")
     assert model.info.id == "tiny-org/tiny-llava"
     assert model.info.revision == commit

@@ -20,6 +20,7 @@ from mmspubench.eval.views.confounds import calibration as cal
 from mmspubench.eval.views.confounds import metrics as mc
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset, make_rows
+from tests.helpers.run_folders import eval_run, fake_config
 
 N = 24
 """Items of the hand-made dataset: gold letter = i mod 4, so 6 items have gold A."""
@@ -75,12 +76,7 @@ def oracle_with_image(context: str, image: Any) -> str | None:
 
 
 def _run(tmp: Path, policy: Any, **options: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    config = RunConfig(
-        model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=5, **options
-    )
-    out = run_eval(
-        lambda: ScriptedModel(policy), make_dataset(N), dict(DATASET_INFO), config, tmp, progress=False
-    )
+    out = eval_run(tmp, lambda: ScriptedModel(policy), n=N, config=fake_config(batch_size=5, **options))
     assert out is not None
     lines = [json.loads(line) for line in (tmp / "samples.jsonl").read_text().splitlines()]
     return out, lines

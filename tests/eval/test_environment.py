@@ -61,6 +61,7 @@ def test_results_record_the_environment(run: Path) -> None:
     assert "transformers" not in json.dumps(manifest)
 
 
+@pytest.mark.process
 def test_the_git_commit_of_a_clone(tmp_path: Path) -> None:
     """The source tree the package runs from: this clone, its commit and whether it is edited."""
     import subprocess

@@ -8,20 +8,13 @@ from typing import Any
 
 import pytest
 from mmspubench.cli import main
-from mmspubench.eval import prompts
-from mmspubench.eval.config import RunConfig
-from mmspubench.eval.runner import run_eval
 
-from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset
+from tests.eval.fakes import FakeModel
+from tests.helpers.run_folders import eval_run, fake_config
 
 
 def _run(out: Path, load: Any, notes: list[str], limit: int | None = None) -> dict[str, Any] | None:
-    config = RunConfig(
-        model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=2, limit=limit
-    )
-    return run_eval(
-        load, make_dataset(4), dict(DATASET_INFO), config, out, progress=False, notify=notes.append
-    )
+    return eval_run(out, load, config=fake_config(batch_size=2, limit=limit), notify=notes.append)
 
 
 def test_a_finished_rerun_never_loads_the_model(tmp_path: Path) -> None:

@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 from mmspubench.errors import Interrupted
-from mmspubench.eval import distributed, prompts
-from mmspubench.eval.config import RunConfig
-from mmspubench.eval.runner import run_eval
+from mmspubench.eval import distributed
 from mmspubench.guard import run_guarded
 
-from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset
+from tests.eval.fakes import FakeModel
+from tests.helpers.run_folders import eval_run, fake_config
 
 N = 9
 
@@ -36,16 +35,10 @@ class StoppedModel(FakeModel):
 
 
 def _run(out: Path, model: FakeModel, notes: list[str], progress: bool = False) -> dict[str, Any] | None:
-    config = RunConfig(model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=3)
-    return run_eval(
-        lambda: model,
-        make_dataset(N),
-        dict(DATASET_INFO),
-        config,
-        out,
-        shard=distributed.Shard(),
-        progress=progress,
-        notify=notes.append,
+    config = fake_config(batch_size=3)
+    shard = distributed.Shard()
+    return eval_run(
+        out, lambda: model, n=N, config=config, shard=shard, progress=progress, notify=notes.append
     )
 
 

@@ -23,6 +23,7 @@ from mmspubench.eval.runner import run_eval
 from mmspubench.eval.submit.checks import check_sample_consistency
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_rows
+from tests.helpers.run_folders import eval_run
 
 N = 10
 METRICS = ("accuracy", "cgla", "interventions")
@@ -59,14 +60,7 @@ def _config(**options: Any) -> RunConfig:
 
 
 def _run(out: Path, dataset: Any = None, **options: Any) -> dict[str, Any]:
-    got = run_eval(
-        FakeModel,
-        dataset if dataset is not None else _dataset(),
-        dict(DATASET_INFO),
-        _config(**options),
-        out,
-        progress=False,
-    )
+    got = eval_run(out, dataset=dataset if dataset is not None else _dataset(), config=_config(**options))
     assert got is not None
     return got
 

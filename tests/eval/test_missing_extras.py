@@ -53,6 +53,7 @@ def _run_without(blocked: str, args: list[str], tmp_path: Path) -> subprocess.Co
     )
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("blocked", ["transformers", "torch", "torch,transformers,gradio"])
 def test_eval_without_the_eval_extra_names_it(blocked: str, tmp_path: Path) -> None:
     proc = _run_without(blocked, ["eval", "--limit", "1", "--out", "run", "--no-progress"], tmp_path)
@@ -62,6 +63,7 @@ def test_eval_without_the_eval_extra_names_it(blocked: str, tmp_path: Path) -> N
     assert "internal error" not in proc.stderr and not (tmp_path / "run").exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("blocked", ["gradio", "transformers"])
 def test_space_without_the_space_extra_names_it(blocked: str, tmp_path: Path) -> None:
     proc = _run_without(blocked, ["space", "--port", "1"], tmp_path)

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.eval.fakes import run_fake
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +35,7 @@ def _comparable(results: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in results.items() if k not in ("timing", "created_at")}
 
 
+@pytest.mark.process
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     n = 12
     reference = run_fake(tmp_path / "ref", n)
@@ -61,6 +64,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     assert resumed["timing"]["items_scored"] == n - done
 
 
+@pytest.mark.process
 def test_two_processes_equal_one(tmp_path: Path) -> None:
     n = 11
     single = run_fake(tmp_path / "one", n)

@@ -12,26 +12,16 @@ from typing import Any
 
 import mmspubench
 import pytest
-from mmspubench.eval import prompts
 from mmspubench.eval.commands import _summary
-from mmspubench.eval.config import RunConfig
-from mmspubench.eval.runner import run_eval
 
-from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset
+from tests.eval.fakes import FakeModel
 from tests.eval.tiny_models import tiny_model_dir
+from tests.helpers.run_folders import eval_run, fake_config
 
 
 def _run(out: Path, n: int = 4, model: Any = None, notes: list[str] | None = None) -> dict[str, Any] | None:
-    config = RunConfig(model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=2)
-    return run_eval(
-        lambda: model or FakeModel(),
-        make_dataset(n),
-        dict(DATASET_INFO),
-        config,
-        out,
-        progress=False,
-        notify=None if notes is None else notes.append,
-    )
+    notify = None if notes is None else notes.append
+    return eval_run(out, lambda: model or FakeModel(), n=n, config=fake_config(batch_size=2), notify=notify)
 
 
 @pytest.fixture

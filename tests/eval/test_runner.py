@@ -13,6 +13,7 @@ from mmspubench.eval.config import RunConfig
 from mmspubench.eval.runner import evaluate_item, run_eval
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset
+from tests.helpers.run_folders import eval_run
 
 
 def _config(**options: Any) -> RunConfig:
@@ -22,9 +23,7 @@ def _config(**options: Any) -> RunConfig:
 
 def _run(out: Path, n: int = 10, model: FakeModel | None = None, **options: Any) -> dict[str, Any]:
     fake = model or FakeModel()
-    out_obj = run_eval(
-        lambda: fake, make_dataset(n), dict(DATASET_INFO), _config(**options), out, progress=False
-    )
+    out_obj = eval_run(out, lambda: fake, n=n, config=_config(**options))
     assert out_obj is not None
     return out_obj
 

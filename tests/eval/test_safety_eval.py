@@ -8,18 +8,15 @@ from typing import Any
 
 import pytest
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import prompts, results
-from mmspubench.eval.config import RunConfig
+from mmspubench.eval import results
 from mmspubench.eval.modelio.hub import resolve_model
 from mmspubench.eval.records import SampleResult
-from mmspubench.eval.runner import run_eval
 
-from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset
+from tests.helpers.run_folders import eval_run, fake_config
 
 
 def _run(out: Path, n: int = 5, **options: Any) -> dict[str, Any]:
-    config = RunConfig(model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), **options)
-    result = run_eval(FakeModel, make_dataset(n), dict(DATASET_INFO), config, out, progress=False)
+    result = eval_run(out, n=n, config=fake_config(**options))
     assert result is not None
     return result
 

@@ -12,10 +12,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.process
 def test_gpu_script_parses() -> None:
     subprocess.run(["bash", "-n", str(ROOT / "bench" / "gpu_score_speed.sh")], check=True)
 
 
+@pytest.mark.process
 def test_benchmark_tiny_profile_prints_both_scorers(tmp_path: Path) -> None:
     env = {**os.environ, "MMSPUBENCH_CACHE": str(tmp_path / "cache")}
     out = subprocess.run(

@@ -20,6 +20,7 @@ from mmspubench.eval.protocol import FastPath, ScoreRequest, ScorerTally
 from mmspubench.eval.records import SampleResult, ScoreCheck, Scoring
 
 from tests.eval.fakes import FakeModel, run_fake
+from tests.helpers.run_folders import eval_run, fake_config
 
 FAKE_PATH = FastPath(name="the fake cache", remedy="--fake-cache off")
 
@@ -48,19 +49,8 @@ class CheckedFake(FakeModel):
 
 
 def _run(tmp_path: Path, model: FakeModel, n: int = 6, **options: Any) -> dict[str, Any] | None:
-    from mmspubench.eval import prompts
-    from mmspubench.eval.config import RunConfig
-    from mmspubench.eval.runner import run_eval
-
-    from tests.eval.fakes import DATASET_INFO, make_dataset
-
-    options = {"scorer_check": 2, **options}
-    config = RunConfig(
-        model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=3, **options
-    )
-    return run_eval(
-        lambda: model, make_dataset(n), dict(DATASET_INFO), config, tmp_path / "run", progress=False
-    )
+    config = fake_config(batch_size=3, **{"scorer_check": 2, **options})
+    return eval_run(tmp_path / "run", lambda: model, n=n, config=config)
 
 
 def _lines(run: Path) -> list[dict[str, Any]]:

@@ -18,10 +18,10 @@ from mmspubench.eval.config import RunConfig
 from mmspubench.eval.interventions import INTERVENTIONS
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import Answer, InterventionAnswer, SampleResult
-from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
-from mmspubench.eval.run_stamp import run_stamp
 
 from tests.eval.submit.test_submit import DATASET, REVISION, _sample
+from tests.helpers.identity import model_identity
+from tests.helpers.run_folders import write_run_folder
 
 NAMES = ("grayscale", "blur", "cf:cue-aligned")
 WHOLE = [f"{i:06d}" for i in range(20)]
@@ -85,11 +85,5 @@ def write(
         **config_kw,
     )
     info = {"id": DATASET, "revision": REVISION, **split_identity(WHOLE)}
-    identity = {"id": "org/iv", "path": None, "revision": None, "dtype": "float32", "adapter": "hf"}
-    results = build_results(config, identity, info, records, [s.id for s in records], {"total_seconds": 1.0})
-    results["created_at"] = "2026-01-05T00:00:00+00:00"
-    folder = root / name
-    folder.mkdir(parents=True)
-    write_json_atomic(folder / "results.json", results)
-    write_samples_atomic(folder / "samples.jsonl", records, run_stamp(config.identity(), info, identity))
-    return folder
+    created = "2026-01-05T00:00:00+00:00"
+    return write_run_folder(root / name, config, records, info, model_identity("org/iv"), created=created)

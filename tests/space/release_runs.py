@@ -21,9 +21,10 @@ from mmspubench.eval.config import RunConfig
 from mmspubench.eval.data import row_to_item
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import Answer, Condition, InterventionAnswer, SampleResult
-from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
-from mmspubench.eval.run_stamp import model_identity, run_stamp
 from PIL import Image
+
+from tests.helpers.identity import model_identity
+from tests.helpers.run_folders import write_run_folder
 
 from .fixtures import ITEMS
 
@@ -132,12 +133,4 @@ def write_run_on(
         interventions=("grayscale",),
     )
     info = {**identity, **split_identity([s.id for s in samples])}
-    described = {"id": model, "path": None, "revision": None, "dtype": "float32", "adapter": "hf"}
-    results = build_results(config, described, info, samples, [s.id for s in samples], {"total_seconds": 1.0})
-    results["created_at"] = created
-    folder = root / name
-    folder.mkdir(parents=True)
-    write_json_atomic(folder / "results.json", results)
-    stamp = run_stamp(config.identity(), info, model_identity(described))
-    write_samples_atomic(folder / "samples.jsonl", samples, stamp)
-    return folder
+    return write_run_folder(root / name, config, samples, info, model_identity(model), created=created)

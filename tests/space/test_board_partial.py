@@ -13,12 +13,12 @@ from mmspubench.dataset_builder.split_ids import split_identity
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import SampleResult
-from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
-from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.space import handlers, hub_leaderboard
 from mmspubench.space.leaderboard import DEFAULT_COLUMNS, load_entries, view_frame
 
 from tests.eval.submit.test_submit import DATASET, REVISION, _sample
+from tests.helpers.identity import model_identity
+from tests.helpers.run_folders import write_run_folder
 
 WHOLE = [f"{i:06d}" for i in range(20)]
 
@@ -36,14 +36,7 @@ def write_run(
     limit = None if len(picks) == len(WHOLE) else len(picks)
     config = RunConfig(model=model, dataset=DATASET, prompts=prompt_spec(), limit=limit, **config_kw)
     info = {"id": DATASET, "revision": REVISION, **split_identity(WHOLE)}
-    identity = {"id": model, "path": None, "revision": None, "dtype": "float32", "adapter": "hf"}
-    results = build_results(config, identity, info, samples, [s.id for s in samples], {"total_seconds": 1.0})
-    results["created_at"] = created
-    folder = root / name
-    folder.mkdir(parents=True)
-    write_json_atomic(folder / "results.json", results)
-    write_samples_atomic(folder / "samples.jsonl", samples, run_stamp(config.identity(), info, identity))
-    return folder
+    return write_run_folder(root / name, config, samples, info, model_identity(model), created=created)
 
 
 def _scored(sample: SampleResult) -> SampleResult:

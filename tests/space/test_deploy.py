@@ -70,6 +70,7 @@ def test_a_wheel_that_cannot_be_built_asks_for_the_setuptools_that_helps(
         vendor.build_wheel(tmp_path, tmp_path / "work")
 
 
+@pytest.mark.process
 def test_vendored_package_is_every_source_file_and_imports_from_the_folder(built: Path) -> None:
     for name, folder in package_folders().items():
         target = built.joinpath(*name.split("."))

@@ -17,10 +17,11 @@ from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import cgla_prompt, prompt_spec
 from mmspubench.eval.records import Condition, SampleResult
-from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
-from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.eval.submit import submission as submit
 from mmspubench.eval.submit.submission import YAML_PATH, validate_submission
+
+from tests.helpers.identity import model_identity
+from tests.helpers.run_folders import write_run_folder
 
 REVISION = "0123456789abcdef0123456789abcdef01234567"
 DATASET = "mmbench/MM-SpuBench"
@@ -108,14 +109,9 @@ def make_run(root: Path, model_id: str = "org/model", revision: str = REVISION, 
     """A consistent run folder built with the eval part's own writers; returns results.json."""
     samples = [_sample(i) for i in range(20)]
     config = RunConfig(model=model_id, dataset=DATASET, prompts=prompt_spec(), **config_kw)
-    model = {"id": model_id, "path": None, "revision": None, "dtype": "float32", "adapter": "hf"}
     dataset = {"id": DATASET, "revision": revision}
-    results = build_results(config, model, dataset, samples, [s.id for s in samples], {"total_seconds": 1.0})
-    root.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(root / "results.json", results)
     # Stamped as the runner stamps them: the config identity, the dataset and the model identity.
-    write_samples_atomic(root / "samples.jsonl", samples, run_stamp(config.identity(), dataset, model))
-    return root / "results.json"
+    return write_run_folder(root, config, samples, dataset, model_identity(model_id)) / "results.json"
 
 
 def restamp(results_path: Path) -> None:

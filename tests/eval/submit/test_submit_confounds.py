@@ -13,11 +13,11 @@ from huggingface_hub import parse_eval_result_entries
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import Answer
-from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
-from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.eval.submit.submission import YAML_PATH
 
 from tests.eval.submit.test_submit import DATASET, REVISION, _sample, _submit_dry_run, published_split
+from tests.helpers.identity import model_identity
+from tests.helpers.run_folders import write_run_folder
 
 __all__ = ["published_split"]  # the autouse fixture of test_submit: the published split of these tests
 
@@ -29,13 +29,9 @@ def _blind_run(root: Path) -> Path:
     config = RunConfig(
         model="org/model", dataset=DATASET, prompts=prompt_spec(), metrics=("accuracy", "cgla", "blind")
     )
-    model = {"id": "org/model", "path": None, "revision": None, "dtype": "float32", "adapter": "hf"}
+    model = model_identity()
     dataset = {"id": DATASET, "revision": REVISION}
-    results = build_results(config, model, dataset, samples, [s.id for s in samples], {"total_seconds": 1.0})
-    root.mkdir(parents=True)
-    write_json_atomic(root / "results.json", results)
-    write_samples_atomic(root / "samples.jsonl", samples, run_stamp(config.identity(), dataset, model))
-    return root / "results.json"
+    return write_run_folder(root, config, samples, dataset, model) / "results.json"
 
 
 def _refused(capsys: pytest.CaptureFixture[str], results_path: Path, out: Path, *needles: str) -> None:

@@ -19,13 +19,13 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import Answer, Rotation, SampleResult
-from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
-from mmspubench.eval.run_stamp import run_stamp
 from mmspubench.eval.submit.submission import YAML_PATH
 from mmspubench.eval.views.confounds.metrics import ROTATIONS, rotated_answer, rotation_order
 from mmspubench.space import handlers
 
 from tests.eval.submit.test_submit import DATASET, REVISION, _sample, _submit_dry_run, published_split
+from tests.helpers.identity import model_identity
+from tests.helpers.run_folders import write_run_folder
 
 __all__ = ["published_split"]  # the autouse fixture of test_submit: the published split of these tests
 
@@ -71,13 +71,9 @@ def _write(root: Path, samples: list[SampleResult], mode: str, metrics: tuple[st
     config = RunConfig(
         model="org/model", dataset=DATASET, prompts=prompt_spec(), metrics=metrics, answer_mode=mode
     )
-    model = {"id": "org/model", "path": None, "revision": None, "dtype": "float32", "adapter": "hf"}
+    model = model_identity()
     dataset = {"id": DATASET, "revision": REVISION}
-    results = build_results(config, model, dataset, samples, [s.id for s in samples], {"total_seconds": 1.0})
-    root.mkdir(parents=True)
-    write_json_atomic(root / "results.json", results)
-    write_samples_atomic(root / "samples.jsonl", samples, run_stamp(config.identity(), dataset, model))
-    return root / "results.json"
+    return write_run_folder(root, config, samples, dataset, model) / "results.json"
 
 
 def _run(root: Path, mode: str, forge: Callable[[SampleResult], SampleResult] = lambda s: s) -> Path:

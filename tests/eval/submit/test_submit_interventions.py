@@ -17,6 +17,8 @@ from PIL import Image
 
 from tests.eval.submit.test_submit import REVISION, _submit_dry_run, published_split
 from tests.eval.submit.test_submit_forgery import _letter_biased, _refused, _write
+from tests.helpers.identity import model_identity
+from tests.helpers.run_folders import write_run_folder
 
 __all__ = ["published_split"]
 
@@ -53,8 +55,6 @@ def _only_grayscale(
 ) -> Path:
     from mmspubench.eval.config import RunConfig
     from mmspubench.eval.prompts import prompt_spec
-    from mmspubench.eval.results import build_results, write_json_atomic, write_samples_atomic
-    from mmspubench.eval.run_stamp import run_stamp
 
     from tests.eval.submit.test_submit import DATASET, REVISION
 
@@ -67,13 +67,9 @@ def _only_grayscale(
         answer_mode=mode,
         interventions=("grayscale",),
     )
-    model = {"id": "org/model", "path": None, "revision": None, "dtype": "float32", "adapter": "hf"}
+    model = model_identity()
     dataset = {"id": DATASET, "revision": REVISION}
-    results = build_results(config, model, dataset, samples, [s.id for s in samples], {"total_seconds": 1.0})
-    root.mkdir(parents=True)
-    write_json_atomic(root / "results.json", results)
-    write_samples_atomic(root / "samples.jsonl", samples, run_stamp(config.identity(), dataset, model))
-    return root / "results.json"
+    return write_run_folder(root, config, samples, dataset, model) / "results.json"
 
 
 def _gold(sample: SampleResult) -> SampleResult:

@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval import metrics, prompts, records, results
+from mmspubench.eval import metrics, records, results
 from mmspubench.eval.analysis.report import markdown_table
 from mmspubench.eval.asking import Ask, answer_of
 from mmspubench.eval.config import RunConfig, with_options
 from mmspubench.eval.protocol import ScoreRequest
-from mmspubench.eval.runner import run_eval
 from mmspubench.eval.views import registry
 from mmspubench.eval.views.confounds.cells import any_section, section_pct
 from mmspubench.eval.views.plugin import Chunk, Column, Part, View
 
-from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset
+from tests.eval.fakes import FakeModel
+from tests.helpers.run_folders import eval_run, fake_config
 
 N = 10
 """Items 0-9: gold letter ``i % 4``; the published D (item 3, 7) is A once the options are reversed."""
@@ -85,18 +85,8 @@ def reversed_view() -> Iterator[View]:
 
 
 def _run(out: Path, metrics_text: str, model: Any = None) -> dict[str, Any]:
-    config = with_options(
-        RunConfig(model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=4),
-        {"metrics": metrics_text},
-    )
-    got = run_eval(
-        lambda: model or AlwaysA(),
-        make_dataset(N),
-        dict(DATASET_INFO),
-        config.validate(),
-        out,
-        progress=False,
-    )
+    config = with_options(fake_config(batch_size=4), {"metrics": metrics_text})
+    got = eval_run(out, lambda: model or AlwaysA(), n=N, config=config.validate())
     assert got is not None
     return got
 

@@ -23,6 +23,7 @@ from mmspubench.eval.views.confounds.paired import mcnemar_exact
 from mmspubench.eval.views.interventions import arithmetic as metrics_interventions
 
 from tests.eval.fakes import DATASET_INFO, FakeModel, make_dataset, make_rows
+from tests.helpers.run_folders import eval_run, fake_config
 
 N = 18
 ROWS = make_rows(N)
@@ -74,17 +75,8 @@ class ColourModel(FakeModel):
 def _run(
     tmp_path: Path, model: Any = None, n: int = N, dataset: Any = None, **options: Any
 ) -> dict[str, Any]:
-    config = RunConfig(
-        model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=4, **options
-    )
-    out = run_eval(
-        lambda: model or ColourModel(),
-        dataset if dataset is not None else make_dataset(n),
-        dict(DATASET_INFO),
-        config.validate(),
-        tmp_path / "run",
-        progress=False,
-    )
+    config = fake_config(batch_size=4, **options).validate()
+    out = eval_run(tmp_path / "run", lambda: model or ColourModel(), n=n, dataset=dataset, config=config)
     assert out is not None
     return out
 

@@ -158,6 +158,7 @@ def test_api_key_never_written_logged_or_shown(tmp_path: Path, capsys: pytest.Ca
             assert SECRET.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.process
 def test_killed_run_resumes_without_repeating_items(tmp_path: Path) -> None:
     out = tmp_path / "run"
     env = {**os.environ, "MMSPU_TEST_KEY": SECRET}

@@ -9,7 +9,7 @@ from mmspubench.curate.annotate import AnnotateConfig
 from mmspubench.eval.backends import openai as openai_backend
 from mmspubench.eval.backends.api_key import DEFAULT_KEY_ENV
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _default(cls: type, name: str) -> object:
