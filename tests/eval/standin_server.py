@@ -234,6 +234,10 @@ class StandInServer:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up
                     self.wfile.write(data)
 
+            def do_GET(self) -> None:  # no GET route (vLLM's /version included): 501, as http.server says
+                server.log.append({"path": self.path, "method": "GET"})
+                self.send_error(501, "Unsupported method ('GET')")
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")

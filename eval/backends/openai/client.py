@@ -379,8 +379,8 @@ def probe(options: OpenAIOptions, name: str) -> ServerFeatures:
 
     async def _server_version(client: Any) -> str | None:
         """The version a vLLM server reports (``GET /version``); ``None`` where it reports none."""
-        try:
-            found = await client.get(root + "/version", cast_to=object)
+        try:  # optional: a server without the route (a 404, or a 501 that would be retried) has none
+            found = await client.with_options(max_retries=0).get(root + "/version", cast_to=object)
         except openai.APIError:
             return None
         value = found.get("version") if isinstance(found, dict) else None

@@ -259,6 +259,16 @@ def test_a_scoring_server_gives_the_continuation_sum(tmp_path: Path) -> None:
     assert results["backend"]["settings"]["prompt_logprobs"] is True
 
 
+def test_the_optional_version_route_is_asked_once_without_retries(tmp_path: Path) -> None:
+    """A server without ``GET /version`` (a 501 here, which the client would retry with back-off for
+    about 12 s) is asked once and recorded without a version."""
+    with StandInServer(scoring="vllm") as server:
+        assert main(_eval(server, tmp_path / "run", "--limit", "1")) == 0
+    assert [r["path"] for r in server.log if r.get("method") == "GET"] == ["/version"]
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["environment"]["server_version"] is None
+
+
 def test_a_server_that_ignores_the_cache_option_is_sent_none() -> None:
     """vLLM 0.32's server: no cached-token counts, so scoring requests never ask to read the cache."""
     with StandInServer(scoring="vllm") as server, tempfile.TemporaryDirectory() as tmp:
