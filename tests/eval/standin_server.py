@@ -85,6 +85,8 @@ class StandInServer:
         self.answer = answer
         self.slow_seconds = slow_seconds
         self.log: list[dict[str, Any]] = []
+        self.gets: list[str] = []
+        """The paths of GET requests (none is answered: 501)."""
         """Every request: ``path``, ``auth`` (Authorization header), ``body`` (parsed JSON), ``action``."""
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -235,7 +237,7 @@ class StandInServer:
                     self.wfile.write(data)
 
             def do_GET(self) -> None:  # no GET route (vLLM's /version included): 501, as http.server says
-                server.log.append({"path": self.path, "method": "GET"})
+                server.gets.append(self.path)
                 self.send_error(501, "Unsupported method ('GET')")
 
             def do_POST(self) -> None:

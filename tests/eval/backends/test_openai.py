@@ -264,7 +264,7 @@ def test_the_optional_version_route_is_asked_once_without_retries(tmp_path: Path
     about 12 s) is asked once and recorded without a version."""
     with StandInServer(scoring="vllm") as server:
         assert main(_eval(server, tmp_path / "run", "--limit", "1")) == 0
-    assert [r["path"] for r in server.log if r.get("method") == "GET"] == ["/version"]
+    assert server.gets == ["/version"]
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["environment"]["server_version"] is None
 
