@@ -246,7 +246,7 @@ def load_profile(args: argparse.Namespace, workdir: Path) -> Any:
     """The adapter of ``args.profile`` (see module docstring)."""
     from mmspubench.eval.backends.transformers.adapter import TransformersVLM
     from mmspubench.eval.backends.transformers.loading import load_model
-    from mmspubench.eval.modelio.hooks import hooks_for
+    from mmspubench.eval.checkpoint.hooks import hooks_for
     from mmspubench.eval.protocol import ModelInfo
 
     if args.profile == "bundled":

@@ -97,7 +97,7 @@ class TransformersAnnotator:
 
     def answer(self, requests: Sequence[Request], schema: dict[str, Any], attempt: int) -> list[str]:
         import torch
-        from mmspubench.eval.modelio.encoding import to_model
+        from mmspubench.eval.checkpoint.encoding import to_model
         from xgrammar.contrib.hf import LogitsProcessor
 
         grammar = self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=False)
@@ -212,8 +212,8 @@ class VLLMAnnotator:
     def __init__(self, model: str, *, max_new_tokens: int, seed: int) -> None:
         from mmspubench.eval.backends import vllm
         from mmspubench.eval.backends.vllm.engine import load_vllm
-        from mmspubench.eval.modelio.hub import resolve_model
-        from mmspubench.eval.modelio.processors import check_image_model
+        from mmspubench.eval.checkpoint.hub import resolve_model
+        from mmspubench.eval.checkpoint.processors import check_image_model
         from transformers import AutoConfig
 
         folder, _ = resolve_model(model)

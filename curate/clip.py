@@ -1,7 +1,7 @@
 """Zero-shot CLIP: class-name text embeddings once, image embeddings per batch, ranks of the truth.
 
 The model is found like eval's models (a local folder or a Hub id through
-:func:`mmspubench.eval.modelio.hub.resolve_model`) and loaded with ``from_pretrained``. Ranking is
+:func:`mmspubench.eval.checkpoint.hub.resolve_model`) and loaded with ``from_pretrained``. Ranking is
 plain numpy on the float32 logits: classes are ordered by logit, best first, ties broken by the
 class order; the 1-based rank of the true class is its place in that order.
 """
@@ -81,7 +81,7 @@ def rank_rows(logits: np.ndarray, truth: Sequence[int], names: Sequence[str]) ->
 
 def load_clip(name: str, device: str = "cpu") -> tuple[Any, Any, str | None]:
     """``(model, processor, revision)`` of a CLIP-style dual encoder, in eval mode."""
-    from mmspubench.eval.modelio.hub import resolve_model
+    from mmspubench.eval.checkpoint.hub import resolve_model
     from transformers import AutoModel, AutoProcessor
 
     folder, revision = resolve_model(name)

@@ -165,11 +165,11 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 
 def test_the_shared_model_modules_sit_below_every_backend() -> None:
-    """``eval/modelio`` imports no backend, and no backend imports another one's modules: what two
-    engines share lives in ``modelio`` (the registry imports every declaration)."""
+    """``eval/checkpoint`` imports no backend, and no backend imports another one's modules: what two
+    engines share lives in ``checkpoint`` (the registry imports every declaration)."""
     bad = [
         f"{path.relative_to(ROOT).as_posix()} imports {name}"
-        for path in sorted((ROOT / "eval" / "modelio").rglob("*.py"))
+        for path in sorted((ROOT / "eval" / "checkpoint").rglob("*.py"))
         for name in _imports(path)
         if name.startswith("mmspubench.eval.backends")
     ]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends.transformers.loading import load_model
-from mmspubench.eval.modelio.hub import resolve_model
+from mmspubench.eval.checkpoint.hub import resolve_model
 from mmspubench.eval.tiny.tokenizer import TINY_CHAT_TEMPLATE, train_tokenizer
 
 from tests.eval.tiny_models import tiny_model_dir

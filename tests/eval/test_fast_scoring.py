@@ -12,7 +12,7 @@ from mmspubench.eval.backends.transformers import fast_families, fast_scoring, s
 from mmspubench.eval.backends.transformers.adapter import TransformersVLM
 from mmspubench.eval.backends.transformers.loading import load_model
 from mmspubench.eval.backends.transformers.prefix_plan import TokenView, make_plan, split_passes
-from mmspubench.eval.modelio import encoding
+from mmspubench.eval.checkpoint import encoding
 from mmspubench.eval.protocol import ScoreRequest
 
 from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir

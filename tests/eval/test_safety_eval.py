@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import results
-from mmspubench.eval.modelio.hub import resolve_model
+from mmspubench.eval.checkpoint.hub import resolve_model
 from mmspubench.eval.records import SampleResult
 
 from tests.helpers.run_folders import eval_run, fake_config

@@ -12,8 +12,8 @@ import torch
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends.transformers.adapter import TransformersVLM
 from mmspubench.eval.backends.transformers.loading import load_model
-from mmspubench.eval.modelio.encoding import collate
-from mmspubench.eval.modelio.hooks import hooks_for
+from mmspubench.eval.checkpoint.encoding import collate
+from mmspubench.eval.checkpoint.hooks import hooks_for
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo, ScoreRequest
 
 from tests.eval.tiny_models import FAMILIES, make_image, tiny_model_dir
@@ -166,7 +166,7 @@ def test_hand_computed_log_probabilities(session_cache: Path, with_logits_to_kee
 
 
 def test_collate_pads_sequences_right_and_images_to_a_common_shape() -> None:
-    from mmspubench.eval.modelio.encoding import EncodedRequest
+    from mmspubench.eval.checkpoint.encoding import EncodedRequest
 
     a = EncodedRequest(
         inputs={

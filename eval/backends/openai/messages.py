@@ -57,12 +57,12 @@ def data_url(image: Image) -> str:
 
 class ImageUrls:
     """The data URLs of one call's images, keyed by content
-    (:class:`~mmspubench.eval.modelio.encoding.ImageKeys`): each distinct picture is encoded once
+    (:class:`~mmspubench.eval.checkpoint.encoding.ImageKeys`): each distinct picture is encoded once
     (an item's letters and conditions share it), and an intervened image, even one pixel away from
     the published one, gets its own URL, tokenization and cache wave."""
 
     def __init__(self, images: Sequence[Image | None]) -> None:
-        from mmspubench.eval.modelio.encoding import ImageKeys
+        from mmspubench.eval.checkpoint.encoding import ImageKeys
 
         self._keys = ImageKeys()
         self._urls: dict[str, str] = {}

@@ -12,7 +12,7 @@ Build it with :func:`mmspubench.eval.backends.transformers.loading.load_model`. 
   choice is made once, here, when the adapter is built: ``scorer_used`` and
   ``scorer_fallback_reason`` say what runs, and ``info`` carries them into results.json.
 
-The scorers read the pieces of :class:`~mmspubench.eval.modelio.encoding.ScoringModel` from the adapter:
+The scorers read the pieces of :class:`~mmspubench.eval.checkpoint.encoding.ScoringModel` from the adapter:
 ``model``, ``processor``, ``hooks``, ``batch_size``, ``pad_token_id``, ``accepts_logits_to_keep``
 and :meth:`add_special_tokens_for`.
 """
@@ -27,12 +27,17 @@ from typing import TYPE_CHECKING, Any
 
 from mmspubench.eval.backends.transformers import fast_scoring, scoring
 from mmspubench.eval.backends.transformers import output_head as heads
+from mmspubench.eval.checkpoint.chat import render_chat, render_text_chat
+from mmspubench.eval.checkpoint.encoding import (
+    EncodedRequest,
+    add_special_tokens_for,
+    encode_request,
+    to_model,
+)
+from mmspubench.eval.checkpoint.hooks import FamilyHooks
+from mmspubench.eval.checkpoint.prefix_lm import DROPPED_OUTPUTS
 from mmspubench.eval.config import SCORERS
 from mmspubench.eval.environment import model_settings
-from mmspubench.eval.modelio.chat import render_chat, render_text_chat
-from mmspubench.eval.modelio.encoding import EncodedRequest, add_special_tokens_for, encode_request, to_model
-from mmspubench.eval.modelio.hooks import FamilyHooks
-from mmspubench.eval.modelio.prefix_lm import DROPPED_OUTPUTS
 from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest, ScorerTally
 
 if TYPE_CHECKING:
@@ -157,7 +162,7 @@ class TransformersVLM:
 
     def render(self, prompt: ChatPrompt) -> str:
         """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix
-        (:func:`~mmspubench.eval.modelio.chat.render_chat`)."""
+        (:func:`~mmspubench.eval.checkpoint.chat.render_chat`)."""
         return render_chat(self.processor, self.hooks, prompt)
 
     text_only = True
@@ -176,7 +181,7 @@ class TransformersVLM:
     def encode(self, request: ScoreRequest) -> EncodedRequest:
         """Processor outputs for context + continuation and the context's token count (checked prefix).
 
-        This is the one tokenization every scorer uses; see :func:`mmspubench.eval.modelio.encoding.encode_request`.
+        This is the one tokenization every scorer uses; see :func:`mmspubench.eval.checkpoint.encoding.encode_request`.
         """
         return encode_request(
             self.processor, request, add_special_tokens=self.add_special_tokens_for(request.context)

@@ -16,7 +16,7 @@ shared token prefix (``mmspubench.eval.backends.transformers.prefix_plan``) and 
 
 The score is the same quantity as the plain scorer's: the sum of float32 log-probabilities over
 exactly the continuation tokens of ``tokenize(context + continuation)``, after the check that
-``tokenize(context)`` is a prefix of it (both scorers encode with ``mmspubench.eval.modelio.encoding``).
+``tokenize(context)`` is a prefix of it (both scorers encode with ``mmspubench.eval.checkpoint.encoding``).
 
 Reuse is exact only where a token's hidden states depend on earlier tokens alone, the cache is a
 per-layer key/value store and the attention takes a custom mask (``sdpa``, ``eager``). Which
@@ -43,7 +43,7 @@ from mmspubench.eval.backends.transformers.fast_families import (
 )
 from mmspubench.eval.backends.transformers.prefix_plan import Plan, TokenView, make_plan
 from mmspubench.eval.backends.transformers.suffix_packing import CallNotExact, Packed, pack, position_ids
-from mmspubench.eval.modelio.encoding import Encoded, ImageKeys, ScoringModel, encode, encode_all, to_model
+from mmspubench.eval.checkpoint.encoding import Encoded, ImageKeys, ScoringModel, encode, encode_all, to_model
 
 __all__ = [
     "EXACT_FAMILIES",

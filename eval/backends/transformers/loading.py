@@ -12,11 +12,11 @@ from typing import Any
 
 from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.backends.transformers.adapter import TransformersVLM
+from mmspubench.eval.checkpoint import model_checks
+from mmspubench.eval.checkpoint.hooks import FamilyHooks, hooks_for
+from mmspubench.eval.checkpoint.hub import resolve_model
+from mmspubench.eval.checkpoint.processors import check_image_model, load_processor, missing_package_error
 from mmspubench.eval.config import RunConfig, check_values
-from mmspubench.eval.modelio import model_checks
-from mmspubench.eval.modelio.hooks import FamilyHooks, hooks_for
-from mmspubench.eval.modelio.hub import resolve_model
-from mmspubench.eval.modelio.processors import check_image_model, load_processor, missing_package_error
 from mmspubench.eval.protocol import ModelInfo
 
 

@@ -1,14 +1,14 @@
 """Plain continuation scoring: one full forward pass per (image, context + continuation).
 
 The reference the fast scorer (``mmspubench.eval.backends.transformers.fast_scoring``) is tested equal to; both encode
-with :func:`mmspubench.eval.modelio.encoding.encode_request` (see that module for which tokens are scored).
+with :func:`mmspubench.eval.checkpoint.encoding.encode_request` (see that module for which tokens are scored).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mmspubench.eval.modelio.encoding import (
+from mmspubench.eval.checkpoint.encoding import (
     EncodedRequest,
     ScoringModel,
     collate,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mmspubench.eval.modelio.encoding import Encoded
+from mmspubench.eval.checkpoint.encoding import Encoded
 
 if TYPE_CHECKING:
     import torch

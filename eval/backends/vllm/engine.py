@@ -1,9 +1,9 @@
 """``--backend vllm``: the offline vLLM engine behind the model Protocol.
 
 The prompt is rendered and tokenized here, by the model's own processor, exactly as the
-transformers adapter does it (:func:`~mmspubench.eval.modelio.chat.render_chat`, the BOS rule
-:func:`~mmspubench.eval.modelio.encoding.add_special_tokens_for` and the prefix rule and checks of
-:func:`~mmspubench.eval.modelio.encoding.encode_request`); vLLM receives token ids (``TokensPrompt``) with
+transformers adapter does it (:func:`~mmspubench.eval.checkpoint.chat.render_chat`, the BOS rule
+:func:`~mmspubench.eval.checkpoint.encoding.add_special_tokens_for` and the prefix rule and checks of
+:func:`~mmspubench.eval.checkpoint.encoding.encode_request`); vLLM receives token ids (``TokensPrompt``) with
 the image, expands the image placeholder itself, and returns the prompt log-probabilities.
 
 - ``score``: one request per (image, context + continuation) with ``prompt_logprobs=0`` and one
@@ -15,7 +15,7 @@ the image, expands the image placeholder itself, and returns the prompt log-prob
   included, and everything after the last one), so both backends score the same tokens.
 - ``generate``: greedy decoding; the new tokens are decoded by the same processor as transformers.
 - Text-only prompts (the blind view, ``--blind-image none``): :meth:`VLLMModel.render_text`
-  renders the chat without the image (:func:`~mmspubench.eval.modelio.chat.render_text_chat`), and
+  renders the chat without the image (:func:`~mmspubench.eval.checkpoint.chat.render_text_chat`), and
   a request whose image is ``None`` goes to vLLM as token ids without ``multi_modal_data``, under
   the same prefix rule and token checks; its cache group is its context's tokens (the four letters
   of one blind question share them), never an image.
@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.backends.vllm.cache import CacheCounts, score_reading_cache
-from mmspubench.eval.modelio.chat import render_chat, render_text_chat
-from mmspubench.eval.modelio.encoding import ImageKeys, add_special_tokens_for, encode_request
+from mmspubench.eval.checkpoint.chat import render_chat, render_text_chat
+from mmspubench.eval.checkpoint.encoding import ImageKeys, add_special_tokens_for, encode_request
 from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest
 
 if TYPE_CHECKING:
     from mmspubench.eval.backends.vllm import Options as VLLMOptions
-    from mmspubench.eval.modelio.hooks import FamilyHooks
+    from mmspubench.eval.checkpoint.hooks import FamilyHooks
     from PIL.Image import Image
 
 PREFIX_CACHE = FastPath(
@@ -263,7 +263,7 @@ def cache_key(
 ) -> tuple[str | None, tuple[int, ...]]:
     """The prefix-cache group of one scoring request (:mod:`~mmspubench.eval.backends.vllm.cache`).
 
-    With an image (``image``: its content key, :class:`~mmspubench.eval.modelio.encoding.ImageKeys`,
+    With an image (``image``: its content key, :class:`~mmspubench.eval.checkpoint.encoding.ImageKeys`,
     so an intervened image, even one pixel away from the published one, is a group of its own, as
     it is in vLLM's own cache, which hashes the pixels): the image and our tokens up to and including
     its placeholder, so an item's conditions, letters and four rotations form one group that reads
@@ -355,11 +355,11 @@ def _platform_defaults(engine_args: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_vllm(model: str, options: VLLMOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
     """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``."""
+    from mmspubench.eval.checkpoint.hooks import hooks_for
+    from mmspubench.eval.checkpoint.hub import resolve_model
+    from mmspubench.eval.checkpoint.model_checks import check_template
+    from mmspubench.eval.checkpoint.processors import load_processor
     from mmspubench.eval.config import DTYPES
-    from mmspubench.eval.modelio.hooks import hooks_for
-    from mmspubench.eval.modelio.hub import resolve_model
-    from mmspubench.eval.modelio.model_checks import check_template
-    from mmspubench.eval.modelio.processors import load_processor
     from transformers import AutoConfig
 
     if dtype not in DTYPES:

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from mmspubench.eval import interventions, prompts
 from mmspubench.eval.backends.vllm.engine import request_keys
-from mmspubench.eval.modelio.encoding import ImageKeys
+from mmspubench.eval.checkpoint.encoding import ImageKeys
 from mmspubench.eval.protocol import ScoreRequest
 from PIL import Image
 

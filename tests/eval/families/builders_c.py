@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mmspubench.eval.modelio.families import without_video
+from mmspubench.eval.checkpoint.families import without_video
 
 from tests.eval.families.common import (
     SEED,

@@ -12,7 +12,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
 from mmspubench.eval.backends.transformers import fast_families, fast_scoring, scoring, suffix_packing
 from mmspubench.eval.backends.transformers.loading import load_model
-from mmspubench.eval.modelio import encoding, families, prefix_lm
+from mmspubench.eval.checkpoint import encoding, families, prefix_lm
 from mmspubench.eval.protocol import ScoreRequest
 
 from tests.eval.families.registry import family_dir

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mmspubench.eval.modelio.hooks import FamilyHooks
+from mmspubench.eval.checkpoint.hooks import FamilyHooks
 from mmspubench.eval.protocol import ChatPrompt
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.errors import MMSpuBenchError
 
 if TYPE_CHECKING:
-    from mmspubench.eval.modelio.encoding import EncodedRequest
+    from mmspubench.eval.checkpoint.encoding import EncodedRequest
     from mmspubench.eval.protocol import ScoreRequest
 
 PLAIN_PROMPT_TEMPLATE = (
@@ -56,8 +56,8 @@ def encode_prefix_lm(processor: Any, request: ScoreRequest, *, add_special_token
     The continuation tokens are those the processor marks as suffix (``token_type_ids == 1``) without
     the end-of-sequence token it appends; the prompt alone must encode to the same leading tokens.
     """
-    from mmspubench.eval.modelio.encoding import EncodedRequest
-    from mmspubench.eval.modelio.hooks import SEQUENCE_KEYS
+    from mmspubench.eval.checkpoint.encoding import EncodedRequest
+    from mmspubench.eval.checkpoint.hooks import SEQUENCE_KEYS
 
     kwargs = {"return_tensors": "pt", "add_special_tokens": add_special_tokens}
     full = processor(images=[request.image], text=[request.context], suffix=[request.continuation], **kwargs)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError, first_line
-from mmspubench.eval.modelio import prefix_lm
-from mmspubench.eval.modelio.families import missing_package
-from mmspubench.eval.modelio.hooks import FamilyHooks
+from mmspubench.eval.checkpoint import prefix_lm
+from mmspubench.eval.checkpoint.families import missing_package
+from mmspubench.eval.checkpoint.hooks import FamilyHooks
 
 
 def check_image_model(name: str, config: Any, trust_remote_code: bool) -> None:

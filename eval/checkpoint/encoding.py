@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.modelio import prefix_lm
-from mmspubench.eval.modelio.hooks import SEQUENCE_KEYS, FamilyHooks
+from mmspubench.eval.checkpoint import prefix_lm
+from mmspubench.eval.checkpoint.hooks import SEQUENCE_KEYS, FamilyHooks
 from mmspubench.eval.protocol import ScoreRequest
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ model's own chat template. The few places where a family needs something else li
 a named function, chosen by the config's ``model_type`` in :func:`hooks_for`:
 
 - ``load_processor``: how the processor is built: the folder's processor class without its video
-  part (video processors need torchvision; see :mod:`mmspubench.eval.modelio.families`).
+  part (video processors need torchvision; see :mod:`mmspubench.eval.checkpoint.families`).
 - ``position_ids``: explicit position ids for a forward pass. Families with 3-D (temporal, height,
   width) rotary positions (Qwen2-VL and its successors, GLM-4V) number text after an image from
   the image grid; the model would otherwise infer them from state kept between calls, so
@@ -75,10 +75,10 @@ class FamilyHooks:
 def hooks_for(model_type: str) -> FamilyHooks:
     """The hooks for a config ``model_type``: the same generic steps for every family.
 
-    The processor is built without a video part (:func:`mmspubench.eval.modelio.families.load_processor`)
+    The processor is built without a video part (:func:`mmspubench.eval.checkpoint.families.load_processor`)
     and positions come from the model's ``get_rope_index`` where it has one.
     """
-    from mmspubench.eval.modelio.families import load_processor
+    from mmspubench.eval.checkpoint.families import load_processor
 
     return FamilyHooks(
         model_type,

@@ -18,7 +18,7 @@ from typing import Any
 
 from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval import prompts
-from mmspubench.eval.modelio.hooks import FamilyHooks
+from mmspubench.eval.checkpoint.hooks import FamilyHooks
 
 _TEMPLATE_FAILURES = (TypeError, ValueError, KeyError, IndexError, AttributeError)
 """What a broken template raises besides jinja2's own errors (e.g. a filter applied to None)."""
@@ -27,7 +27,7 @@ _TEMPLATE_FAILURES = (TypeError, ValueError, KeyError, IndexError, AttributeErro
 def check_template(name: str, processor: Any, hooks: FamilyHooks) -> None:
     """Render the multiple-choice and the CGL prompt once; one line if the template fails."""
     import jinja2
-    from mmspubench.eval.modelio.chat import render_chat
+    from mmspubench.eval.checkpoint.chat import render_chat
 
     probes = [
         prompts.mcq_prompt("Which object is shown?", ("cat", "dog", "car", "cup"), "generate"),
