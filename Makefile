@@ -22,6 +22,8 @@
 #   PYTHON       the interpreter that creates it (default python3, 3.10 or newer; 3.11+ for `make test`)
 #   PYTEST_ARGS  passed to pytest, e.g. PYTEST_ARGS="-k readme -x"
 #   WORKERS      test processes of the fast suite (default auto: one per core, pytest-xdist; 0: none)
+#   LATEST_SAME_AS  a venv folder (CI: .venv-ci): `make test-latest` skips its tests when .venv-latest
+#                holds exactly that folder's versions (requirements/same-versions.sh)
 #   LOCK_ARGS    passed to uv by `make lock`: --upgrade takes the newest allowed versions of everything
 
 PYTHON ?= python3
@@ -30,6 +32,7 @@ TORCH_INDEX ?=
 PYTEST_ARGS ?=
 WORKERS ?= auto
 LOCK_ARGS ?=
+LATEST_SAME_AS ?=
 TORCH := torch==2.13.0
 UV := uv==0.13.9
 LATEST := .venv-latest
@@ -95,6 +98,8 @@ lock:
 # stays at TORCH): a new release that breaks the suite shows here before a user meets it. Then the
 # whole family matrix (every family's tiny model through eval, fast CGLs against plain), whose
 # exactness rests on how the newest transformers computes attention and the output head.
+# LATEST_SAME_AS=FOLDER (CI: .venv-ci): skip the tests when .venv-latest holds exactly FOLDER's versions.
+SAME_GUARD = $(if $(LATEST_SAME_AS),requirements/same-versions.sh $(LATEST_SAME_AS) $(LATEST) || ,)
 test-latest:
 	rm -rf $(LATEST)
 	$(call new_venv,$(LATEST))
@@ -102,8 +107,8 @@ test-latest:
 	$(LATEST)/bin/python -m pip install -q $(TORCH)$(if $(TORCH_INDEX), --index-url $(TORCH_INDEX))
 	echo "$(TORCH)" > $(LATEST)/torch-pin.txt
 	$(QUIET_EDITABLE) $(LATEST)/bin/python -m pip install -q --upgrade --upgrade-strategy eager -c $(LATEST)/torch-pin.txt -e ".[dev]"
-	HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest -n $(WORKERS)$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
-	HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest -q -m slow tests/eval/families
+	$(SAME_GUARD)HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest -n $(WORKERS)$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
+	$(SAME_GUARD)HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest -q -m slow tests/eval/families
 
 # new_venv FOLDER: a virtual environment made by PYTHON, which must be 3.10 or newer.
 new_venv = @$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' && $(PYTHON) -m venv $(1) || { echo "make: cannot create $(1) with $(PYTHON): Python 3.10+ with venv is needed (Debian/Ubuntu: apt install python3-venv)" >&2; rm -rf $(1); exit 2; }

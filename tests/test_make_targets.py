@@ -118,6 +118,38 @@ def test_test_latest_installs_the_newest_versions_in_a_venv_of_its_own(installed
 
 
 @pytest.mark.process
+def test_test_latest_skips_its_tests_only_on_the_versions_already_tested(installed: Path) -> None:
+    lines = _make(installed, "-n", "test-latest", "LATEST_SAME_AS=.venv-ci").stdout.splitlines()
+    guard = "requirements/same-versions.sh .venv-ci .venv-latest || "
+    assert lines[-2] == guard + "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest -n auto"
+    assert lines[-1] == guard + "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest -q -m slow tests/eval/families"
+
+
+def _fake_dist(venv: Path, name: str, version: str) -> None:
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+@pytest.mark.process
+def test_same_versions_compares_every_distribution_but_the_project(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for venv in (a, b):
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        _fake_dist(venv, "mm_spubench", "0.1.0" if venv == a else "0.2.0")  # the project: aside
+        _fake_dist(venv, "transformers", "5.24.0")
+    script = str(ROOT / "requirements" / "same-versions.sh")
+    same = subprocess.run([script, str(a), str(b)], capture_output=True, text=True)
+    assert same.returncode == 0 and "its tests are not repeated" in same.stdout
+    _fake_dist(b, "regex", "2026.12.2")
+    differs = subprocess.run([script, str(a), str(b)], capture_output=True, text=True)
+    assert differs.returncode == 1 and "regex==2026.12.2" in differs.stderr
+    missing = subprocess.run([script, str(a), str(tmp_path / "none")], capture_output=True, text=True)
+    assert missing.returncode == 1  # the tests run when the comparison cannot be made
+
+
+@pytest.mark.process
 def test_make_test_runs_the_fast_suite_on_every_core(installed: Path) -> None:
     """pytest-xdist (in the dev lock): one worker per core; WORKERS=0 runs the tests in one process."""
     assert _make(installed, "-n", "test").stdout.splitlines()[-1] == (
@@ -138,7 +170,7 @@ def test_ci_ends_with_the_suite_on_the_newest_versions() -> None:
     """After everything else (it reinstalls from scratch), and a failure there fails CI."""
     commands = _commands((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
     slow = next(index for index, command in enumerate(commands) if "pytest -m slow" in command)
-    assert slow == len(commands) - 2 and commands[-1].startswith("make test-latest || {")
+    assert slow == len(commands) - 2 and commands[-1].startswith("make test-latest LATEST_SAME_AS=.venv-ci || {")
     assert commands[-1].endswith("exit 1; }")
 
 
