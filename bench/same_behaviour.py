@@ -12,6 +12,7 @@ are set aside (they differ between any two runs).
 Examples:
   python bench/same_behaviour.py --out /tmp/before            # record (about 5 minutes on 2 cores)
   python bench/same_behaviour.py --out /tmp/after --against /tmp/before
+  python bench/same_behaviour.py --out /tmp/after --against /tmp/before --compare-only
 """
 
 from __future__ import annotations
@@ -84,15 +85,28 @@ def record(out: Path) -> None:
     for name, args in REFUSALS.items():
         done = _cli(args, out / "work")
         texts[f"refusal {name}"] = {"rc": done.returncode, "stderr": done.stderr}
+    texts["checkout"] = str(CHECKOUT)
     (out / "texts.json").write_text(json.dumps(texts, indent=1, sort_keys=True) + "\n")
 
 
-def _results(path: Path) -> dict[str, Any]:
-    obj = json.loads(path.read_text())
+CHECKOUT = Path(__file__).resolve().parents[1]
+"""The checkout this script is in (whose code a recording runs): the bundled model's path is in it."""
+
+
+def _checkout(folder: Path, texts: dict[str, Any]) -> str:
+    """The checkout a recording ran from: recorded, or (an older recording) the bundled model's."""
+    if "checkout" in texts:
+        return str(texts.pop("checkout"))
+    model = json.loads((folder / "runs" / "default" / "results.json").read_text())["model"]["path"]
+    return str(model).split("/eval/assets/")[0]
+
+
+def _results(path: Path, checkout: str, out: Path) -> dict[str, Any]:
+    text = path.read_text().replace(checkout, "CHECKOUT").replace(str(out), "OUT")
+    obj = json.loads(text)
     obj.pop("timing", None)
     obj.pop("created_at", None)
-    for key in ("git", "git_commit", "git_dirty", "checkout"):
-        obj.get("environment", {}).pop(key, None)
+    obj.get("environment", {}).pop("git", None)
     return obj
 
 
@@ -106,18 +120,20 @@ def _samples(path: Path) -> list[dict[str, Any]]:
 def compare(old: Path, new: Path) -> list[str]:
     """Each difference between two recorded folders, one line each."""
     faults: list[str] = []
+    before, after = (json.loads((d / "texts.json").read_text()) for d in (old, new))
+    old_checkout, new_checkout = _checkout(old, before), _checkout(new, after)
     for name in RUNS:
         a, b = old / "runs" / name, new / "runs" / name
-        if _results(a / "results.json") != _results(b / "results.json"):
+        if _results(a / "results.json", old_checkout, old) != _results(b / "results.json", new_checkout, new):
             faults.append(f"run {name}: results.json differs")
         if _samples(a / "samples.jsonl") != _samples(b / "samples.jsonl"):
             faults.append(f"run {name}: samples.jsonl differs")
         if (old / f"plot-{name}.png").read_bytes() != (new / f"plot-{name}.png").read_bytes():
             faults.append(f"report --plot {name}: the PNG differs")
-    for png in ("compare.png", "compare.json"):
-        if (old / png).read_bytes() != (new / png).read_bytes():
-            faults.append(f"{png} differs")
-    before, after = (json.loads((d / "texts.json").read_text()) for d in (old, new))
+    if (old / "compare.png").read_bytes() != (new / "compare.png").read_bytes():
+        faults.append("compare.png differs")
+    if _results(old / "compare.json", old_checkout, old) != _results(new / "compare.json", new_checkout, new):
+        faults.append("compare.json differs")
     for key in sorted(set(before) | set(after)):
         if json.dumps(before.get(key)).replace(str(old), "OUT") != json.dumps(after.get(key)).replace(
             str(new), "OUT"
@@ -132,8 +148,10 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, required=True, help="folder to record into (must not exist)")
     parser.add_argument("--against", type=Path, help="a folder recorded before: print what differs")
+    parser.add_argument("--compare-only", action="store_true", help="--out is recorded already: only compare")
     args = parser.parse_args()
-    record(args.out)
+    if not args.compare_only:
+        record(args.out)
     if args.against is None:
         print(f"recorded {len(RUNS)} runs and {len(COMMANDS)} help texts into {args.out}")
         return 0
