@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
-from mmspubench.eval.parse import answer_parser
+from mmspubench.eval.replies.parse import answer_parser
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
 from mmspubench.eval.records import Answer
 

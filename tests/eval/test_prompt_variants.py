@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import config, prompts
-from mmspubench.eval.parse import parse_final_answer
+from mmspubench.eval.replies.parse import parse_final_answer
 from mmspubench.eval.protocol import ChatPrompt
 
 from .fakes import FakeModel, make_dataset

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from mmspubench.eval.parse import parse_answer
+from mmspubench.eval.replies.parse import parse_answer
 
 OPTIONS = ["a red car", "a blue bus", "a green bike", "a yellow taxi"]
 
