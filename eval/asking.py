@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
-from mmspubench.eval.parse import answer_parser
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
 from mmspubench.eval.records import Answer
+from mmspubench.eval.replies.parse import answer_parser
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig

@@ -98,7 +98,7 @@ class PromptVariant:
     mcq_user: str = MCQ_USER
     """User text of the multiple-choice prompt (``{question}``, ``{options}``, maybe ``{hint}``)."""
     final_answer: bool = False
-    """The answer is read from the final ``Answer: <letter>`` line (:func:`~mmspubench.eval.parse.parse_final_answer`)."""
+    """The answer is read from the final ``Answer: <letter>`` line (:func:`~mmspubench.eval.replies.parse.parse_final_answer`)."""
     generate_only: bool = False
     """Needs ``--answer-mode generate`` (the answer follows generated text)."""
     max_new_tokens: int = 16

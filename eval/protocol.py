@@ -49,6 +49,29 @@ class ScoreRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Generation:
+    """One generated reply as the engine returned it."""
+
+    text: str
+    """The whole generated text; reasoning markers kept even when they are special tokens."""
+    reasoning: str | None = None
+    """Reasoning the server returned apart (``reasoning_content``); ``None`` when none."""
+    finish_reason: str | None = None
+    """``stop``, ``length`` (cut by the token budget) or ``None`` (unknown)."""
+    prompt_tokens: int | None = None
+    """Tokens of the prompt; ``None`` when unknown."""
+    completion_tokens: int | None = None
+    """All generated tokens, reasoning included; ``None`` when unknown."""
+    reasoning_tokens: int | None = None
+    """Of the generated tokens, those of the reasoning; ``None`` when unknown."""
+
+
+def as_generation(reply: str | Generation) -> Generation:
+    """``reply`` as a :class:`Generation`: a plain string (plug-in backends, test fakes) is its text."""
+    return reply if isinstance(reply, Generation) else Generation(text=reply)
+
+
+@dataclass(frozen=True, slots=True)
 class ModelInfo:
     """What results.json records about the model."""
 

@@ -243,7 +243,7 @@ def _check_prediction(sample: SampleResult, item: PublishedItem, config: RunConf
     """In generate mode every answer (published, rotated, blind, intervened) is what the run's
     parser reads from its raw output against this item's options as shown: the prediction
     re-derived exactly as ``eval`` derived it, whether it reads as another letter or as none."""
-    from mmspubench.eval.parse import answer_parser
+    from mmspubench.eval.replies.parse import answer_parser
 
     if config.answer_mode != "generate":
         return

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import config, prompts
-from mmspubench.eval.parse import parse_final_answer
 from mmspubench.eval.protocol import ChatPrompt
+from mmspubench.eval.replies.parse import parse_final_answer
 
 from .fakes import FakeModel, make_dataset
 

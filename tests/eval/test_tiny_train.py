@@ -217,7 +217,7 @@ def test_shipped_weights_load_answer_and_score(name: str) -> None:
     from mmspubench.dataset_builder.synth.generate import generate_items
     from mmspubench.dataset_builder.synth.vocab import CLASSES
     from mmspubench.eval.backends.transformers.loading import load_model
-    from mmspubench.eval.parse import parse_answer
+    from mmspubench.eval.replies.parse import parse_answer
 
     folder = ASSETS / name
     training = json.loads((folder / "training.json").read_text())

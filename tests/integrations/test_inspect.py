@@ -108,7 +108,7 @@ def test_mockllm_gets_our_prompt_and_its_figures_are_ours(published: Path, tmp_p
     log = _run(get_model("mockllm/model", custom_outputs=reply), tmp_path)
     assert sorted(seen) == sorted(s.user_text for s in split.values())
     assert log.samples is not None
-    from mmspubench.eval.parse import parse_answer
+    from mmspubench.eval.replies.parse import parse_answer
 
     pairs = []
     for sample in log.samples:

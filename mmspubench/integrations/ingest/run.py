@@ -22,8 +22,8 @@ from mmspubench.dataset_builder.hub import is_hub_id
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.parse import parse_answer
 from mmspubench.eval.records import Answer, InterventionAnswer, Rotation, SampleResult
+from mmspubench.eval.replies.parse import parse_answer
 from mmspubench.eval.run_stamp import model_identity, run_stamp
 from mmspubench.eval.views.confounds import metrics as metrics_confounds
 from mmspubench.eval.views.interventions.images import Shown

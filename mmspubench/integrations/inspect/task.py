@@ -4,7 +4,7 @@ Run it with ``inspect eval mmspubench/mm_spubench --model mmspubench/bundled -T 
 (from any folder but the repository root, where ``mmspubench/`` is a folder of task files to
 Inspect). The samples are our items (sample id = item id) with our prompt: the system turn, then
 one user turn holding the image first and the multiple-choice text of ``mmspubench eval``. The
-solver asks for one greedy answer, reads it with our parser (``mmspubench.eval.parse``) and marks
+solver asks for one greedy answer, reads it with our parser (``mmspubench.eval.replies.parse``) and marks
 that choice, so Inspect's ``choice`` scorer scores what ``mmspubench eval`` scores. Inspect's own
 ``multiple_choice`` solver is not used: it writes options as ``A) text`` and reads only
 ``ANSWER: X``, so its prompt and its answers would differ from ours.
@@ -25,7 +25,7 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics as our_metrics
 from mmspubench.eval import prompts
-from mmspubench.eval.parse import parse_answer, parse_final_answer
+from mmspubench.eval.replies.parse import parse_answer, parse_final_answer
 from mmspubench.integrations.inspect import interventions as inspect_interventions
 from mmspubench.integrations.inspect import views as inspect_views
 from mmspubench.integrations.inspect.args import (
@@ -64,7 +64,7 @@ def to_sample(split_item: SplitItem, variant_name: str = prompts.STANDARD) -> Sa
 
 @solver
 def mcq_answer(max_tokens: int = DEFAULT_MAX_TOKENS, final_answer: bool = False) -> Solver:
-    """One greedy answer, read by ``mmspubench.eval.parse.parse_answer`` (``parse_final_answer`` for
+    """One greedy answer, read by ``mmspubench.eval.replies.parse.parse_answer`` (``parse_final_answer`` for
     a variant that reasons first); the named choice is marked."""
     parse = parse_final_answer if final_answer else parse_answer
 

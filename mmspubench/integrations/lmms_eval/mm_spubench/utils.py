@@ -24,7 +24,7 @@ from typing import Any
 
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV, Item
 from mmspubench.eval import interventions, metrics, prompts
-from mmspubench.eval.parse import parse_answer
+from mmspubench.eval.replies.parse import parse_answer
 from mmspubench.eval.views.confounds import metrics as metrics_confounds
 
 METRIC = "mm_spubench_acc"

@@ -37,26 +37,39 @@ def _same_text(a: str, b: str) -> bool:
     return a.strip().casefold() == b.strip().casefold()
 
 
-def parse_answer(text: str, options: Sequence[str]) -> str | None:
-    """The option letter named by ``text``, or ``None`` when it names none or several (module doc)."""
+RULES = ("letter", "letter+text", "option-text")
+"""The rules that can name a letter, in the module doc's order (2, 3, 4)."""
+
+
+def parse_answer_rule(text: str, options: Sequence[str]) -> tuple[str | None, str | None]:
+    """The option letter named by ``text`` and the rule that named it (:data:`RULES`; the first
+    in that order when several name the same letter), or ``(None, None)`` (module doc)."""
     letters = ANSWER_LETTERS[: len(options)]
     raw = _LEAD.sub("", text.strip(), count=1).strip()
-    candidates: set[str] = set()
+    named: dict[str, set[str]] = {rule: set() for rule in RULES}
     for body in {raw, _normalise(text)}:
         only = _LETTER_ONLY.match(body)
         if only:
-            candidates.add(only.group(1) or only.group(2))
+            named["letter"].add(only.group(1) or only.group(2))
         with_text = _LETTER_TEXT.match(body)
         if with_text:
             letter = with_text.group(1) or with_text.group(2)
             rest = with_text.group(3).rstrip(".")
             if letter in letters and _same_text(rest, options[letters.index(letter)]):
-                candidates.add(letter)
+                named["letter+text"].add(letter)
         for letter, option in zip(letters, options, strict=True):
             if body and _same_text(body, option.rstrip(".")):
-                candidates.add(letter)
-    candidates &= set(letters)
-    return candidates.pop() if len(candidates) == 1 else None
+                named["option-text"].add(letter)
+    candidates = set().union(*named.values()) & set(letters)
+    if len(candidates) != 1:
+        return None, None
+    (letter,) = candidates
+    return letter, next(rule for rule in RULES if letter in named[rule])
+
+
+def parse_answer(text: str, options: Sequence[str]) -> str | None:
+    """The option letter named by ``text``, or ``None`` when it names none or several (module doc)."""
+    return parse_answer_rule(text, options)[0]
 
 
 _FINAL = re.compile(r"\banswer\s*\**\s*:", re.IGNORECASE)
