@@ -32,7 +32,11 @@ DEFAULT_ONLY = "the model accepts only its default temperature: answers are samp
 """``environment.generation.temperature_note`` of a run whose model refused ``temperature=0``."""
 
 _NAMED = re.compile(r"\b(" + "|".join(["temperature", "chat_template_kwargs", *OPTION_OF]) + r")\b")
-_UNKNOWN = re.compile(r"unsupported parameter|unrecognized|unknown|not permitted|extra|not supported", re.I)
+_UNSUPPORTED = re.compile(
+    r"unsupported|unrecognized|unknown|not permitted|extra|not supported|does not support|only the default",
+    re.I,
+)
+"""How a refusal says a parameter (or its value) is not taken at all, rather than out of range."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +93,10 @@ def adjusted(sampling: Sampling, err: BaseException) -> Sampling | None:
         return None
     param, text = found
     code = getattr(err, "code", None)
-    if param == "temperature" and sampling.greedy:
+    unsupported = code in ("unsupported_parameter", "unsupported_value") or bool(_UNSUPPORTED.search(text))
+    if param == "temperature" and sampling.greedy and unsupported:
         return replace(sampling, greedy=False)
-    unknown = code in ("unsupported_parameter", "unknown_parameter") or bool(_UNKNOWN.search(text))
-    if param == BUDGET and sampling.budget == BUDGET and unknown:
+    if param == BUDGET and sampling.budget == BUDGET and unsupported and code != "unsupported_value":
         return replace(sampling, budget=OLD_BUDGET)
     return None
 

@@ -15,13 +15,13 @@ pytest.importorskip("openai", reason="the api extra (openai) is not installed")
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends.openai import Options
-from mmspubench.eval.backends.openai.client import OpenAIModel, ServerFeatures
-from mmspubench.eval.backends.openai.sampling import DEFAULT_ONLY
+from mmspubench.eval.backends.openai.client import OpenAIModel, ServerFeatures, describe_error
+from mmspubench.eval.backends.openai.sampling import DEFAULT_ONLY, Sampling, adjusted, refusal_line
 from mmspubench.eval.backends.openai.server_answers import ServerReply, reasoning_count
 from mmspubench.eval.cli import main
 from mmspubench.eval.protocol import ChatPrompt, ModelInfo
 
-from tests.eval.standin_server import REASONING_MODEL, StandInServer
+from tests.eval.standin_server import REASONING_MODEL, REFUSALS, StandInServer
 
 KEY = "sk-test-reasoning-0123456789"
 THOUGHT = REASONING_MODEL["reasoning"]
@@ -188,3 +188,50 @@ def test_reasoning_tokens_are_summed_and_a_count_gone_wrong_is_not_counted() -> 
     assert reasoning_count(SimpleNamespace(completion_tokens=9, completion_tokens_details=details)) == 5
     wrong = SimpleNamespace(reasoning_tokens=-1)
     assert reasoning_count(SimpleNamespace(completion_tokens=9, completion_tokens_details=wrong)) is None
+
+
+class _Refusal(Exception):
+    """A 400 as the openai client raises it (``status_code``, ``body``, ``param``, ``code``)."""
+
+    def __init__(self, body: dict[str, Any], status: int = 400) -> None:
+        super().__init__(body.get("message"))
+        self.status_code, self.body = status, body
+        self.param, self.code = body.get("param"), body.get("code")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (REFUSALS["temperature"]["error"], Sampling(greedy=False)),
+        (REFUSALS["max_completion_tokens"], Sampling(budget="max_tokens")),
+        (
+            {"message": "Unrecognized request argument supplied: max_completion_tokens"},
+            Sampling("max_tokens"),
+        ),
+        # out of range, not unknown: no fallback (one line naming --max-new-tokens instead)
+        (
+            {
+                "message": "max_completion_tokens is too large: 900000. This model supports at most "
+                "100000 completion tokens, whereas you provided 900000.",
+                "param": "max_completion_tokens",
+                "code": "invalid_value",
+            },
+            None,
+        ),
+        ({"message": "temperature must be a number", "param": None, "code": 400}, None),
+        (REFUSALS["reasoning_effort"]["error"], None),
+        ({"message": "the prompt is too long", "param": None}, None),
+    ],
+)
+def test_which_refusals_the_first_request_answers(body: dict[str, Any], expected: Sampling | None) -> None:
+    assert adjusted(Sampling(), _Refusal(body)) == expected
+
+
+def test_a_refused_budget_value_is_one_line_naming_max_new_tokens() -> None:
+    body = {"message": "max_tokens is too large: 900000.", "param": "max_tokens", "code": "invalid_value"}
+    options = Options(base_url="http://127.0.0.1:1/v1")
+    assert describe_error(_Refusal(body), options) == (
+        "--backend openai: http://127.0.0.1:1/v1 refused the parameter 'max_tokens' "
+        "(HTTP 400: max_tokens is too large: 900000.); change --max-new-tokens"
+    )
+    assert refusal_line(_Refusal({"message": "no such model"})) is None  # the existing line
