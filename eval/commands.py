@@ -178,6 +178,7 @@ def _summary(obj: dict[str, Any], out: Path) -> str:
     over = timing.get("parts")
     over_parts = f" over {over} runs of eval (resumed)" if isinstance(over, int) and over > 1 else ""
     parts.append(f"{cgla_time}total {timing['total_seconds']:.1f}s{over_parts}")
+    parts.extend(_sampling_note(obj))
     return "; ".join(parts) + f"\nresults: {out / 'results.json'}\nsamples: {out / 'samples.jsonl'}"
 
 
@@ -191,6 +192,15 @@ def _scorer_note(model: Model) -> str:
     if reason:
         notes.append(f"fast not used: {reason}")
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+def _sampling_note(obj: dict[str, Any]) -> list[str]:
+    """The closing line's note of a run whose model refused temperature 0 (an API reasoning model)."""
+    environment = obj.get("environment")
+    generation = environment.get("generation") if isinstance(environment, dict) else None
+    if isinstance(generation, dict) and generation.get("temperature_note"):
+        return ["answers sampled at the model's default temperature, not greedy (it refuses temperature 0)"]
+    return []
 
 
 def run_eval_command(args: argparse.Namespace) -> int:

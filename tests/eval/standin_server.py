@@ -21,6 +21,14 @@ prompt log-probability is +25 / NaN), ``short`` (one log-probability fewer than 
 ``skip_reading_prefix_cache: false`` like a vLLM engine: blocks of :data:`BLOCK` tokens of earlier
 prompts (their image tokens keyed by the image, as vLLM hashes it) are read (at most all but the last token), reported in ``usage.prompt_tokens_details``, and
 their log-probabilities are garbage (-9.0), as vLLM leaves them. Action ``html``: a 200 that is not JSON.
+
+Reasoning APIs: ``refuse`` names request parameters answered with the 400 a real server gives
+(:data:`REFUSALS`: OpenAI's reasoning models refuse ``max_tokens`` and a ``temperature`` other than
+1, its other models ``reasoning_effort``; a vLLM older than 0.6.4 refuses ``max_completion_tokens``);
+``reasoning`` is returned apart in the message's ``reasoning_field`` (vLLM's ``reasoning_content``,
+or ``reasoning``), counted (one token a word) in ``usage.completion_tokens_details.reasoning_tokens``.
+:data:`REASONING_MODEL` is such a model's keywords. Actions ``length`` (``finish_reason: length``),
+``reasoning_int`` (the reasoning is a number), ``bad_finish`` (``finish_reason`` is a number).
 """
 
 from __future__ import annotations
@@ -55,6 +63,54 @@ def toy_tokens(messages: list[dict[str, Any]], *, special: bool, continue_final:
     return [*tokens, ROLES["assistant"]]
 
 
+def _openai_400(message: str, param: str, code: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
+
+
+REFUSALS: dict[str, dict[str, Any]] = {
+    "max_tokens": _openai_400(
+        "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead.",
+        "max_tokens",
+        "unsupported_parameter",
+    ),
+    "temperature": _openai_400(
+        "Unsupported value: 'temperature' does not support 0 with this model. "
+        "Only the default (1) value is supported.",
+        "temperature",
+        "unsupported_value",
+    ),
+    "reasoning_effort": _openai_400(
+        "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+        "reasoning_effort",
+        "unsupported_parameter",
+    ),
+    "max_completion_tokens": {  # vLLM before 0.6.4 (pydantic's extra="forbid"), its own error shape
+        "object": "error",
+        "message": "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), "
+        "'msg': 'Extra inputs are not permitted', 'input': 16}]",
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    },
+}
+"""The 400 body a server gives for each refused parameter (OpenAI's shape, old vLLM's)."""
+
+REASONING_MODEL: dict[str, Any] = {
+    "refuse": ("max_tokens", "temperature"),
+    "reasoning": "The picture shows a kite in the sky, so the answer is the kite.",
+}
+"""The keywords of a stand-in reasoning model (OpenAI's o-series and GPT-5 refusals, vLLM's reasoning)."""
+
+
+def refused(body: dict[str, Any], refuse: tuple[str, ...]) -> dict[str, Any] | None:
+    """The 400 body for the first refused parameter the request sends (a temperature of 1 is taken)."""
+    for name in refuse:
+        if name in body and not (name == "temperature" and body[name] == 1):
+            return REFUSALS[name]
+    return None
+
+
 BLOCK = 4
 """Block size of the ``prefix_cache`` server's cache."""
 
@@ -77,7 +133,15 @@ class StandInServer:
         slow_seconds: float = 2.0,
         scoring: str | None = None,
         answer_of: Callable[[dict[str, Any]], str] | None = None,
+        refuse: tuple[str, ...] = (),
+        reasoning: str | None = None,
+        reasoning_field: str = "reasoning_content",
     ):
+        self.refuse = refuse
+        """Request parameters refused with their 400 (:data:`REFUSALS`)."""
+        self.reasoning = reasoning
+        """Reasoning returned apart in the message's ``reasoning_field``; ``None``: none."""
+        self.reasoning_field = reasoning_field
         self.policy = policy
         self.answer_of = answer_of
         """When given: the answer's text from the request body (e.g. from the image it carries)."""
@@ -184,6 +248,17 @@ class StandInServer:
     def _completion(self, body: Any) -> dict[str, Any]:
         extra = self._prompt_logprobs(body) if self.scoring and "prompt_logprobs" in body else {}
         answer = self.answer if self.answer_of is None else self.answer_of(body)
+        message: dict[str, Any] = {"role": "assistant", "content": answer}
+        usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
+        if self.reasoning is not None:
+            thought = len(self.reasoning.split())
+            message[self.reasoning_field] = self.reasoning
+            usage = {
+                "prompt_tokens": 10,
+                "completion_tokens": 1 + thought,
+                "total_tokens": 11 + thought,
+                "completion_tokens_details": {"reasoning_tokens": thought},
+            }
         return {
             "id": "chatcmpl-standin",
             "object": "chat.completion",
@@ -192,11 +267,11 @@ class StandInServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": answer},
+                    "message": message,
                     "finish_reason": "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            "usage": usage,
             **extra,
         }
 
@@ -265,6 +340,8 @@ class StandInServer:
                     self._send_raw(200, b"<html>\x1b]0;owned\x07 bad gateway</html>", "text/html")
                 elif action == "tokenize":
                     self._send(200, server._tokenize(body))
+                elif action == "ok" and refused(body, server.refuse) is not None:
+                    self._send(400, refused(body, server.refuse))
                 elif action == "ok":
                     self._send(200, completion)
                 elif hostile is not None:
@@ -321,6 +398,14 @@ def _hostile(completion: dict[str, Any], action: str, auth: str) -> tuple[int, A
         }
     if action == "bad_usage":
         return 200, {**completion, "usage": {"prompt_tokens": "lots", "completion_tokens": -3}}
+    if action in ("length", "bad_finish"):
+        finish = "length" if action == "length" else 7
+        return 200, {**completion, "choices": [{**completion["choices"][0], "finish_reason": finish}]}
+    if action == "reasoning_int":
+        return 200, {
+            **completion,
+            "choices": [{**completion["choices"][0], "message": {**message, "reasoning_content": 5}}],
+        }
     if action == "no_choices":
         return 200, {**completion, "choices": []}
     if action == "number":

@@ -16,6 +16,9 @@ from mmspubench.options import option
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
 
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
+"""``--reasoning-effort``'s values (which ones a model takes is the model's: a refusal is one line)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Options:
@@ -65,6 +68,14 @@ class Options:
         expect="a number of seconds from 0.001 to 86400",
     )
     """Timeout of one request in seconds (then it is retried)."""
+    reasoning_effort: str | None = option(
+        None,
+        "openai: reasoning_effort sent to a reasoning model, recorded in the backend settings "
+        "(default: none sent)",
+        choices=REASONING_EFFORTS,
+        recorded=False,
+    )
+    """The ``reasoning_effort`` of every generation request; ``None``: not sent (the model's default)."""
 
 
 def _check(options: Options, config: RunConfig) -> None:

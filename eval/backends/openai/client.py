@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends.api_key import read_api_key
+from mmspubench.eval.backends.openai import sampling, server_cache
 from mmspubench.eval.backends.openai import server_answers as answers
-from mmspubench.eval.backends.openai import server_cache
 from mmspubench.eval.backends.openai.messages import ImageUrls, data_url, render_messages, with_image
 from mmspubench.eval.backends.openai.server_answers import continuation_sum
 from mmspubench.eval.backends.vllm.cache import CacheCounts
@@ -88,6 +88,11 @@ class OpenAIModel:
         """Token usage summed over this process's requests."""
         self.cache_counts = CacheCounts()
         """Scoring requests' prompt tokens computed and read from the server's cache, rescored share."""
+        self.sampling = sampling.Sampling()
+        """How generation requests are sent (:mod:`~mmspubench.eval.backends.openai.sampling`)."""
+        self._sampling_found = False
+        self.last_generations: list[answers.ServerReply] = []
+        """The replies of the last :meth:`generate` call, in order: reasoning, finish reason, tokens."""
 
     @property
     def info(self) -> ModelInfo:
@@ -108,12 +113,14 @@ class OpenAIModel:
             "request_timeout": o.request_timeout,
             "prompt_logprobs": self.features.prompt_logprobs,
             "add_special_tokens": self.features.add_special_tokens,
+            "token_budget": self.sampling.budget,
+            "reasoning_effort": o.reasoning_effort,
         }
         return {
             "name": "openai",
             "version": openai.__version__,
             "settings": settings,
-            "usage": dict(self.usage),
+            "usage": dict(self.usage),  # reasoning_tokens only once the server counted some
             "prefix_cache": {"read": self.features.reads_cache, **self.cache_counts.record()},
         }
 
@@ -134,16 +141,40 @@ class OpenAIModel:
             return dict(more)
         return {"add_special_tokens": self.features.add_special_tokens, **more}
 
+    def _request_params(self, max_new_tokens: int, extra: dict[str, Any]) -> dict[str, Any]:
+        """Every generation request's parameters besides model and messages (the one place where
+        the budget, the temperature, the reasoning effort and the extra body are set)."""
+        return sampling.request_params(self.sampling, max_new_tokens, self.options.reasoning_effort, extra)
+
+    async def _create(
+        self, client: Any, messages: list[dict[str, Any]], extra: dict[str, Any], budget: int
+    ) -> Any:
+        """One generation request; the run's first one (``_sampling_found`` false) finds out what
+        the server takes, sending again after a refusal :func:`~.sampling.adjusted` answers."""
+        import openai
+
+        while True:
+            params = self._request_params(budget, extra)
+            try:
+                return await client.chat.completions.create(model=self.name, messages=messages, **params)
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as err:
+                found = None if self._sampling_found else sampling.adjusted(self.sampling, err)
+                if found is None:
+                    raise
+                self.sampling = found
+
     def generate(
         self, images: Sequence[Image | None], contexts: Sequence[str], max_new_tokens: int
     ) -> list[str]:
-        """Greedy answers (temperature 0), requests in flight concurrently."""
+        """Greedy answers (temperature 0, unless the model refuses it), requests in flight
+        concurrently; each reply's reasoning, finish reason and tokens are kept in
+        :attr:`last_generations`."""
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
         urls = ImageUrls(images)
 
-        def job(image: Image | None, context: str) -> Callable[[Any], Awaitable[str]]:
-            async def run(client: Any) -> str:
+        def job(image: Image | None, context: str) -> Callable[[Any], Awaitable[answers.ServerReply]]:
+            async def run(client: Any) -> answers.ServerReply:
                 messages = with_image(context, urls.url(image))
                 extra = self._extra()
                 if messages[-1]["role"] == "assistant":
@@ -152,25 +183,27 @@ class OpenAIModel:
                             "an assistant prefix needs a server with vLLM's continue_final_message"
                         )
                     extra.update(continue_final_message=True, add_generation_prompt=False)
-                response = await client.chat.completions.create(
-                    model=self.name,
-                    messages=messages,
-                    max_tokens=max_new_tokens,
-                    temperature=0.0,
-                    extra_body=extra or None,
-                )
+                response = await self._create(client, messages, extra, max_new_tokens)
                 self._count(response)
-                return answers.answer_text(response)
+                return answers.reply(response)
 
             return run
 
-        return _run(self, [job(i, c) for i, c in zip(images, contexts, strict=True)])
+        jobs = [job(i, c) for i, c in zip(images, contexts, strict=True)]
+        replies: list[answers.ServerReply] = []
+        if jobs and not self._sampling_found:  # the first request alone: what the server takes
+            replies = _run(self, jobs[:1])
+            self._sampling_found = True
+            jobs = jobs[1:]
+        replies += _run(self, jobs)
+        self.last_generations = replies
+        return [r.text for r in replies]
 
     @property
     def environment(self) -> dict[str, Any]:
         """What results.json's ``environment`` records of this model: the server's version and the
         sampling settings (the chat template and image settings are the server's, unseen here)."""
-        return {"server_version": self.features.version, "generation": {"temperature": 0.0}}
+        return {"server_version": self.features.version, "generation": self.sampling.generation()}
 
     @property
     def fast_path(self) -> FastPath | None:
@@ -262,9 +295,12 @@ class OpenAIModel:
         self.usage["requests"] += 1
         usage = getattr(response, "usage", None)
         for field in ("prompt_tokens", "completion_tokens"):  # a count the server got wrong is not counted
-            value = getattr(usage, field, None)
-            if type(value) is int and value >= 0:
+            value = answers.count(usage, field)
+            if value is not None:
                 self.usage[field] += value
+        thought = answers.reasoning_count(usage)
+        if thought:  # written only once the server counted reasoning: other runs' usage stays as it was
+            self.usage["reasoning_tokens"] = self.usage.get("reasoning_tokens", 0) + thought
 
 
 def _continue() -> dict[str, Any]:
@@ -346,6 +382,14 @@ def describe_error(err: BaseException, options: OpenAIOptions) -> str:
             f"--backend openai: {redact(options.base_url or '')} gave no complete answer within "
             f"{job_deadline(options):g} s (--request-timeout bounds each read; the server may be sending "
             "its answer byte by byte); finished items are saved, rerun the same command to resume"
+        )
+    refusal = sampling.refusal_line(err)
+    if refusal is not None:  # a parameter the run sends, tied to an option
+        param, said, change = refusal
+        lines = clean(said).strip().splitlines()
+        return (
+            f"--backend openai: {redact(options.base_url or '')} refused the parameter '{param}' "
+            f"({what}: {(lines[0] if lines else '')[:300]}); {change}"
         )
     text = clean(str(getattr(err, "message", None) or err)).strip()
     message = text.splitlines()[0] if text else ""

@@ -6,13 +6,15 @@ NaN or fewer than the tokens, chat-completion tokens that do not end where ``/to
 same messages ends (a server that honours ``continue_final_message`` in ``/tokenize`` but not in
 chat completions would have the end-of-turn and generation-prompt tokens scored). Each is refused
 here with :class:`MMSpuBenchError`; no figure is computed from it. Server text in these lines
-passes :func:`mmspubench.redact.clean`.
+passes :func:`mmspubench.redact.clean`. A generated reply's reasoning, finish reason and token
+counts are read into :class:`ServerReply` (:func:`reply`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
@@ -124,3 +126,73 @@ def continuation_sum(
     if len(full) <= len(context):
         raise MMSpuBenchError(f"continuation {show(request.continuation)}: adds no token after the context")
     return sum(token_logprob(logprobs[p], full[p], p) for p in range(len(context), len(full)))
+
+
+@dataclass(frozen=True, slots=True)
+class ServerReply:
+    """One generated reply as the server returned it (the fields of the run's generation record)."""
+
+    text: str
+    """The message content (``""`` for none)."""
+    reasoning: str | None = None
+    """The reasoning the server returned apart (``reasoning_content``, else ``reasoning``); ``None``: none."""
+    finish_reason: str | None = None
+    """``stop``, ``length`` (cut by the token budget), ... as the server said; ``None``: not said."""
+    prompt_tokens: int | None = None
+    """``usage.prompt_tokens``; ``None`` where the server gave no usable count."""
+    completion_tokens: int | None = None
+    """``usage.completion_tokens`` (reasoning included); ``None`` where not usable."""
+    reasoning_tokens: int | None = None
+    """``usage.completion_tokens_details.reasoning_tokens``; ``None`` where not given or not usable
+    (more than ``completion_tokens``)."""
+
+
+def count(holder: Any, field: str) -> int | None:
+    """A token count of ``usage`` (or its details): a non-negative integer, else ``None``. A count
+    the server got wrong (a string, a negative number) is not counted rather than refused: the
+    answer itself is usable."""
+    value = getattr(holder, field, None) if holder is not None else None
+    return value if type(value) is int and value >= 0 else None
+
+
+def _text_field(message: Any, field: str, what: str) -> str | None:
+    value = getattr(message, field, None)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise MMSpuBenchError(
+            f"{FAULT}: the {what}'s message {field} is {type(value).__name__} {show(value)}; expected a string"
+        )
+    return value
+
+
+def reply(response: Any, what: str = "chat completion") -> ServerReply:
+    """The first choice's text, reasoning (vLLM's ``reasoning_content`` or the newer ``reasoning``),
+    finish reason and token counts, each checked (a text or reasoning that is not a string and a
+    finish reason that is not a string are one line; see :func:`count` for the counts)."""
+    text = answer_text(response, what)
+    choice = response.choices[0]
+    message = getattr(choice, "message", None)
+    reasoning = _text_field(message, "reasoning_content", what) or _text_field(message, "reasoning", what)
+    finish = getattr(choice, "finish_reason", None)
+    if finish is not None and not isinstance(finish, str):
+        raise MMSpuBenchError(
+            f"{FAULT}: the {what}'s finish_reason is {type(finish).__name__} {show(finish)}; expected a string"
+        )
+    usage = getattr(response, "usage", None)
+    return ServerReply(
+        text=text,
+        reasoning=reasoning,
+        finish_reason=finish,
+        prompt_tokens=count(usage, "prompt_tokens"),
+        completion_tokens=count(usage, "completion_tokens"),
+        reasoning_tokens=reasoning_count(usage),
+    )
+
+
+def reasoning_count(usage: Any) -> int | None:
+    """``usage.completion_tokens_details.reasoning_tokens`` (:func:`count`); ``None`` also where it
+    exceeds ``completion_tokens``, of which it is a part."""
+    thought = count(getattr(usage, "completion_tokens_details", None), "reasoning_tokens")
+    completion = count(usage, "completion_tokens")
+    return None if thought is not None and completion is not None and thought > completion else thought
