@@ -203,7 +203,10 @@ class OpenAIModel:
     def environment(self) -> dict[str, Any]:
         """What results.json's ``environment`` records of this model: the server's version and the
         sampling settings (the chat template and image settings are the server's, unseen here)."""
-        return {"server_version": self.features.version, "generation": self.sampling.generation()}
+        found = {"server_version": self.features.version, "generation": self.sampling.generation()}
+        if self.options.reasoning_effort is not None:  # it changes the answers: in the run's identity
+            found["reasoning_effort"] = self.options.reasoning_effort
+        return found
 
     @property
     def fast_path(self) -> FastPath | None:

@@ -107,7 +107,22 @@ def test_reasoning_effort_is_sent_and_recorded(tmp_path: Path) -> None:
         assert main(_eval(server, out, "--reasoning-effort", "low")) == 0
     assert all(b["reasoning_effort"] == "low" for b in _bodies(server))
     assert _results(out)["backend"]["settings"]["reasoning_effort"] == "low"
+    assert _results(out)["model"]["reasoning_effort"] == "low"  # in the run's identity
 
+
+def test_a_resume_under_another_effort_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    more = ("--metrics", "accuracy", "--batch-size", "2", "--max-concurrency", "1", "--max-retries", "1")
+    with StandInServer(policy=lambda n: "ok" if n < 2 else "die") as server:
+        assert main(_eval(server, out, *more, "--reasoning-effort", "low")) == 2
+    assert len((out / "samples.jsonl").read_text().splitlines()) == 2
+    capsys.readouterr()
+    with StandInServer() as server:  # the rest of the items under another effort, or none: refused
+        for effort in (("--reasoning-effort", "high"), ()):
+            assert main(_eval(server, out, *more, *effort)) == 2
+            assert "reasoning_effort" in capsys.readouterr().err.strip().splitlines()[-1]
+        assert main(_eval(server, out, *more, "--reasoning-effort", "low")) == 0
+    assert len((out / "samples.jsonl").read_text().splitlines()) == _results(out)["dataset"]["n"] > 2
 
 def test_a_refused_reasoning_effort_is_one_line_naming_the_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
