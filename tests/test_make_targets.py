@@ -122,7 +122,10 @@ def test_test_latest_skips_its_tests_only_on_the_versions_already_tested(install
     lines = _make(installed, "-n", "test-latest", "LATEST_SAME_AS=.venv-ci").stdout.splitlines()
     guard = "requirements/same-versions.sh .venv-ci .venv-latest || "
     assert lines[-2] == guard + "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest -n auto"
-    assert lines[-1] == guard + "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest -q -m slow tests/eval/families"
+    assert (
+        lines[-1]
+        == guard + "HF_HUB_OFFLINE=1 .venv-latest/bin/python -m pytest -q -m slow tests/eval/families"
+    )
 
 
 def _fake_dist(venv: Path, name: str, version: str) -> None:
@@ -170,7 +173,9 @@ def test_ci_ends_with_the_suite_on_the_newest_versions() -> None:
     """After everything else (it reinstalls from scratch), and a failure there fails CI."""
     commands = _commands((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
     slow = next(index for index, command in enumerate(commands) if "pytest -m slow" in command)
-    assert slow == len(commands) - 2 and commands[-1].startswith("make test-latest LATEST_SAME_AS=.venv-ci || {")
+    assert slow == len(commands) - 2 and commands[-1].startswith(
+        "make test-latest LATEST_SAME_AS=.venv-ci || {"
+    )
     assert commands[-1].endswith("exit 1; }")
 
 

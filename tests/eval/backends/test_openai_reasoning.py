@@ -124,6 +124,7 @@ def test_a_resume_under_another_effort_is_refused(tmp_path: Path, capsys: pytest
         assert main(_eval(server, out, *more, "--reasoning-effort", "low")) == 0
     assert len((out / "samples.jsonl").read_text().splitlines()) == _results(out)["dataset"]["n"] > 2
 
+
 def test_a_refused_reasoning_effort_is_one_line_naming_the_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
