@@ -42,7 +42,7 @@ from mmspubench.eval.backends.openai import server_answers as answers
 from mmspubench.eval.backends.openai.messages import ImageUrls, data_url, render_messages, with_image
 from mmspubench.eval.backends.openai.server_answers import continuation_sum
 from mmspubench.eval.backends.vllm.cache import CacheCounts
-from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest
+from mmspubench.eval.protocol import ChatPrompt, FastPath, Generation, ModelInfo, ScoreRequest
 from mmspubench.redact import clean, redact
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class OpenAIModel:
         self.sampling = sampling.Sampling()
         """How generation requests are sent (:mod:`~mmspubench.eval.backends.openai.sampling`)."""
         self._sampling_found = False
-        self.last_generations: list[answers.ServerReply] = []
+        self.last_generations: list[Generation] = []
         """The replies of the last :meth:`generate` call, in order: reasoning, finish reason, tokens."""
 
     @property
@@ -173,8 +173,8 @@ class OpenAIModel:
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
         urls = ImageUrls(images)
 
-        def job(image: Image | None, context: str) -> Callable[[Any], Awaitable[answers.ServerReply]]:
-            async def run(client: Any) -> answers.ServerReply:
+        def job(image: Image | None, context: str) -> Callable[[Any], Awaitable[Generation]]:
+            async def run(client: Any) -> Generation:
                 messages = with_image(context, urls.url(image))
                 extra = self._extra()
                 if messages[-1]["role"] == "assistant":
@@ -190,7 +190,7 @@ class OpenAIModel:
             return run
 
         jobs = [job(i, c) for i, c in zip(images, contexts, strict=True)]
-        replies: list[answers.ServerReply] = []
+        replies: list[Generation] = []
         if jobs and not self._sampling_found:  # the first request alone: what the server takes
             replies = _run(self, jobs[:1])
             self._sampling_found = True

@@ -7,18 +7,18 @@ same messages ends (a server that honours ``continue_final_message`` in ``/token
 chat completions would have the end-of-turn and generation-prompt tokens scored). Each is refused
 here with :class:`MMSpuBenchError`; no figure is computed from it. Server text in these lines
 passes :func:`mmspubench.redact.clean`. A generated reply's reasoning, finish reason and token
-counts are read into :class:`ServerReply` (:func:`reply`).
+counts are read into :class:`~mmspubench.eval.protocol.Generation` (:func:`reply`), the record
+every engine's replies take.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.protocol import ScoreRequest
+from mmspubench.eval.protocol import Generation, ScoreRequest
 from mmspubench.redact import clean
 
 FAULT = "--backend openai: the server's answer is not usable"
@@ -128,25 +128,6 @@ def continuation_sum(
     return sum(token_logprob(logprobs[p], full[p], p) for p in range(len(context), len(full)))
 
 
-@dataclass(frozen=True, slots=True)
-class ServerReply:
-    """One generated reply as the server returned it (the fields of the run's generation record)."""
-
-    text: str
-    """The message content (``""`` for none)."""
-    reasoning: str | None = None
-    """The reasoning the server returned apart (``reasoning_content``, else ``reasoning``); ``None``: none."""
-    finish_reason: str | None = None
-    """``stop``, ``length`` (cut by the token budget), ... as the server said; ``None``: not said."""
-    prompt_tokens: int | None = None
-    """``usage.prompt_tokens``; ``None`` where the server gave no usable count."""
-    completion_tokens: int | None = None
-    """``usage.completion_tokens`` (reasoning included); ``None`` where not usable."""
-    reasoning_tokens: int | None = None
-    """``usage.completion_tokens_details.reasoning_tokens``; ``None`` where not given or not usable
-    (more than ``completion_tokens``)."""
-
-
 def count(holder: Any, field: str) -> int | None:
     """A token count of ``usage`` (or its details): a non-negative integer, else ``None``. A count
     the server got wrong (a string, a negative number) is not counted rather than refused: the
@@ -166,7 +147,7 @@ def _text_field(message: Any, field: str, what: str) -> str | None:
     return value
 
 
-def reply(response: Any, what: str = "chat completion") -> ServerReply:
+def reply(response: Any, what: str = "chat completion") -> Generation:
     """The first choice's text, reasoning (vLLM's ``reasoning_content`` or the newer ``reasoning``),
     finish reason and token counts, each checked (a text or reasoning that is not a string and a
     finish reason that is not a string are one line; see :func:`count` for the counts)."""
@@ -180,7 +161,7 @@ def reply(response: Any, what: str = "chat completion") -> ServerReply:
             f"{FAULT}: the {what}'s finish_reason is {type(finish).__name__} {show(finish)}; expected a string"
         )
     usage = getattr(response, "usage", None)
-    return ServerReply(
+    return Generation(
         text=text,
         reasoning=reasoning,
         finish_reason=finish,

@@ -17,9 +17,9 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends.openai import Options
 from mmspubench.eval.backends.openai.client import OpenAIModel, ServerFeatures, describe_error
 from mmspubench.eval.backends.openai.sampling import DEFAULT_ONLY, Sampling, adjusted, refusal_line
-from mmspubench.eval.backends.openai.server_answers import ServerReply, reasoning_count
+from mmspubench.eval.backends.openai.server_answers import reasoning_count
 from mmspubench.eval.cli import main
-from mmspubench.eval.protocol import ChatPrompt, ModelInfo
+from mmspubench.eval.protocol import ChatPrompt, Generation, ModelInfo
 
 from tests.eval.standin_server import REASONING_MODEL, REFUSALS, StandInServer
 
@@ -168,7 +168,7 @@ def test_each_reply_keeps_its_reasoning_finish_reason_and_tokens(field: str) -> 
         model = _model(server)
         assert _generate(model) == ["C", "C"]
     thought = len(THOUGHT.split())
-    expected = ServerReply("C", THOUGHT, "stop", 10, 1 + thought, thought)
+    expected = Generation("C", THOUGHT, "stop", 10, 1 + thought, thought)
     assert model.last_generations == [expected, expected]
 
 
@@ -177,7 +177,7 @@ def test_a_reply_cut_by_the_budget_says_length_and_a_server_without_reasoning_gi
         model = _model(server)
         _generate(model)
     assert [g.finish_reason for g in model.last_generations] == ["stop", "length"]
-    assert model.last_generations[0] == ServerReply("A", None, "stop", 10, 1, None)
+    assert model.last_generations[0] == Generation("A", None, "stop", 10, 1, None)
 
 
 @pytest.mark.parametrize(
