@@ -66,8 +66,13 @@ def _make(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _env_without_make_vars() -> dict[str, str]:
-    """The environment without the Makefile's variables, so that the defaults are what is tested."""
-    names = {"PYTHON", "VENV", "TORCH_INDEX", "PYTEST_ARGS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"}
+    """The environment without the Makefile's variables, so that the defaults are what is tested.
+
+    Every `NAME ?=` of the Makefile is left out: a variable given on an outer make's command line
+    (CI's `make test-latest LATEST_SAME_AS=.venv-ci`) reaches this suite's environment."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    names = set(re.findall(r"^([A-Z_]+) \?=", makefile, flags=re.M))
+    names |= {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}
     return {key: value for key, value in os.environ.items() if key not in names}
 
 
