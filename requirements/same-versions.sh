@@ -4,6 +4,9 @@
 # what differs. `make test-latest LATEST_SAME_AS=A` runs its tests only when B (.venv-latest, the
 # newest versions pyproject.toml allows) differs from A, an environment the fast suite already ran in
 # (CI: .venv-ci, installed from the lock): on the same versions the suite would repeat itself.
+# torch's CUDA-only packages (triton, nvidia-*, cuda-*) are aside too: the lock leaves them to the
+# torch step (requirements/lock.sh), so .venv-ci has them only where torch brings them, while pip in
+# .venv-latest also installs them for another requirer (xgrammar asks for triton on Linux x86_64).
 set -euo pipefail
 list() {
   "$1/bin/python" - <<'PY'
@@ -12,7 +15,8 @@ import importlib.metadata as metadata
 versions = {}
 for dist in metadata.distributions():
     name = (dist.metadata["Name"] or "").lower().replace("_", "-")
-    if name and name != "mm-spubench":
+    cuda_only = name == "triton" or name.startswith(("nvidia-", "cuda-"))
+    if name and name != "mm-spubench" and not cuda_only:
         versions[name] = dist.version
 print("\n".join(f"{name}=={version}" for name, version in sorted(versions.items())))
 PY

@@ -136,12 +136,14 @@ def _fake_dist(venv: Path, name: str, version: str) -> None:
 
 
 @pytest.mark.process
-def test_same_versions_compares_every_distribution_but_the_project(tmp_path: Path) -> None:
+def test_same_versions_compares_every_distribution_but_the_project_and_torchs_cuda_ones(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     for venv in (a, b):
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         _fake_dist(venv, "mm_spubench", "0.1.0" if venv == a else "0.2.0")  # the project: aside
         _fake_dist(venv, "transformers", "5.24.0")
+    _fake_dist(b, "triton", "3.9.0")  # torch's CUDA-only packages: the torch step's, aside
+    _fake_dist(b, "nvidia_nccl_cu13", "2.28.9")
     script = str(ROOT / "requirements" / "same-versions.sh")
     same = subprocess.run([script, str(a), str(b)], capture_output=True, text=True)
     assert same.returncode == 0 and "its tests are not repeated" in same.stdout
