@@ -291,6 +291,7 @@ def test_offline_interventions_equal_transformers(
     assert cache["cached_prompt_tokens"] - before["cached_prompt_tokens"] == sum(c["cached"] for c in calls)
 
 
+@pytest.mark.xdist_group("vllm-server")
 def test_server_interventions_equal_transformers(
     interventions_reference: Path, vllm_server: str, tmp_path: Path
 ) -> None:
@@ -370,9 +371,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def vllm_server(vllm_model: Path, tmp_path: Path) -> Iterator[str]:
-    """A real ``vllm.entrypoints.openai.api_server`` on 127.0.0.1, stopped (by its pid) afterwards."""
+@pytest.fixture(scope="module")
+def vllm_server(vllm_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``vllm.entrypoints.openai.api_server`` on 127.0.0.1, stopped (by its pid) after the
+    module's server tests: one start for the three (they are one xdist group, so one worker runs
+    them, under CI's ``--dist loadgroup``); each test's runs go to a folder of their own."""
+    tmp_path = tmp_path_factory.mktemp("server")
     port = _free_port()
     cmd = [
         vllm_python(), "-m", "vllm.entrypoints.openai.api_server", "--model", str(vllm_model),
@@ -402,6 +406,7 @@ def vllm_server(vllm_model: Path, tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
+@pytest.mark.xdist_group("vllm-server")
 def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path: Path) -> None:
     out = tmp_path / "api"
     base = [sys.executable, "-m", "mmspubench.eval.cli", "eval", "--backend", "openai", "--base-url", vllm_server,
@@ -422,6 +427,7 @@ def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path:
     assert backend["prefix_cache"]["read"] is False and backend["prefix_cache"]["requests"] > 0
 
 
+@pytest.mark.xdist_group("vllm-server")
 def test_server_circular_and_blind_equal_transformers(
     views_reference: Path, vllm_server: str, tmp_path: Path
 ) -> None:
