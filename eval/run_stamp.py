@@ -23,10 +23,10 @@ STAMP_FIELD = "run"
 
 MODEL_KEYS = ("id", "path", "revision", "dtype", "adapter")
 """The model's identity fields every run records."""
-MODEL_SETTING_KEYS = ("chat_template_sha256", "image_settings_sha256", "reasoning_effort")
+MODEL_SETTING_KEYS = ("chat_template_sha256", "image_settings_sha256", "reasoning_effort", "thinking")
 """The model's settings that change its scores by design, in its identity where the engine reports
 them (runs written before they were recorded have none; ``reasoning_effort``: only where a server
-run sends one)."""
+run sends one; ``thinking``: only for a model that thinks or can switch, or a run that set it)."""
 
 
 def model_identity(model: Mapping[str, Any]) -> dict[str, Any]:
