@@ -76,10 +76,11 @@ def template_renderer(template: str) -> Callable[[Mapping[str, Any]], str]:
     from transformers.utils.chat_template_utils import render_jinja_template
 
     def render(kwargs: Mapping[str, Any]) -> str:
-        rendered, _ = render_jinja_template(
+        # annotated as a str, it returns (rendered chats, generation indices)
+        found: Any = render_jinja_template(
             [_PROBE], chat_template=template, add_generation_prompt=True, **kwargs
         )
-        return str(rendered[0])
+        return str(found[0][0])
 
     return render
 
