@@ -176,7 +176,7 @@ def test_a_thinking_run_end_to_end_records_its_mode(mode: str, switchable: Path,
         "scored_rendering": "enable_thinking=false",
     }
     manifest = json.loads((out / "run.json").read_text())
-    assert manifest["config"]["thinking"] == mode and manifest["model"]["thinking"]["mode"] == mode
+    assert manifest["config"]["thinking"] == mode and "thinking" not in manifest["model"]
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert all(
         c["prompt"].endswith(EMPTY_BLOCK + prompts.CGLA_ASSISTANT_PREFIX) for c in samples[0]["conditions"]
@@ -220,3 +220,25 @@ def test_scoring_under_a_model_that_cannot_stop_thinking_is_refused(
         "set_by": "model default",
         "scored_rendering": "none",
     }
+
+
+def test_a_run_written_before_the_option_resumes_under_auto(switchable: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(_eval(switchable, out, "--metrics", "accuracy")) == 0
+    results = _results(out)  # as a run written before thinking was recorded: no key anywhere
+    for section in ("model", "environment"):
+        del results[section]["thinking"]
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    assert "thinking" not in (out / "run.json").read_text()
+    assert main(_eval(switchable, out, "--metrics", "accuracy")) == 0  # finished: left as it was
+    assert _results(out) == results
+    lines = (out / "samples.jsonl").read_text().splitlines(keepends=True)
+    (out / "samples.jsonl").write_text(lines[0], encoding="utf-8")  # cut after its first item
+    (out / "results.json").unlink()
+    assert main(_eval(switchable, out, "--metrics", "accuracy")) == 0
+    resumed = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    before = [json.loads(line) for line in lines]
+    assert [(r["id"], r["raw_output"], r["run"]) for r in resumed] == [
+        (r["id"], r["raw_output"], r["run"]) for r in before
+    ]
+    assert _results(out)["model"]["thinking"]["set_by"] == "model default"
