@@ -128,8 +128,9 @@ def _run(
         model=resolve_model(config),
         prompts=prompts.prompt_spec(config.prompt_variant, config.cgla_prompt_variant),
         batch_size=batch_size,
-        max_new_tokens=max_new_tokens(config),
     )
+    thinks = plugin.thinks(config) if plugin.thinks is not None else config.thinking == "on"
+    config = dataclasses.replace(config, max_new_tokens=max_new_tokens(config, thinks))
     loaded: list[Any] = []
 
     def load() -> Any:

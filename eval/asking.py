@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
+from mmspubench.eval.checkpoint.thinking import THINKING_MAX_NEW_TOKENS
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
 from mmspubench.eval.records import Answer
 from mmspubench.eval.replies.parse import answer_parser
@@ -76,9 +77,14 @@ def mcq(item: Item, answer_mode: str, config: RunConfig, options: Sequence[str] 
     return prompts.mcq_prompt(item.question, shown, answer_mode, config.prompt_variant, item.core_attributes)
 
 
-def max_new_tokens(config: RunConfig) -> int:
-    """``--max-new-tokens``, or the prompt variant's default when not given."""
-    return config.max_new_tokens or prompts.variant(config.prompt_variant).max_new_tokens
+def max_new_tokens(config: RunConfig, thinks: bool = False) -> int:
+    """``--max-new-tokens``; when not given, the thinking budget for a model that thinks
+    (``thinks``, or ``--thinking on``), else the prompt variant's default."""
+    if config.max_new_tokens:
+        return config.max_new_tokens
+    if thinks or config.thinking == "on":
+        return THINKING_MAX_NEW_TOKENS
+    return prompts.variant(config.prompt_variant).max_new_tokens
 
 
 def _render(model: VisionLanguageModel, ask: Ask, mode: str, config: RunConfig) -> str:

@@ -19,6 +19,8 @@ from typing import Any, Literal, get_args
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends import registry
 from mmspubench.eval.backends.plugin import Backend
+from mmspubench.eval.checkpoint.thinking import MODES as THINKING_MODES
+from mmspubench.eval.checkpoint.thinking import THINKING_MAX_NEW_TOKENS, ThinkingMode
 from mmspubench.eval.config_checks import check_field, check_fields
 from mmspubench.eval.intervention_names import BUILTIN_NAMES, parse_names
 from mmspubench.eval.prompts import CGLA_VARIANTS, STANDARD, VARIANTS
@@ -66,8 +68,9 @@ MAX_SEED = 2**32 - 1
 """Largest ``--seed`` (numpy's legacy seed range, so a seed means the same to every reader)."""
 MAX_BATCH_SIZE = 65536
 """Largest ``--batch-size`` (a chunk holds its items' images in memory at once)."""
-MAX_NEW_TOKENS = 4096
-"""Largest ``--max-new-tokens`` (the answer is one letter; the parser reads the start)."""
+MAX_NEW_TOKENS = 32768
+"""Largest ``--max-new-tokens`` (the answer is one letter, but a thinking model reasons first: the
+Qwen3 model cards recommend 32,768 tokens of output)."""
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
@@ -192,14 +195,28 @@ class RunConfig:
     """Seed of the bootstrap confidence intervals."""
     max_new_tokens: int | None = option(
         None,
-        "answer length in generate mode; 512 with --prompt-variant reasoning (default: 16)",
+        "answer length in generate mode; 512 with --prompt-variant reasoning, "
+        f"{THINKING_MAX_NEW_TOKENS} when the model thinks (default: 16)",
         arg_type=int,
         minimum=1,
         maximum=MAX_NEW_TOKENS,
         expect=f"positive, at most {MAX_NEW_TOKENS}",
     )
-    """Generation length in ``generate`` mode; ``None``: the prompt variant's default, resolved when
-    the run starts, so results.json records the number used."""
+    """Generation length in ``generate`` mode; ``None``: the prompt variant's default, or
+    :data:`~mmspubench.eval.checkpoint.thinking.THINKING_MAX_NEW_TOKENS` when the model thinks,
+    resolved when the run starts, so results.json records the number used."""
+    thinking: ThinkingMode = option(
+        "auto",
+        "thinking before the answer: auto (the model's own default), on or off (set through the "
+        "chat template's enable_thinking, where it has one; docs/evaluate/thinking.md)",
+        choices=THINKING_MODES,
+        added_later=True,
+        identity_when_set=True,
+        recorded_when_set=True,
+    )
+    """``--thinking``: ``auto`` leaves the model's chat template as it is; ``on``/``off`` set its
+    ``enable_thinking`` (a model that cannot switch is refused in one line when it loads).
+    Recorded, and in the run's identity, only when not ``auto``: a run without it reads as ``auto``."""
     trust_remote_code: bool = option(False, "allow a model's own code to run (default: off)", recorded=False)
     """Let a model's own code run (``AutoModel...(trust_remote_code=True)``)."""
     progress: bool = option(

@@ -168,6 +168,7 @@ def cgla_prompt(attribute: str, variant_name: str = STANDARD) -> ChatPrompt:
         system=variant(variant_name).system,
         user_text=CGLA_USER.format(attribute=attribute),
         assistant_prefix=CGLA_ASSISTANT_PREFIX,
+        scored=True,
     )
 
 
@@ -202,7 +203,9 @@ def mcq_prompt(
     if chosen.ceiling and not hint:
         raise ValueError("the attribute-hint prompt needs the item's core attributes")
     user = chosen.mcq_user.format(question=question, options=lines, hint=hint)
-    return ChatPrompt(system=chosen.system, user_text=user, assistant_prefix=prefix)
+    return ChatPrompt(
+        system=chosen.system, user_text=user, assistant_prefix=prefix, scored=answer_mode == "logprob"
+    )
 
 
 def letter_continuations() -> tuple[str, ...]:

@@ -34,6 +34,9 @@ class ChatPrompt:
     """Text of the user turn; the image comes first in the turn, this text after it."""
     assistant_prefix: str
     """Text the assistant turn starts with, appended after the template's generation prompt."""
+    scored: bool = False
+    """A prompt whose continuation is scored (CGL, ``logprob`` answers), not answered: a model that
+    can switch thinking renders it with thinking off (:mod:`~mmspubench.eval.checkpoint.thinking`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,8 @@ MODEL_KEYS = ("id", "path", "revision", "dtype", "adapter")
 MODEL_SETTING_KEYS = ("chat_template_sha256", "image_settings_sha256", "reasoning_effort")
 """The model's settings that change its scores by design, in its identity where the engine reports
 them (runs written before they were recorded have none; ``reasoning_effort``: only where a server
-run sends one)."""
+run sends one). ``--thinking`` is in the config's identity when set; under ``auto`` the chat
+template's SHA-256 fixes what the model does, so a run written before the option resumes."""
 
 
 def model_identity(model: Mapping[str, Any]) -> dict[str, Any]:

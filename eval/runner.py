@@ -262,12 +262,15 @@ def _model_identity(model: VisionLanguageModel) -> dict[str, Any]:
 
 
 def _model_section(model: VisionLanguageModel, config: RunConfig) -> dict[str, Any]:
-    """results.json's ``model``: the identity, the scorer the engine runs (the samples then say what
-    ran, :func:`~mmspubench.eval.scorer_check.summary`) and its fast path's check."""
+    """results.json's ``model``: the identity, the thinking mode where the engine reports one
+    (:mod:`~mmspubench.eval.checkpoint.thinking`), the scorer the engine runs (the samples then say
+    what ran, :func:`~mmspubench.eval.scorer_check.summary`) and its fast path's check."""
     info = model.info
     path = getattr(model, "fast_path", None)
+    settings = getattr(model, "environment", None) or {}
     return {
         **_model_identity(model),
+        **({"thinking": settings["thinking"]} if "thinking" in settings else {}),
         "scorer_used": info.scorer_used,
         "scorer_fallback_reason": info.scorer_fallback_reason,
         "scorer_check": None if path is None else {"path": path.name, "requested": config.scorer_check},

@@ -22,7 +22,8 @@ from mmspubench.sweep.spec_yaml import load_yaml
 
 TOP_KEYS = ("root", "dataset", "dataset_revision", "split", "metrics", "variants", "options", "models")
 """Keys of SWEEP.yaml besides the launchers' own sections (``slurm:``, ``hf_jobs:``)."""
-MODEL_KEYS = ("name", "model", "options")
+MODEL_KEYS = ("name", "model", "thinking", "options")
+"""Keys of a ``models:`` entry; ``thinking:`` is the model's ``--thinking`` (as ``options.thinking``)."""
 SWEEP_OWNED = ("out", "model", "prompt_variant", "dataset", "dataset_revision", "split", "metrics")
 """Options a model's ``options`` may not set: the sweep sets them for every run."""
 MAX_BYTES = 1 << 20
@@ -151,6 +152,8 @@ def _common(obj: Mapping[str, Any], path: Path) -> dict[str, Any]:
             common[key] = obj[key]
     if isinstance(common.get("dataset"), str):
         common["dataset"] = _local(path, common["dataset"])
+    if isinstance(common.get("thinking"), bool):  # YAML 1.1 reads the words on and off as booleans
+        common["thinking"] = "on" if common["thinking"] else "off"
     return common
 
 
@@ -195,6 +198,12 @@ def _entry_runs(
         raise MMSpuBenchError(
             _where(path, f"{label}: options: {owned[0]!r} is set by the sweep, not per model")
         )
+    if "thinking" in entry:
+        if "thinking" in own:
+            raise MMSpuBenchError(_where(path, f"{label}: 'thinking' is given twice (also in its options)"))
+        own["thinking"] = entry["thinking"]
+    if isinstance(own.get("thinking"), bool):  # YAML 1.1 reads the words on and off as booleans
+        own["thinking"] = "on" if own["thinking"] else "off"
     _check_interventions({**common, **own}, _where(path, label))
     runs = []
     for variant in variants:

@@ -43,3 +43,6 @@ class Backend:
     """``(options, config)``: the cheap cross-checks of the options, one line each, before any work."""
     preflight: Callable[[RunConfig, int], None] = no_preflight
     """``(config, processes)``: what the machine must offer (packages, device, one process), before the data."""
+    thinks: Callable[[RunConfig], bool] | None = None
+    """``(config) -> bool``: whether the model thinks in generate mode, known before it loads (its
+    default ``--max-new-tokens``); ``None``: only ``--thinking on`` says so (a server's template is unseen)."""

@@ -24,7 +24,8 @@ their log-probabilities are garbage (-9.0), as vLLM leaves them. Action ``html``
 
 Reasoning APIs: ``refuse`` names request parameters answered with the 400 a real server gives
 (:data:`REFUSALS`: OpenAI's reasoning models refuse ``max_tokens`` and a ``temperature`` other than
-1, its other models ``reasoning_effort``; a vLLM older than 0.6.4 refuses ``max_completion_tokens``);
+1, its other models ``reasoning_effort``, all of them ``chat_template_kwargs``; a vLLM older than
+0.6.4 refuses ``max_completion_tokens``);
 ``reasoning`` is returned apart in the message's ``reasoning_field`` (vLLM's ``reasoning_content``,
 or ``reasoning``), counted (one token a word) in ``usage.completion_tokens_details.reasoning_tokens``.
 :data:`REASONING_MODEL` is such a model's keywords. Actions ``length`` (``finish_reason: length``),
@@ -84,6 +85,9 @@ REFUSALS: dict[str, dict[str, Any]] = {
         "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
         "reasoning_effort",
         "unsupported_parameter",
+    ),
+    "chat_template_kwargs": _openai_400(  # the OpenAI API: no chat template to pass keywords to
+        "Unrecognized request argument supplied: chat_template_kwargs", "chat_template_kwargs", ""
     ),
     "max_completion_tokens": {  # vLLM before 0.6.4 (pydantic's extra="forbid"), its own error shape
         "object": "error",

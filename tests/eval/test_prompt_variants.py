@@ -49,7 +49,7 @@ def test_each_variant_renders_its_hand_written_texts() -> None:
         prompts.mcq_prompt(QUESTION, OPTIONS, "generate", "attribute-hint")
     # g(t) keeps its texts; only --cgla-prompt-variant core-focus changes its system turn
     assert prompts.cgla_prompt("red", "core-focus") == ChatPrompt(
-        focus.system, prompts.cgla_prompt("red").user_text, "The object is:"
+        focus.system, prompts.cgla_prompt("red").user_text, "The object is:", scored=True
     )
 
 

@@ -92,7 +92,9 @@ def _load(config: RunConfig, device: str) -> Any:
 
     assert config.model is not None
     needs = "cgla" in config.metrics or config.answer_mode == "logprob"
-    return load_openai(config.model, config.backend_options, needs_prompt_logprobs=needs)
+    return load_openai(
+        config.model, config.backend_options, needs_prompt_logprobs=needs, thinking=config.thinking
+    )
 
 
 BACKEND = Backend(name="openai", options=Options, default_batch_size=64, load=_load, check=_check)

@@ -42,6 +42,7 @@ from mmspubench.eval.backends.openai import server_answers as answers
 from mmspubench.eval.backends.openai.messages import ImageUrls, data_url, render_messages, with_image
 from mmspubench.eval.backends.openai.server_answers import continuation_sum
 from mmspubench.eval.backends.vllm.cache import CacheCounts
+from mmspubench.eval.checkpoint.thinking import NOT_THINKING, ThinkingSetting, server_setting
 from mmspubench.eval.protocol import ChatPrompt, FastPath, Generation, ModelInfo, ScoreRequest
 from mmspubench.redact import clean, redact
 
@@ -76,7 +77,14 @@ class ServerFeatures:
 class OpenAIModel:
     """A model served behind an OpenAI-compatible chat-completions endpoint."""
 
-    def __init__(self, name: str, options: OpenAIOptions, features: ServerFeatures, info: ModelInfo) -> None:
+    def __init__(
+        self,
+        name: str,
+        options: OpenAIOptions,
+        features: ServerFeatures,
+        info: ModelInfo,
+        thinking: ThinkingSetting = NOT_THINKING,
+    ) -> None:
         self.name = name
         """The model name the server serves."""
         self.options = options
@@ -91,6 +99,8 @@ class OpenAIModel:
         self.sampling = sampling.Sampling()
         """How generation requests are sent (:mod:`~mmspubench.eval.backends.openai.sampling`)."""
         self._sampling_found = False
+        self.thinking = thinking
+        """``--thinking`` as sent (``chat_template_kwargs``; the server's template is unseen here)."""
         self.last_generations: list[Generation] = []
         """The replies of the last :meth:`generate` call, in order: reasoning, finish reason, tokens."""
 
@@ -136,9 +146,13 @@ class OpenAIModel:
         """The chat messages of :meth:`render` without the image part."""
         return render_messages(prompt, image=False)
 
-    def _extra(self, **more: Any) -> dict[str, Any]:
+    def _extra(self, scored: bool = True, **more: Any) -> dict[str, Any]:
+        """The body's non-OpenAI part; ``chat_template_kwargs`` of ``--thinking`` when not ``auto``
+        (``scored``: a scoring request, rendered with thinking off)."""
+        kwargs = dict(self.thinking.kwargs_for(scored))
+        more = {**({"chat_template_kwargs": kwargs} if kwargs else {}), **more}
         if self.features.add_special_tokens is None:
-            return dict(more)
+            return more
         return {"add_special_tokens": self.features.add_special_tokens, **more}
 
     def _request_params(self, max_new_tokens: int, extra: dict[str, Any]) -> dict[str, Any]:
@@ -176,7 +190,7 @@ class OpenAIModel:
         def job(image: Image | None, context: str) -> Callable[[Any], Awaitable[Generation]]:
             async def run(client: Any) -> Generation:
                 messages = with_image(context, urls.url(image))
-                extra = self._extra()
+                extra = self._extra(scored=False)
                 if messages[-1]["role"] == "assistant":
                     if self.features.add_special_tokens is None:
                         raise MMSpuBenchError(
@@ -206,6 +220,8 @@ class OpenAIModel:
         found = {"server_version": self.features.version, "generation": self.sampling.generation()}
         if self.options.reasoning_effort is not None:  # it changes the answers: in the run's identity
             found["reasoning_effort"] = self.options.reasoning_effort
+        if self.thinking.recorded:
+            found["thinking"] = self.thinking.record()
         return found
 
     @property
@@ -467,8 +483,11 @@ def probe(options: OpenAIOptions, name: str) -> ServerFeatures:
     return _call(options, [ask])[0]
 
 
-def load_openai(name: str, options: OpenAIOptions, *, needs_prompt_logprobs: bool) -> OpenAIModel:
-    """Probe the server, refuse a run that needs prompt log-probabilities it does not return."""
+def load_openai(
+    name: str, options: OpenAIOptions, *, needs_prompt_logprobs: bool, thinking: str = "auto"
+) -> OpenAIModel:
+    """Probe the server, refuse a run that needs prompt log-probabilities it does not return;
+    ``thinking``: ``--thinking`` (``on``/``off``: sent as ``chat_template_kwargs``)."""
     try:
         import openai  # noqa: F401
     except ImportError:
@@ -481,4 +500,4 @@ def load_openai(name: str, options: OpenAIOptions, *, needs_prompt_logprobs: boo
     # The served name is the identity (a resumed run may reach the same model at another URL);
     # the URL is in results.json's backend settings.
     info = ModelInfo(id=name, path=name, revision=None, dtype="server", adapter="openai-chat")
-    return OpenAIModel(name, options, features, info)
+    return OpenAIModel(name, options, features, info, server_setting(thinking))

@@ -24,6 +24,7 @@ OPTION_OF = {
     "reasoning_effort": "change or drop --reasoning-effort",
     "max_completion_tokens": "change --max-new-tokens",
     "max_tokens": "change --max-new-tokens",
+    "chat_template_kwargs": "run with --thinking auto (the server takes no chat_template_kwargs)",
 }
 """What to change when the server refuses a parameter the run sends (the temperature and the
 budget's name are handled by :func:`adjusted`)."""
@@ -31,7 +32,7 @@ budget's name are handled by :func:`adjusted`)."""
 DEFAULT_ONLY = "the model accepts only its default temperature: answers are sampled, not greedy"
 """``environment.generation.temperature_note`` of a run whose model refused ``temperature=0``."""
 
-_NAMED = re.compile(r"\b(" + "|".join(["temperature", "chat_template_kwargs", *OPTION_OF]) + r")\b")
+_NAMED = re.compile(r"\b(" + "|".join(["temperature", *OPTION_OF]) + r")\b")
 _UNSUPPORTED = re.compile(
     r"unsupported|unrecognized|unknown|not permitted|extra|not supported|does not support|only the default",
     re.I,

@@ -36,6 +36,17 @@ def _load(config: RunConfig, device: str) -> Any:
     return load_checked(config, device)
 
 
+def _thinks(config: RunConfig) -> bool:
+    from mmspubench.eval.checkpoint.thinking import thinks_before_loading
+
+    return thinks_before_loading(config)
+
+
 BACKEND = Backend(
-    name="transformers", options=Options, default_batch_size=8, load=_load, preflight=_preflight
+    name="transformers",
+    options=Options,
+    default_batch_size=8,
+    load=_load,
+    preflight=_preflight,
+    thinks=_thinks,
 )

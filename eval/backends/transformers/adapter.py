@@ -36,6 +36,7 @@ from mmspubench.eval.checkpoint.encoding import (
 )
 from mmspubench.eval.checkpoint.hooks import FamilyHooks
 from mmspubench.eval.checkpoint.prefix_lm import DROPPED_OUTPUTS
+from mmspubench.eval.checkpoint.thinking import NOT_THINKING, ThinkingSetting
 from mmspubench.eval.config import SCORERS
 from mmspubench.eval.environment import model_settings
 from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest, ScorerTally
@@ -63,6 +64,7 @@ class TransformersVLM:
         info: ModelInfo,
         batch_size: int = 8,
         scorer: str = "fast",
+        thinking: ThinkingSetting = NOT_THINKING,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -74,6 +76,8 @@ class TransformersVLM:
         """Family hooks (processor loading, position ids, user-turn layout)."""
         self.batch_size = batch_size
         """Most sequences per forward pass (scoring) or per ``generate`` call."""
+        self.thinking = thinking
+        """How prompts are rendered for ``--thinking`` (:mod:`~mmspubench.eval.checkpoint.thinking`)."""
         self.scorer_used: str = "plain"
         """The scorer that runs: ``"fast"`` or ``"plain"`` (decided when ``scorer`` is set)."""
         self.scorer_fallback_reason: str | None = None
@@ -148,6 +152,7 @@ class TransformersVLM:
             **model_settings(self.processor),
             "attention": getattr(text_config, "_attn_implementation", None),
             "generation": self.generation_settings(),
+            **({"thinking": self.thinking.record()} if self.thinking.recorded else {}),
         }
 
     def generation_settings(self, max_new_tokens: int | None = None) -> dict[str, Any]:
@@ -163,7 +168,7 @@ class TransformersVLM:
     def render(self, prompt: ChatPrompt) -> str:
         """Chat template over [system (if non-empty), user: [image, text]] + generation prompt + prefix
         (:func:`~mmspubench.eval.checkpoint.chat.render_chat`)."""
-        return render_chat(self.processor, self.hooks, prompt)
+        return render_chat(self.processor, self.hooks, prompt, self.thinking.kwargs_for(prompt.scored))
 
     text_only = True
     """The blind view's text-only prompts run here: :meth:`render_text`, and ``None`` images in
@@ -171,7 +176,7 @@ class TransformersVLM:
 
     def render_text(self, prompt: ChatPrompt) -> str:
         """The chat of :meth:`render` without the image (the blind view's text-only prompt)."""
-        return render_text_chat(self.processor, prompt)
+        return render_text_chat(self.processor, prompt, self.thinking.kwargs_for(prompt.scored))
 
     def add_special_tokens_for(self, text: str) -> bool:
         """Whether the tokenizer should add its special tokens (BOS) to ``text``: not when the chat

@@ -80,7 +80,7 @@ def load_model(
     :class:`~mmspubench.eval.config.RunConfig` fields, for callers that come without a run config).
     """
     check_values(dtype=dtype, scorer=scorer, batch_size=batch_size)
-    return _load(str(model), model, device, dtype, batch_size, scorer, trust_remote_code)
+    return _load(str(model), model, device, dtype, batch_size, scorer, trust_remote_code, None)
 
 
 def load_checked(config: RunConfig, device: str) -> TransformersVLM:
@@ -88,7 +88,7 @@ def load_checked(config: RunConfig, device: str) -> TransformersVLM:
     assert config.model is not None and config.batch_size is not None
     model = config.model
     return _load(
-        model, model, device, config.dtype, config.batch_size, config.scorer, config.trust_remote_code
+        model, model, device, config.dtype, config.batch_size, config.scorer, config.trust_remote_code, config
     )
 
 
@@ -100,7 +100,9 @@ def _load(
     batch_size: int,
     scorer: str,
     trust_remote_code: bool,
+    run: RunConfig | None,
 ) -> TransformersVLM:
+    from mmspubench.eval.checkpoint.thinking import setting_for
     from transformers import AutoConfig
 
     torch_device, torch_dtype = torch_device_and_dtype(device, dtype)
@@ -117,6 +119,7 @@ def _load(
     processor = load_processor(name, folder, hooks, trust_remote_code)
     model_checks.check_template(name, processor, hooks)
     model_checks.check_pad_token(name, processor)
+    thinking = setting_for(processor, hooks, run, name)  # before the weights: a refusal is cheap
     net = _load_weights(name, folder, hooks, torch_dtype, trust_remote_code)
     model_checks.check_vocabulary(name, net, processor)
     net = net.to(torch_device).eval()
@@ -127,4 +130,6 @@ def _load(
         dtype=dtype,
         adapter=f"hf-image-text-to-text/{hooks.name}",
     )
-    return TransformersVLM(net, processor, hooks=hooks, info=info, batch_size=batch_size, scorer=scorer)
+    return TransformersVLM(
+        net, processor, hooks=hooks, info=info, batch_size=batch_size, scorer=scorer, thinking=thinking
+    )

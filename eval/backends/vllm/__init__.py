@@ -69,10 +69,26 @@ def _load(config: RunConfig, device: str) -> Any:
 
     assert config.model is not None
     return load_vllm(
-        config.model, config.backend_options, dtype=config.dtype, trust_remote_code=config.trust_remote_code
+        config.model,
+        config.backend_options,
+        dtype=config.dtype,
+        trust_remote_code=config.trust_remote_code,
+        run=config,
     )
 
 
+def _thinks(config: RunConfig) -> bool:
+    from mmspubench.eval.checkpoint.thinking import thinks_before_loading
+
+    return thinks_before_loading(config)
+
+
 BACKEND = Backend(
-    name="vllm", options=Options, default_batch_size=256, load=_load, check=_check, preflight=_preflight
+    name="vllm",
+    options=Options,
+    default_batch_size=256,
+    load=_load,
+    check=_check,
+    preflight=_preflight,
+    thinks=_thinks,
 )

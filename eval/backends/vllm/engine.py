@@ -35,11 +35,13 @@ from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.backends.vllm.cache import CacheCounts, score_reading_cache
 from mmspubench.eval.checkpoint.chat import render_chat, render_text_chat
 from mmspubench.eval.checkpoint.encoding import ImageKeys, add_special_tokens_for, encode_request
+from mmspubench.eval.checkpoint.thinking import NOT_THINKING, ThinkingSetting
 from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest
 
 if TYPE_CHECKING:
     from mmspubench.eval.backends.vllm import Options as VLLMOptions
     from mmspubench.eval.checkpoint.hooks import FamilyHooks
+    from mmspubench.eval.config import RunConfig
     from PIL.Image import Image
 
 PREFIX_CACHE = FastPath(
@@ -75,6 +77,8 @@ class VLLMModel:
         self.processor = processor
         """The model's processor, loaded as the transformers adapter loads it."""
         self.hooks = hooks
+        self.thinking: ThinkingSetting = NOT_THINKING
+        """How prompts are rendered for ``--thinking`` (set by :func:`load_vllm`)."""
         """Family hooks (processor loading, user-turn layout)."""
         self._info = info
         self._text = _TextOnly(processor)
@@ -112,7 +116,7 @@ class VLLMModel:
 
     def render(self, prompt: ChatPrompt) -> str:
         """The same text the transformers adapter renders."""
-        return render_chat(self.processor, self.hooks, prompt)
+        return render_chat(self.processor, self.hooks, prompt, self.thinking.kwargs_for(prompt.scored))
 
     text_only = True
     """The blind view's text-only prompts run here: :meth:`render_text`, and ``None`` images in
@@ -120,7 +124,7 @@ class VLLMModel:
 
     def render_text(self, prompt: ChatPrompt) -> str:
         """The chat of :meth:`render` without the image, as the transformers adapter renders it."""
-        return render_text_chat(self.processor, prompt)
+        return render_text_chat(self.processor, prompt, self.thinking.kwargs_for(prompt.scored))
 
     def _ids(self, text: str) -> list[int]:
         enc = self.processor.tokenizer(text, add_special_tokens=add_special_tokens_for(self.processor, text))
@@ -154,7 +158,8 @@ class VLLMModel:
         settings' SHA-256 (also in the run's identity), the image settings, the sampling settings."""
         from mmspubench.eval.environment import model_settings
 
-        return {**model_settings(self.processor), "generation": {"temperature": 0.0}}
+        thinking = {"thinking": self.thinking.record()} if self.thinking.recorded else {}
+        return {**model_settings(self.processor), "generation": {"temperature": 0.0}, **thinking}
 
     @property
     def fast_path(self) -> FastPath | None:
@@ -353,12 +358,16 @@ def _platform_defaults(engine_args: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in defaults.items() if k not in engine_args}
 
 
-def load_vllm(model: str, options: VLLMOptions, *, dtype: str, trust_remote_code: bool) -> VLLMModel:
-    """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``."""
+def load_vllm(
+    model: str, options: VLLMOptions, *, dtype: str, trust_remote_code: bool, run: RunConfig | None = None
+) -> VLLMModel:
+    """Resolve ``model`` like the transformers backend, load its processor, start ``vllm.LLM``
+    (``run``: the run's config, for ``--thinking``; ``None``: the model's own default)."""
     from mmspubench.eval.checkpoint.hooks import hooks_for
     from mmspubench.eval.checkpoint.hub import resolve_model
     from mmspubench.eval.checkpoint.model_checks import check_template
     from mmspubench.eval.checkpoint.processors import load_processor
+    from mmspubench.eval.checkpoint.thinking import setting_for
     from mmspubench.eval.config import DTYPES
     from transformers import AutoConfig
 
@@ -385,6 +394,7 @@ def load_vllm(model: str, options: VLLMOptions, *, dtype: str, trust_remote_code
     hooks = hooks_for(config.model_type)
     processor = load_processor(model, folder, hooks, trust_remote_code)
     check_template(model, processor, hooks)  # before the engine starts, not in the first chunk
+    thinking = setting_for(processor, hooks, run, model)
     args: dict[str, Any] = {
         "tensor_parallel_size": options.tensor_parallel_size or 1,
         "limit_mm_per_prompt": {"image": 1},
@@ -402,7 +412,9 @@ def load_vllm(model: str, options: VLLMOptions, *, dtype: str, trust_remote_code
             f"--backend vllm: the engine could not start for {model!r} ({first_line(err)})"
         ) from None
     info = ModelInfo(id=model, path=str(folder), revision=revision, dtype=dtype, adapter=f"vllm/{hooks.name}")
-    return VLLMModel(llm, processor, hooks, info, {"dtype": dtype, **args})
+    engine = VLLMModel(llm, processor, hooks, info, {"dtype": dtype, **args})
+    engine.thinking = thinking
+    return engine
 
 
 def exit_without_teardown(status: int) -> NoReturn:

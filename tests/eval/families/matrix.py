@@ -44,7 +44,7 @@ class Row:
     """Largest spread (max - min) of one item's CGLs across its conditions: how much context moves scores."""
 
 
-def _eval(argv: list[str]) -> tuple[int, str]:
+def eval_command(argv: list[str]) -> tuple[int, str]:
     """Exit code and stderr of ``mmspubench eval``; a failure must be exit 2 (a user error), never a crash."""
     from mmspubench.eval.cli import main
 
@@ -66,7 +66,7 @@ def run_family(family: str, root: Path, work: Path) -> Row:
     from mmspubench.eval.backends.transformers import adapter as adapter_module
 
     folder = str(family_dir(family, root))
-    code, err = _eval(
+    code, err = eval_command(
         ["--model", folder, "--answer-mode", "generate", "--scorer", "plain", "--out", str(work / "plain")]
     )
     if code != 0:
@@ -80,7 +80,7 @@ def run_family(family: str, root: Path, work: Path) -> Row:
 
     adapter_module.TransformersVLM.__init__ = record
     try:
-        code, err = _eval(
+        code, err = eval_command(
             ["--model", folder, "--answer-mode", "logprob", "--scorer", "fast", "--out", str(work / "fast")]
         )
     finally:

@@ -104,3 +104,36 @@ def test_matrix_meets_the_bar_and_readme_is_its_output(
     assert "\n".join(_readme_rows()[f] for f in sorted(BUILDERS)) == "\n".join(
         markdown(rows).splitlines()[2:]
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["on", "off"])
+def test_the_thinking_family_runs_on_and_off_end_to_end(mode: str, family_root: Path, tmp_path: Path) -> None:
+    """A tiny random Qwen3-VL with Qwen3's thinking chat template (it switches with
+    ``enable_thinking``), through ``mmspubench eval --thinking on|off`` as the matrix runs a family:
+    generate with the plain scorer, logprob with the fast one, CGLA in both (equal within the
+    tolerance), the mode recorded and every scored prompt rendered with the empty reasoning block."""
+    import json
+
+    from mmspubench.eval import prompts
+
+    from tests.eval.families.matrix import ITEMS, eval_command
+    from tests.eval.thinking.models import EMPTY_BLOCK, SWITCHABLE, build_thinking_model
+
+    folder = family_root / "family-qwen3_vl-thinking"
+    if not folder.is_dir():
+        build_thinking_model(family_root / ".family-qwen3_vl-thinking.partial", SWITCHABLE).rename(folder)
+    cgls = {}
+    for answer_mode, scorer in (("generate", "plain"), ("logprob", "fast")):
+        out = tmp_path / answer_mode
+        argv = ["--model", str(folder), "--thinking", mode, "--answer-mode", answer_mode, "--scorer", scorer]
+        code, err = eval_command([*argv, "--max-new-tokens", "4", "--out", str(out)])
+        assert code == 0, err
+        results = json.loads((out / "results.json").read_text())
+        assert results["config"]["thinking"] == mode and results["dataset"]["n"] == ITEMS
+        assert results["model"]["thinking"]["set_by"] == "chat_template_kwargs:enable_thinking"
+        samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+        conditions = [c for s in samples for c in s["conditions"]]
+        assert all(c["prompt"].endswith(EMPTY_BLOCK + prompts.CGLA_ASSISTANT_PREFIX) for c in conditions)
+        cgls[scorer] = [c["cgl"] for c in conditions]
+    assert max(abs(a - b) for a, b in zip(cgls["plain"], cgls["fast"], strict=True)) <= TOLERANCE
