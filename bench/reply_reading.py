@@ -30,6 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mmspubench.eval.backends.api_key import DEFAULT_KEY_ENV
 from mmspubench.eval.protocol import Generation
 from mmspubench.eval.replies.judge import Judge, JudgeClient
 from mmspubench.eval.replies.parse import parse_answer
@@ -129,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--judge-model", help="a real judge: its model name on --judge-base-url")
     parser.add_argument("--judge-base-url", help="a real judge: its OpenAI-compatible server")
     parser.add_argument(
-        "--judge-api-key-env", default="OPENAI_API_KEY", help="variable with its key, or none"
+        "--judge-api-key-env", default=DEFAULT_KEY_ENV, help="variable with its key, or none"
     )
     args = parser.parse_args(argv)
     with args.corpus.open(encoding="utf-8") as handle:
