@@ -276,3 +276,38 @@ def test_the_standin_rules() -> None:
     assert standin_verdict("A or B", OPTIONS) == "none"
     assert standin_verdict("The answer is B, a snowman.", OPTIONS) == "B"  # the letter wins
     assert standin_verdict("not a kite but a rocket", OPTIONS) == "none"  # two texts
+
+
+SWEEP_JUDGE = {
+    "answer_mode": "generate",
+    "extract": "judge",
+    "judge_model": "judge-1",
+    "judge_base_url": "http://127.0.0.1:1/v1",
+    "judge_api_key_env": "none",
+}
+
+
+def test_a_sweep_passes_the_judge_options_to_each_run(tmp_path: Path) -> None:
+    from mmspubench.sweep.launchers.registry import sections
+    from mmspubench.sweep.spec import load_sweep
+
+    from tests.sweep.sweep_files import write_sweep
+
+    path = write_sweep(tmp_path, metrics=["accuracy"], options={"limit": 2, **SWEEP_JUDGE})
+    for run in load_sweep(path, sections()).runs:
+        argv = list(run.argv)
+        assert argv[argv.index("--extract") + 1] == "judge"
+        assert argv[argv.index("--judge-model") + 1] == "judge-1"
+        assert argv[argv.index("--judge-api-key-env") + 1] == "none"
+        assert run.config.identity()["judge_prompt"] == JUDGE_PROMPT_VERSION
+
+
+def test_a_sweep_refuses_a_judge_option_without_extract_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.sweep.sweep_files import write_sweep
+
+    path = write_sweep(tmp_path, options={"limit": 2, "judge_model": "judge-1"})
+    assert main(["sweep", str(path), "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--judge-model is used only with --extract judge" in err[0]
