@@ -129,9 +129,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--judge", choices=("standin",), help="the rule-based stand-in judge (not an LLM)")
     parser.add_argument("--judge-model", help="a real judge: its model name on --judge-base-url")
     parser.add_argument("--judge-base-url", help="a real judge: its OpenAI-compatible server")
-    parser.add_argument(
-        "--judge-api-key-env", default=DEFAULT_KEY_ENV, help="variable with its key, or none"
-    )
+    parser.add_argument("--judge-api-key-env", default=DEFAULT_KEY_ENV, help="variable with its key, or none")
     args = parser.parse_args(argv)
     with args.corpus.open(encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle if line.strip()]
