@@ -218,6 +218,10 @@ def check_extract(config: RunConfig) -> None:
         raise MMSpuBenchError(
             f"--extract judge reads generated answers; it needs --answer-mode generate, got {config.answer_mode}"
         )
+    if "accuracy" not in config.metrics:
+        raise MMSpuBenchError(
+            f"--extract judge reads the answers of --metrics accuracy, not asked for in --metrics {','.join(config.metrics)}"
+        )
     if not config.judge_model:
         raise MMSpuBenchError(
             "--extract judge needs --judge-model NAME (the judge's model name on its server)"

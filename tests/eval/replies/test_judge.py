@@ -160,6 +160,19 @@ REFUSED: list[tuple[list[str], str]] = [
         "--extract judge reads generated answers; it needs --answer-mode generate, got logprob",
     ),
     (
+        ["--extract", "judge", "--judge-model", "j", "--judge-base-url", "http://h/v1", "--metrics", "cgla"],
+        "--extract judge reads the answers of --metrics accuracy, not asked for in --metrics cgla",
+    ),
+    (["--extract", "judge", "--judge-model", "", "--judge-base-url", "http://h/v1"], "--judge-model: empty"),
+    (
+        ["--extract", "judge", "--judge-model", "j", "--judge-base-url", "http://h/v1\x1b[2J"],
+        "--judge-base-url 'http://h/v1\\x1b[2J': a control character",
+    ),
+    (
+        ["--extract", "judge", "--judge-model", "j", "--judge-base-url", "http://h/v1?api_key=abcd12345"],
+        "--judge-base-url holds a credential (not shown",
+    ),
+    (
         ["--extract", "judge", "--judge-model", "j", "--judge-base-url", "ftp://h/v1"],
         "--judge-base-url 'ftp://h/v1': expected an http:// or https:// URL",
     ),
