@@ -18,12 +18,14 @@ from typing import Any, Literal, get_args
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends import registry
+from mmspubench.eval.backends.api_key import DEFAULT_KEY_ENV
 from mmspubench.eval.backends.plugin import Backend
 from mmspubench.eval.checkpoint.thinking import MODES as THINKING_MODES
 from mmspubench.eval.checkpoint.thinking import THINKING_MAX_NEW_TOKENS, ThinkingMode
 from mmspubench.eval.config_checks import check_field, check_fields
 from mmspubench.eval.intervention_names import BUILTIN_NAMES, parse_names
 from mmspubench.eval.prompts import CGLA_VARIANTS, STANDARD, VARIANTS
+from mmspubench.eval.replies.judge import EXTRACTORS, JUDGE_PROMPT_VERSION, check_extract
 from mmspubench.eval.views import registry as views_registry
 from mmspubench.options import (
     add_fields,
@@ -278,6 +280,49 @@ class RunConfig:
     )
     """Interventions asked (``mmspubench.eval.intervention_names``); empty unless the run computes
     ``interventions``, where an empty value is resolved to every built-in one."""
+    extract: str = option(
+        "parser",
+        "generate mode: how answers are read: parser (the strict parser alone) or judge (then a judge "
+        "model reads what the parser leaves unparsed: --judge-model, --judge-base-url) (default: parser)",
+        choices=EXTRACTORS,
+        added_later=True,
+        identity_when_set=True,
+        recorded_when_set=True,
+    )
+    """``parser`` or ``judge`` (:mod:`mmspubench.eval.replies.judge`); recorded only when ``judge``."""
+    judge_model: str | None = option(
+        None,
+        "--extract judge: the judge's model name on --judge-base-url",
+        added_later=True,
+        identity_when_set=True,
+        recorded_when_set=True,
+    )
+    """The judge model's name on its server (in the run's identity)."""
+    judge_base_url: str | None = option(
+        None,
+        "--extract judge: the judge's OpenAI-compatible server URL, e.g. http://127.0.0.1:8001/v1 "
+        "(recorded: no credential in it)",
+        added_later=True,
+        identity_when_set=True,
+        recorded_when_set=True,
+    )
+    """The judge's chat-completions server (in the run's identity; a URL holding a credential is refused)."""
+    judge_api_key_env: str = option(
+        DEFAULT_KEY_ENV,
+        "--extract judge: NAME of the environment variable holding the judge's API key, or none for a "
+        f"server that needs no key (default: {DEFAULT_KEY_ENV})",
+        recorded=False,
+    )
+    """Name of the variable with the judge's key (never the key; results.json's ``judge`` records the name)."""
+    judge_prompt: str | None = option(
+        None,
+        "the judge prompt's version",
+        cli=False,
+        added_later=True,
+        identity_when_set=True,
+        recorded_when_set=True,
+    )
+    """The judge prompt's version, set with ``--extract judge`` (a resume under another prompt is refused)."""
     prompts: Mapping[str, Any] = option(
         None,
         "prompt templates with their version",
@@ -287,6 +332,8 @@ class RunConfig:
     """Prompt templates with their version (``mmspubench.eval.prompts.prompt_spec()``)."""
 
     def __post_init__(self) -> None:
+        if self.extract == "judge" and self.judge_prompt is None:
+            object.__setattr__(self, "judge_prompt", JUDGE_PROMPT_VERSION)
         if self.interventions == () and isinstance(self.metrics, tuple) and "interventions" in self.metrics:
             object.__setattr__(self, "interventions", BUILTIN_NAMES)
         # The chosen backend's defaults when none are given, or when those given are another
@@ -322,6 +369,7 @@ class RunConfig:
         check_fields(self.backend_options)
         _check_choices(self.backend_options)
         plugin.check(self.backend_options, self)
+        check_extract(self)
         return self
 
     def to_json(self) -> dict[str, Any]:

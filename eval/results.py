@@ -267,9 +267,11 @@ def build_results(
     version and settings (``mmspubench.eval.backends.describe``); ``environment``: what produced
     the run (``mmspubench.eval.environment.describe``). The model's scorer fields are recomputed
     from the samples (``mmspubench.eval.scorer_check.summary``)."""
+    from mmspubench.eval.replies.judge import judge_record
     from mmspubench.eval.scorer_check import summary
 
     aggregates = recompute(samples, config, ids)
+    judge = judge_record(config)
     ordered = _ordered(samples, ids)
     accuracy, cgla = aggregates["accuracy"], aggregates["cgla"]
     built = Results.written(
@@ -280,7 +282,10 @@ def build_results(
         config=config.to_json(),
         accuracy=None if accuracy is None else Accuracy.from_json(accuracy, "results"),
         cgla=None if cgla is None else Cgla.from_json(cgla, "results"),
-        sections={k: v for k, v in aggregates.items() if k not in registry.paper()},
+        sections={
+            **{k: v for k, v in aggregates.items() if k not in registry.paper()},
+            **({} if judge is None else {"judge": judge}),
+        },
         timing=dict(timing),
         backend=None if backend is None else dict(backend),
         environment=None if environment is None else dict(environment),

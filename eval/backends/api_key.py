@@ -42,13 +42,14 @@ def _looks_random(name: str) -> bool:
     )
 
 
-def check_key_env(name: str) -> None:
-    """Refuse an ``--api-key-env`` that is not a variable name (without showing it)."""
+def check_key_env(name: str, flag: str = "--api-key-env") -> None:
+    """Refuse an ``--api-key-env`` (or ``flag``: ``--judge-api-key-env``) that is not a variable
+    name (without showing it)."""
     if name == NO_KEY:
         return
     if not name:
         raise MMSpuBenchError(
-            "--api-key-env: empty; give the name of the environment variable that holds the key "
+            f"{flag}: empty; give the name of the environment variable that holds the key "
             f"(e.g. OPENAI_API_KEY), or {NO_KEY} for a server that needs no key"
         )
     if (
@@ -58,23 +59,23 @@ def check_key_env(name: str) -> None:
         or _looks_random(name)
     ):
         raise MMSpuBenchError(
-            "--api-key-env: expected the NAME of the environment variable that holds the key (e.g. "
+            f"{flag}: expected the NAME of the environment variable that holds the key (e.g. "
             "OPENAI_API_KEY), got something that is not a variable name (not shown: it may be the key "
             "itself; export it in a variable and name that)"
         )
 
 
-def read_api_key(name: str) -> str:
+def read_api_key(name: str, flag: str = "--api-key-env") -> str:
     """The key in ``$name`` (checked, registered for masking); the placeholder under ``none``."""
-    check_key_env(name)
+    check_key_env(name, flag)
     if name == NO_KEY:
         return PLACEHOLDER_KEY
     value = os.environ.get(name)
     if value is None or not value.strip():
         state = "is not set" if value is None else "is empty"
         raise MMSpuBenchError(
-            f"--api-key-env {name}: the variable {state}; export the key in it, or pass "
-            f"--api-key-env {NO_KEY} for a server that needs no key"
+            f"{flag} {name}: the variable {state}; export the key in it, or pass "
+            f"{flag} {NO_KEY} for a server that needs no key"
         )
     register_secret(value)
     return value.strip()

@@ -5,4 +5,6 @@
   ``◁think▷``), and the replies cut inside their reasoning (``truncated``, never parsed).
 - :mod:`~mmspubench.eval.replies.parse`: the strict parser, answer text -> option letter (and the
   rule that named it), or ``None``.
+- :mod:`~mmspubench.eval.replies.judge`: ``--extract judge``, a judge model on an OpenAI-compatible
+  server that reads what the parser leaves unparsed (``Judge``, ``JudgeClient``, ``judge_for``).
 """

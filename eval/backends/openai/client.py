@@ -349,10 +349,20 @@ def _client(options: OpenAIOptions) -> Any:
 
 def _run(model: OpenAIModel, jobs: Sequence[Callable[[Any], Awaitable[T]]]) -> list[T]:
     """Run the jobs concurrently (at most ``max_concurrency`` at once); API errors become one line."""
-    return _call(model.options, jobs)
+    return call_jobs(model.options, jobs)
 
 
-def _call(options: OpenAIOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]]) -> list[T]:
+BACKEND_FLAG = "--backend openai"
+"""What the one-line error of a failed request names by default (the model's server)."""
+
+
+def call_jobs(
+    options: OpenAIOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]], *, what: str = BACKEND_FLAG
+) -> list[T]:
+    """Run ``jobs`` on one client of ``options`` (its key, retries, timeouts, concurrency); a failed
+    request is one line starting with ``what`` (:func:`describe_error`), the key never shown. The
+    model's server and ``--extract judge``'s judge share it."""
+
     async def main() -> list[T]:
         semaphore = asyncio.Semaphore(options.max_concurrency)
         async with _client(options) as client:
@@ -374,7 +384,7 @@ def _call(options: OpenAIOptions, jobs: Sequence[Callable[[Any], Awaitable[T]]])
     except MMSpuBenchError:
         raise
     except Exception as err:  # openai.APIError and friends: one line, the key never shown
-        raise MMSpuBenchError(describe_error(err, options)) from None
+        raise MMSpuBenchError(describe_error(err, options, what)) from None
 
 
 REQUESTS_PER_JOB = 3
@@ -390,24 +400,26 @@ def job_deadline(options: OpenAIOptions) -> float:
     return REQUESTS_PER_JOB * one_request
 
 
-def describe_error(err: BaseException, options: OpenAIOptions) -> str:
-    """One line for a failed request: status, the server's message, how many retries were made."""
+def describe_error(err: BaseException, options: OpenAIOptions, what: str = BACKEND_FLAG) -> str:
+    """One line for a failed request, starting with ``what`` (the option naming the server): status,
+    the server's message, how many retries were made. A refused parameter names the model's option
+    to change only for the model's server (``what`` left as it is)."""
     import openai
 
     status = getattr(err, "status_code", None)
-    what = f"HTTP {status}" if status else type(err).__name__
+    who, what = what, f"HTTP {status}" if status else type(err).__name__
     if isinstance(err, asyncio.TimeoutError):
         return (
-            f"--backend openai: {redact(options.base_url or '')} gave no complete answer within "
+            f"{who}: {redact(options.base_url or '')} gave no complete answer within "
             f"{job_deadline(options):g} s (--request-timeout bounds each read; the server may be sending "
             "its answer byte by byte); finished items are saved, rerun the same command to resume"
         )
-    refusal = sampling.refusal_line(err)
+    refusal = sampling.refusal_line(err) if who == BACKEND_FLAG else None
     if refusal is not None:  # a parameter the run sends, tied to an option
         param, said, change = refusal
         lines = clean(said).strip().splitlines()
         return (
-            f"--backend openai: {redact(options.base_url or '')} refused the parameter '{param}' "
+            f"{who}: {redact(options.base_url or '')} refused the parameter '{param}' "
             f"({what}: {(lines[0] if lines else '')[:300]}); {change}"
         )
     text = clean(str(getattr(err, "message", None) or err)).strip()
@@ -426,7 +438,7 @@ def describe_error(err: BaseException, options: OpenAIOptions) -> str:
         hint = f" after {options.max_retries} retries; finished items are saved, rerun the same command to resume"
     else:
         hint = ""
-    return f"--backend openai: request to {redact(options.base_url or '')} failed ({what}: {message[:300]}){hint}"
+    return f"{who}: request to {redact(options.base_url or '')} failed ({what}: {message[:300]}){hint}"
 
 
 def probe(options: OpenAIOptions, name: str) -> ServerFeatures:
@@ -480,7 +492,7 @@ def probe(options: OpenAIOptions, name: str) -> ServerFeatures:
             version=await _server_version(client),
         )
 
-    return _call(options, [ask])[0]
+    return call_jobs(options, [ask])[0]
 
 
 def load_openai(

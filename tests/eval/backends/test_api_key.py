@@ -8,6 +8,7 @@ from pathlib import Path
 from mmspubench.curate.annotate import AnnotateConfig
 from mmspubench.eval.backends import openai as openai_backend
 from mmspubench.eval.backends.api_key import DEFAULT_KEY_ENV
+from mmspubench.eval.config import RunConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -20,6 +21,7 @@ def test_both_options_default_to_the_one_constant() -> None:
     assert DEFAULT_KEY_ENV == "OPENAI_API_KEY"
     assert _default(openai_backend.Options, "api_key_env") == DEFAULT_KEY_ENV
     assert _default(AnnotateConfig, "api_key_env") == DEFAULT_KEY_ENV
+    assert _default(RunConfig, "judge_api_key_env") == DEFAULT_KEY_ENV
 
 
 def test_the_default_name_is_written_once_in_the_package() -> None:

@@ -123,3 +123,89 @@ def test_the_bench_script_prints_the_corpus_figures(
     # Counted from the labels: 275 replies, 127 read by the parser (127/275 = 46.2 %), 184 agreeing
     # with the reader (66.9 %), 18 cut inside their reasoning (6.5 %).
     assert expected[-1] == ["overall", "275", "46.2", "66.9", "6.5"]
+
+
+SUBSET = ("r001", "r094", "r139", "r149", "r110", "r217", "r057", "r112")
+# Worked by hand from the stand-in's three rules (tests/eval/standin_judge.py):
+# r001 "B": the parser reads B. r094 "The answer is (C) kite.": unparsed; the judge reads the one
+# letter named, C (= expected). r139 "A or B": two letters, none (= expected null). r149 "...C and
+# D; I'll go with D.": two letters, none (expected D: wrong both ways). r110 "...the second option,
+# a rocket." and r112 "This is a cat.": no letter ("a" is the article), one option text: B, B (=
+# expected). r217: cut inside its reasoning, never judged (= expected null). r057 "A. cat" (A is
+# dog): the parser refuses the mismatch (= expected null); the judge reads the letter A (wrong).
+SUBSET_TABLE = [
+    ["answer-is-sentence", "1", "0.0", "100.0", "0.0", "100.0"],
+    ["hedge-two-letters", "2", "0.0", "0.0", "50.0", "50.0"],
+    ["letter", "1", "100.0", "0.0", "100.0", "100.0"],
+    ["letter-text", "1", "0.0", "100.0", "100.0", "0.0"],
+    ["option-text-sentence", "2", "0.0", "100.0", "0.0", "100.0"],
+    ["think-truncated", "1", "0.0", "0.0", "100.0", "100.0"],
+    ["overall", "8", "12.5", "50.0", "50.0", "75.0"],
+]
+
+
+def test_the_judge_figures_of_a_hand_checked_subset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "subset.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in ROWS if r["id"] in SUBSET), encoding="utf-8")
+    _load_script(monkeypatch).main(["--corpus", str(corpus), "--judge", "standin"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("judge: the rule-based stand-in") and "not a real LLM" in lines[0]
+    assert lines[1].split() == [
+        "kind",
+        "n",
+        "parser",
+        "%",
+        "judge",
+        "%",
+        "agree",
+        "parser",
+        "%",
+        "agree",
+        "+judge",
+        "%",
+    ]
+    assert [line.split() for line in lines[2:]] == SUBSET_TABLE
+
+
+class _RulesJudge:
+    """The stand-in's rules in process (no server): what the script's HTTP judge answers."""
+
+    def __init__(self) -> None:
+        self.identity = {"model": "rules", "base_url": "", "prompt_version": ""}
+
+    def read(self, question: str, options: Any, answer_text: str) -> str | None:
+        from tests.eval.standin_judge import standin_verdict
+
+        found = standin_verdict(answer_text, options)
+        return None if found == "none" else found
+
+
+def test_the_judge_figures_of_the_corpus_follow_from_the_labels_and_the_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.eval.standin_judge import standin_verdict
+
+    script = _load_script(monkeypatch)
+    overall = script.judge_table(script.read_rows(ROWS, _RulesJudge()))[-1].split()
+    # The same figures from the labels: ``strict`` is the parser's reading (checked above), the
+    # judge is asked where it is null and the reply not truncated.
+    judged = {
+        r["id"]: standin_verdict(split_reply(generation(r), r["style"]).answer_text, r["options"])
+        for r in ROWS
+        if r["strict"] is None and not r["truncated"]
+    }
+    letters = {k: (None if v == "none" else v) for k, v in judged.items()}
+    n = len(ROWS)
+    both = sum((r["strict"] or letters.get(r["id"])) == r["expected"] for r in ROWS)
+    read = sum(v is not None for v in letters.values())
+    assert overall[2:] == [
+        f"{100 * 127 / n:.1f}",
+        f"{100 * read / n:.1f}",
+        f"{100 * 184 / n:.1f}",
+        f"{100 * both / n:.1f}",
+    ]
+    # The figures on the docs page (docs/metrics/accuracy.md): 90 judged, 268 agreeing.
+    assert (read, both) == (90, 268)
+    assert overall == ["overall", "275", "46.2", "32.7", "66.9", "97.5"]
