@@ -20,7 +20,12 @@ from mmspubench.eval.analysis.stats.ranks import (
     tied_groups,
     tied_text,
 )
-from mmspubench.eval.analysis.stats.resample import cluster_index, clustered_ci, resampled_means
+from mmspubench.eval.analysis.stats.resample import (
+    bootstrap_p_value,
+    cluster_index,
+    clustered_ci,
+    resampled_means,
+)
 
 __all__ = [
     "BH",
@@ -30,6 +35,7 @@ __all__ = [
     "adjust",
     "adjust_present",
     "benjamini_hochberg",
+    "bootstrap_p_value",
     "cluster_index",
     "clustered_ci",
     "holm",

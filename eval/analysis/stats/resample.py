@@ -79,3 +79,26 @@ def clustered_ci(
         raise ValueError("bootstrap interval of zero items is undefined")
     means = resampled_means([values], seed, resamples, clusters)[:, 0]
     return percentile_interval(100.0 * means)
+
+
+def bootstrap_p_value(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    seed: int,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> float:
+    """Two-sided bootstrap p-value of ``mean(b) - mean(a) = 0`` from the draws of
+    :func:`mmspubench.eval.views.confounds.paired.paired_bootstrap_ci` (same seed, same draws)::
+
+        p = min(1, 2 * (min(#{D_r <= 0}, #{D_r >= 0}) + 1) / (R + 1))
+
+    the inversion of the percentile interval (below 0.05 about when the 95% interval leaves out 0),
+    never 0 (the ``+ 1``: the observed data count as one resample). For a mean without an exact
+    test (the change under an intervention)."""
+    if len(a) != len(b) or len(a) == 0:
+        raise ValueError(f"paired values need equal, non-zero lengths, got {len(a)} and {len(b)}")
+    diff = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    draws = np.random.default_rng(seed).integers(0, len(diff), size=(resamples, len(diff)))
+    means = diff[draws].mean(axis=1)
+    tail = min(int(np.sum(means <= 0.0)), int(np.sum(means >= 0.0)))
+    return min(1.0, 2.0 * (tail + 1) / (resamples + 1))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from mmspubench.eval.analysis.stats import (
     RankInterval,
+    bootstrap_p_value,
     clustered_ci,
     rank_intervals,
     rank_intervals_by_group,
@@ -119,3 +120,13 @@ def test_rank_intervals_per_type_resample_the_type_items() -> None:
     assert got["Overall"] == rank_intervals(list("ABCDE"), data, seed=1, resamples=200)
     assert got["RS"] == rank_intervals(list("ABCDE"), data[:, 30:], seed=1, resamples=200)
     assert got["BG"] == got["Overall"] and got["TN"] is None
+
+
+def test_bootstrap_p_value_counts_the_draws_of_the_interval() -> None:
+    a = np.zeros(40)
+    b = (np.arange(40) % 3 == 0).astype(float)
+    draws = np.random.default_rng(2).integers(0, 40, size=(200, 40))
+    means = (b - a)[draws].mean(axis=1)
+    tail = min(int((means <= 0).sum()), int((means >= 0).sum()))
+    assert bootstrap_p_value(a, b, seed=2, resamples=200) == 2 * (tail + 1) / 201
+    assert bootstrap_p_value(a, a, seed=2, resamples=200) == 1.0
