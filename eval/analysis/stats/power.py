@@ -64,3 +64,40 @@ def mdd_unpaired(n: int, rate: float, alpha: float = ALPHA, power: float = POWER
     if p in (0.0, 1.0):
         return None
     return 100.0 * z_sum(alpha, power) * (2.0 * p * (1.0 - p) / n) ** 0.5
+
+
+PUBLISHED_SIZES: dict[str, int] = {
+    "Overall": 2400,
+    "BG": 1908,
+    "TN": 288,
+    "CO": 903,
+    "RS": 75,
+    "Col.": 248,
+    "Ori.": 764,
+    "LS": 103,
+    "PA": 100,
+    "Sha.": 401,
+}
+"""Items of the published benchmark, overall and per type (the paper's Table 1; an item with two
+types counts in both)."""
+TABLE_RATES: tuple[float, ...] = (50.0, 75.0)
+"""Accuracies (percent) of the unpaired columns of :func:`mdd_table` (50: the widest)."""
+TABLE_DISCORDANCES: tuple[float, ...] = (0.1, 0.2, 0.3)
+"""Discordant shares of the paired columns of :func:`mdd_table`."""
+
+
+def mdd_table(sizes: dict[str, int] | None = None) -> str:
+    """The Markdown table of minimum detectable differences (points; 80% power, alpha 0.05) for
+    ``sizes`` (default: :data:`PUBLISHED_SIZES`), unpaired at :data:`TABLE_RATES` and paired at
+    :data:`TABLE_DISCORDANCES`."""
+    chosen = PUBLISHED_SIZES if sizes is None else sizes
+    head = ["Type", "n"]
+    head += [f"unpaired, accuracy {rate:g}%" for rate in TABLE_RATES]
+    head += [f"paired, {100 * share:g}% discordant" for share in TABLE_DISCORDANCES]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for group, n in chosen.items():
+        cells = [mdd_unpaired(n, rate) for rate in TABLE_RATES]
+        cells += [mdd_paired(n, share) for share in TABLE_DISCORDANCES]
+        shown = ["—" if value is None else f"{value:.1f}" for value in cells]
+        lines.append("| " + " | ".join([group, str(n), *shown]) + " |")
+    return "\n".join(lines)

@@ -110,3 +110,27 @@ def test_no_variance_gives_no_estimate_never_zero() -> None:
         mdd_paired(0, 0.2)
     with pytest.raises(ValueError, match=r"\[0, 100\] percent"):
         mdd_unpaired(10, 0.5 * 300)
+
+
+def test_the_published_sizes_are_table_1() -> None:
+    from mmspubench.eval.analysis.stats.power import PUBLISHED_SIZES
+
+    shares = {"BG": 79.50, "TN": 12.00, "CO": 37.62, "RS": 3.12, "Col.": 10.33, "Ori.": 31.83, "LS": 4.29}
+    shares.update({"PA": 4.17, "Sha.": 16.71})  # the paper's percentages of the 2,400 items
+    for group, share in shares.items():
+        assert round(100 * PUBLISHED_SIZES[group] / PUBLISHED_SIZES["Overall"], 2) == share, group
+
+
+def test_the_bench_script_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    import runpy
+    from pathlib import Path
+
+    from mmspubench.eval.analysis.stats.power import mdd_table
+
+    script = Path(__file__).resolve().parents[3] / "bench" / "mdd_table.py"
+    assert runpy.run_path(str(script))["main"]() == 0
+    printed = capsys.readouterr().out
+    assert printed == mdd_table() + "\n"
+    rs = next(line for line in printed.splitlines() if line.startswith("| RS | 75 |"))
+    expected = [mdd_unpaired(75, 50.0), mdd_unpaired(75, 75.0), *(mdd_paired(75, s) for s in (0.1, 0.2, 0.3))]
+    assert rs == "| RS | 75 | " + " | ".join(f"{v:.1f}" for v in expected if v is not None) + " |"
