@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.analysis.compare import adjusted, interventions, paired
@@ -27,6 +27,10 @@ from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
 from mmspubench.eval.results_file import Results
 from mmspubench.eval.views.confounds.cells import fixed, interval
 from mmspubench.options import add_fields, values_of
+
+if TYPE_CHECKING:
+    from mmspubench.eval.analysis.compare.paired import Pair
+    from mmspubench.eval.analysis.compare.runs import Run
 
 DASH = "—"
 EPILOG = """examples:
@@ -111,7 +115,8 @@ def comparison(
     return adjusted.with_adjusted(_document(a, b, pairs, seed, resamples), adjust)
 
 
-def _document(a: Any, b: Any, pairs: Any, seed: int, resamples: int) -> dict[str, Any]:
+def _document(a: Run, b: Run, pairs: Sequence[Pair], seed: int, resamples: int) -> dict[str, Any]:
+    """The document of two checked runs and their paired items, before the adjustment."""
     from mmspubench.eval.analysis.compare import runs
 
     groups = paired.compare_pairs(pairs, seed, resamples)

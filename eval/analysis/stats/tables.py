@@ -110,7 +110,7 @@ def rank_section(found: Outcomes) -> list[str]:
     assert overall is not None  # every run has items
     rows = []
     for i, name in enumerate(found.names):
-        cells = [DASH if by_group[g] is None else by_group[g][i].label() for g in GROUPS]  # type: ignore[index]
+        cells = [DASH if (got := by_group[g]) is None else got[i].label() for g in GROUPS]
         rows.append([cell(name), *cells])
     order = sorted(range(len(rows)), key=lambda i: (overall[i].rank, overall[i].low, i))
     title = (
