@@ -75,6 +75,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run_report_command(args: argparse.Namespace) -> int:
     """``mmspubench report``."""
     from mmspubench.eval.analysis.report import load_for_report, markdown_table, run_names
+    from mmspubench.eval.analysis.stats.tables import sections
+    from mmspubench.eval.results import RESULTS_NAME
     from mmspubench.redact import strip_controls
 
     if args.plot is not None:
@@ -82,7 +84,10 @@ def run_report_command(args: argparse.Namespace) -> int:
 
         check_plot_output(args.results, args.plot)  # before anything is read
     paths = _finished(args.results)
-    table = markdown_table(load_for_report(paths), run_names(paths))
+    loaded = load_for_report(paths)
+    table = markdown_table(loaded, run_names(paths))
+    files = [Path(p) / RESULTS_NAME if Path(p).is_dir() else Path(p) for p in paths]
+    table = "\n".join([table, *sections(loaded, run_names(paths), files)])
     if args.plot is not None:
         from mmspubench.eval.analysis.plots import write_report_plot
 

@@ -41,7 +41,7 @@ COLUMN_WEIGHTS: dict[str, int] = {
     "Model": 124, **dict.fromkeys(leaderboard.TYPE_COLUMNS, 60), "Average": 74, "Overall": 74,
     "CGLA_acc": 74, "n": 40, "Circular": 70, "Blind": 66, "Gain": 66, "Worst": 90,
     "Mode": 100, "Variant": 110, "Scorer": 80, "Date": 96, "Dataset revision": 110, "Run": 120,
-    "Revision": 110, "Hub Overall": 66, "Hub state": 76, "Source": 154,
+    "Revision": 110, "Hub Overall": 66, "Hub state": 76, "Source": 154, leaderboard.RANK: 60,
     **dict.fromkeys(leaderboard.INTERVENTION_COLUMNS, 70),
 }  # fmt: skip
 """How the width left after every column's longest word is shared among the text columns."""

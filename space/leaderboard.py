@@ -31,6 +31,11 @@ from mmspubench.markup import escape_cell, hub_link, is_hub_model
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
 """Per-type accuracy columns, in the order of the paper's Table 2."""
 ID_COLUMNS: tuple[str, ...] = ("Model",)
+RANK = "Rank [95% CI]"
+"""Rank by overall accuracy with its 95% interval among the table's comparable runs, filled at
+start-up from their samples (:mod:`mmspubench.space.rank_column`); empty for the others. In the
+column chooser, not shown by default: the default columns fill the table's width at 1400 pixels
+(one more column would break a figure); the note under the table names the tied groups."""
 SCORE_COLUMNS: tuple[str, ...] = (*TYPE_COLUMNS, "Average", "Overall", "CGLA_acc")
 CONFOUND_COLUMNS: tuple[str, ...] = ("Circular", "Blind", "Gain", "Worst")
 """The confound views of a run (results.json ``circular.accuracy``, ``blind.accuracy``,
@@ -64,13 +69,14 @@ row comes from (``hub_leaderboard.merge``)."""
 ALL_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS,
     *SCORE_COLUMNS,
+    RANK,
     *CONFOUND_COLUMNS,
     *INTERVENTION_COLUMNS,
     *INFO_COLUMNS,
     *HUB_COLUMNS,
 )
 TEXT_COLUMNS: tuple[str, ...] = tuple(
-    c for c in ("Worst", *INFO_COLUMNS, *HUB_COLUMNS) if c not in ("n", "Hub Overall")
+    c for c in (RANK, "Worst", *INFO_COLUMNS, *HUB_COLUMNS) if c not in ("n", "Hub Overall")
 )
 """Columns shown as plain text (``Model`` is Markdown, escaped; the others are numbers)."""
 DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "Mode", "Variant", "Hub Overall", "Source")
@@ -236,6 +242,7 @@ def run_entry(results: Results | Mapping[str, Any], run_name: str) -> RunEntry:
     row["Average"] = _number(accuracy.average)
     row["Overall"] = _number(accuracy.overall)
     row["CGLA_acc"] = _number(cgla.acc)
+    row[RANK] = ""  # filled from the runs' samples once the table is known (space/rank_column.py)
     row.update(confound_cells(typed))
     row.update(intervention_cells(typed))
     row["n"] = _count(dataset.n) or 0  # an edited file's "ten" is no count

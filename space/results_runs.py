@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from mmspubench.markup import escape_cell
-from mmspubench.space import hub_leaderboard, leaderboard, run_match
+from mmspubench.space import hub_leaderboard, leaderboard, rank_column, run_match
 
 if TYPE_CHECKING:
     from mmspubench.eval.analysis.plot_data import Series
@@ -64,6 +64,9 @@ def load_runs(results: str | None, dataset: str | None, explored: Mapping[str, A
     if folder is None:
         return Runs(board, note)
     notes = [note] if note else []
+    cells, ranked = rank_column.rank_cells(folder, board)
+    board = board.assign(**{leaderboard.RANK: board["Run"].map(lambda run: cells.get(run, ""))})
+    notes += [ranked] if ranked else []
     # The chart and Explore show the table's runs, in the table's order (the chart its first
     # CHART_RUNS, and the note says so).
     by_run = {str(e.row["Run"]): e for e in entries}

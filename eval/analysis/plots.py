@@ -344,6 +344,8 @@ def compare_figure(doc: dict[str, Any], fmt: str) -> bytes:
 def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     """``report --plot``: read the runs (results.json, samples.jsonl beside it) and write the figure."""
     from mmspubench.eval.analysis.plot_data import report_series, run_labels
+    from mmspubench.eval.analysis.stats.plot import rank_panel
+    from mmspubench.eval.analysis.stats.tables import overall_ranks
     from mmspubench.eval.results import RESULTS_NAME, read_results, write_bytes_atomic
 
     fmt = check_plot_output(paths, plot)
@@ -354,6 +356,7 @@ def write_report_plot(paths: Sequence[str | Path], plot: str | Path) -> None:
     labels = run_labels(runs, [f.parent for f in files])
     series = [report_series(r, s, label) for r, s, label in zip(runs, samples, labels, strict=True)]
     panels = view_panels(runs, labels, [str(f) for f in files], samples)
+    panels += rank_panel(overall_ranks(labels, samples))
     write_bytes_atomic(Path(plot), [report_figure(series, fmt, panels)])
 
 

@@ -13,19 +13,24 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.analysis.compare import interventions, paired
+from mmspubench.eval.analysis.compare import adjusted, interventions, paired
 from mmspubench.eval.analysis.compare.paired import GroupComparison, PairedMean, PairedRate
 from mmspubench.eval.analysis.compare.runs import Sides
 from mmspubench.eval.analysis.compare.side_intervention import check_entries
 from mmspubench.eval.analysis.report import printable
+from mmspubench.eval.analysis.stats import HOLM, METHODS
 from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
 from mmspubench.eval.results_file import Results
 from mmspubench.eval.views.confounds.cells import fixed, interval
 from mmspubench.options import add_fields, values_of
+
+if TYPE_CHECKING:
+    from mmspubench.eval.analysis.compare.paired import Pair
+    from mmspubench.eval.analysis.compare.runs import Run
 
 DASH = "—"
 EPILOG = """examples:
@@ -37,6 +42,8 @@ EPILOG = """examples:
   mmspubench compare runs/blind runs/blind --b-view blind   # the run without its image (B) against with it
   mmspubench eval --metrics accuracy,interventions --interventions grayscale --out runs/grey
   mmspubench compare runs/grey runs/grey --b-view intervention:grayscale   # under grayscale (B) against as published
+  mmspubench compare runs/gen runs/lp runs/blind            # every pair, p-values adjusted across the pairs
+  mmspubench compare runs/gen runs/lp --adjust bh           # Benjamini-Hochberg instead of Holm
 """
 
 
@@ -54,6 +61,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("run_a", metavar="RUN_A", help="run folder (results.json + samples.jsonl)")
     p.add_argument("run_b", metavar="RUN_B", help="run folder on the same items")
     p.add_argument(
+        "more_runs",
+        nargs="*",
+        metavar="RUN",
+        help="more run folders on the same items: every pair is compared (overall accuracy), "
+        "the p-values adjusted across the pairs",
+    )
+    p.add_argument(
         "--json", metavar="FILE", default=None, help="also write the figures as JSON ('-': stdout)"
     )
     p.add_argument("--plot", metavar="FILE", default=None, help="draw the differences (.png or .svg)")
@@ -63,6 +77,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         type=int,
         default=BOOTSTRAP_RESAMPLES,
         help=f"bootstrap resamples (default {BOOTSTRAP_RESAMPLES})",
+    )
+    p.add_argument(
+        "--adjust",
+        choices=METHODS,
+        default=HOLM,
+        help="adjustment of the p-values across the rows of a table, or across the pairs of several "
+        "runs: holm (family-wise error, the default) or bh (Benjamini-Hochberg, false discovery rate)",
     )
     add_fields(p, Sides)
     p.set_defaults(func=run_compare_command)
@@ -74,8 +95,10 @@ def comparison(
     seed: int = 0,
     resamples: int = BOOTSTRAP_RESAMPLES,
     sides: Sides | None = None,
+    adjust: str = HOLM,
 ) -> dict[str, Any]:
-    """The comparison document (what ``--json`` writes) of two run folders, each taken as its side says."""
+    """The comparison document (what ``--json`` writes) of two run folders, each taken as its side
+    says; the p-values of each table also adjusted by ``adjust`` (:mod:`.adjusted`)."""
     from mmspubench.eval.analysis.compare import runs
 
     if resamples < 1:
@@ -89,6 +112,13 @@ def comparison(
         if interventions.names(list(run.samples.values())):  # checked as the run's results were
             check_entries(run.samples, run.results, run.folder, side)
     pairs = runs.pairs(a, b)
+    return adjusted.with_adjusted(_document(a, b, pairs, seed, resamples), adjust)
+
+
+def _document(a: Run, b: Run, pairs: Sequence[Pair], seed: int, resamples: int) -> dict[str, Any]:
+    """The document of two checked runs and their paired items, before the adjustment."""
+    from mmspubench.eval.analysis.compare import runs
+
     groups = paired.compare_pairs(pairs, seed, resamples)
     dataset = {} if a.results.dataset is None else a.results.dataset.to_json()
     intervened = interventions.summary(pairs)
@@ -147,7 +177,7 @@ def format_p(value: float) -> str:
 
 def _rate_cells(r: PairedRate | None) -> list[str]:
     if r is None:
-        return [DASH] * 6
+        return [DASH] * 7
     return [
         fixed(r.a),
         fixed(r.b),
@@ -155,6 +185,7 @@ def _rate_cells(r: PairedRate | None) -> list[str]:
         str(r.only_a),
         str(r.only_b),
         format_p(r.p_value),
+        adjusted.cell(r.p_adjusted),
     ]
 
 
@@ -192,15 +223,16 @@ def _title(doc: dict[str, Any]) -> list[str]:
 def markdown(doc: dict[str, Any]) -> str:
     """The Markdown of a comparison document: accuracy table, then CGLA table when present."""
     groups = _groups(doc)
-    lines = [*_title(doc), "", "Accuracy (%)", ""]
-    head = ["Type", "n", "A", "B", "B - A [95% CI]", "right in A only", "right in B only", "McNemar p"]
+    p_adj = adjusted.label(doc)
+    lines = [*_title(doc), adjusted.note(doc), "", "Accuracy (%)", ""]
+    head = ["Type", "n", "A", "B", "B - A [95% CI]", "right in A only", "right in B only", "McNemar p", p_adj]
     lines += _table(head, [[g.group, str(g.n), *_rate_cells(g.accuracy)] for g in groups])
     if any(g.cgla_acc is not None for g in groups):
         head = ["Type", "n", "CGLA_acc A", "CGLA_acc B", "B - A [95% CI]", "A only", "B only", "McNemar p"]
-        head += ["CGLA_min A", "CGLA_min B", "mean B - A [95% CI]"]
+        head += [p_adj, "CGLA_min A", "CGLA_min B", "mean B - A [95% CI]"]
         rows = [[g.group, str(g.n), *_rate_cells(g.cgla_acc), *_mean_cells(g.cgla_min)] for g in groups]
         lines += ["", "CGLA (CGLA_acc in %, CGLA_min in nats)", "", *_table(head, rows)]
-    return "\n".join(lines + _confound_tables(groups) + interventions.markdown(doc, _table))
+    return "\n".join(lines + _confound_tables(groups, p_adj) + interventions.markdown(doc, _table))
 
 
 RATE_TABLES = (
@@ -209,10 +241,10 @@ RATE_TABLES = (
 )
 
 
-def _confound_tables(groups: Sequence[GroupComparison]) -> list[str]:
+def _confound_tables(groups: Sequence[GroupComparison], p_adj: str) -> list[str]:
     """The tables of the confound figures both runs hold (none: nothing)."""
     lines: list[str] = []
-    head = ["Type", "n", "A", "B", "B - A [95% CI]", "right in A only", "right in B only", "McNemar p"]
+    head = ["Type", "n", "A", "B", "B - A [95% CI]", "right in A only", "right in B only", "McNemar p", p_adj]
     for key, title in RATE_TABLES:
         if any(getattr(g, key) is not None for g in groups):
             rows = [[g.group, str(g.n), *_rate_cells(getattr(g, key))] for g in groups]
@@ -239,6 +271,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     from mmspubench.outputs import refuse_overlap
 
     inputs = [*run_inputs(args.run_a), *run_inputs(args.run_b)]
+    inputs += [path for run in args.more_runs for path in run_inputs(run)]
     json_file = None if args.json in (None, "-") else args.json
     if json_file is not None:
         refuse_overlap("--json", json_file, inputs)
@@ -252,11 +285,13 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from mmspubench.eval.results import write_bytes_atomic
 
     _check_outputs(args)
+    if args.more_runs:
+        return _run_several(args)
     plot_format = None if args.plot is None else plots.check_plot_path(args.plot)
     if plot_format is not None:
         plots.require_matplotlib()
     sides = Sides(**values_of(Sides, args))
-    doc = comparison(args.run_a, args.run_b, args.seed, args.resamples, sides)
+    doc = comparison(args.run_a, args.run_b, args.seed, args.resamples, sides, args.adjust)
     # Every output is rendered before the first file is written.
     figure = None if plot_format is None else plots.compare_figure(doc, plot_format)
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -270,4 +305,25 @@ def run_compare_command(args: argparse.Namespace) -> int:
         write_bytes_atomic(Path(args.json), [text.encode("utf-8")])
         print(f"mmspubench compare: wrote the comparison {args.json}", file=sys.stderr)
     print(markdown(doc))
+    return 0
+
+
+def _run_several(args: argparse.Namespace) -> int:
+    """``compare`` of three runs or more: every pair and the ranks (no figure, each run as published)."""
+    from mmspubench.eval.analysis.compare import several
+    from mmspubench.eval.results import write_bytes_atomic
+
+    if args.plot is not None:
+        raise MMSpuBenchError("--plot draws two runs; compare of more than two runs draws no figure")
+    if Sides(**values_of(Sides, args)) != Sides():
+        raise MMSpuBenchError("--a-view and --b-view take two runs; compare of more than two runs takes none")
+    doc = several.several([args.run_a, args.run_b, *args.more_runs], args.seed, args.resamples, args.adjust)
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if args.json == "-":
+        print(text, end="")
+        return 0
+    if args.json is not None:
+        write_bytes_atomic(Path(args.json), [text.encode("utf-8")])
+        print(f"mmspubench compare: wrote the comparison {args.json}", file=sys.stderr)
+    print(several.markdown(doc))
     return 0

@@ -21,7 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mmspubench.eval.analysis.compare import adjusted
 from mmspubench.eval.analysis.compare.paired import Pair, PairedMean, PairedRate, paired_mean, paired_rate
+from mmspubench.eval.analysis.stats import bootstrap_p_value
 from mmspubench.eval.records import InterventionAnswer, SampleResult
 from mmspubench.eval.views.confounds.cells import fixed, interval
 
@@ -38,6 +40,9 @@ class InterventionPair:
     """Accuracy under the intervention, A and B."""
     change: PairedMean
     """Mean per-item change (under it - published, percentage points), A and B."""
+    change_p_value: float = 1.0
+    """Two-sided bootstrap p-value of the change's paired difference (same draws as its interval:
+    :func:`mmspubench.eval.analysis.stats.bootstrap_p_value`)."""
 
 
 def names(samples: Sequence[SampleResult]) -> list[str]:
@@ -86,6 +91,7 @@ def group_pairs(
                 name,
                 paired_rate(right_a, right_b, seed, resamples),
                 paired_mean(change_a, change_b, seed, resamples),
+                bootstrap_p_value(change_a, change_b, seed, resamples),
             )
         )
     return tuple(out)
@@ -98,6 +104,7 @@ def to_json(found: Sequence[InterventionPair]) -> dict[str, Any]:
         figures = {"accuracy": asdict(pair.accuracy), "change": asdict(pair.change)}
         for value in figures.values():
             value["ci95"] = list(value["ci95"])
+        figures["change"]["p_value"] = pair.change_p_value
         out[pair.name] = figures
     return out
 
@@ -113,14 +120,19 @@ def _rate(r: dict[str, Any]) -> list[str]:
         str(r["only_a"]),
         str(r["only_b"]),
         format_p(r["p_value"]),
+        adjusted.cell(r.get("p_adjusted")),
     ]
 
 
 def _mean(m: dict[str, Any]) -> list[str]:
+    from mmspubench.eval.analysis.compare.cli import format_p
+
     return [
         fixed(m["a"], signed=True),
         fixed(m["b"], signed=True),
         f"{fixed(m['difference'], signed=True)} {interval(m['ci95'])}",
+        format_p(m["p_value"]),
+        adjusted.cell(m.get("p_adjusted")),
     ]
 
 
@@ -132,14 +144,15 @@ def markdown(
     if not info:
         return []
     lines: list[str] = []
-    head = ["Type", "n", "A", "B", "B - A [95% CI]", "right in A only", "right in B only", "McNemar p"]
-    head += ["change A", "change B", "B - A [95% CI]"]
+    p_adj = adjusted.label(doc)
+    head = ["Type", "n", "A", "B", "B - A [95% CI]", "right in A only", "right in B only", "McNemar p", p_adj]
+    head += ["change A", "change B", "B - A [95% CI]", "bootstrap p", p_adj]
     for name in info["compared"]:
         rows = []
         for g in doc["groups"]:
             figures = (g.get("interventions") or {}).get(name)
             cells = (
-                [DASH] * 9 if figures is None else [*_rate(figures["accuracy"]), *_mean(figures["change"])]
+                [DASH] * 12 if figures is None else [*_rate(figures["accuracy"]), *_mean(figures["change"])]
             )
             rows.append([g["group"], str(g["n"]), *cells])
         title = (

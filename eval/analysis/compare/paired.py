@@ -55,6 +55,9 @@ class PairedRate:
     """Items where B has the outcome and A does not."""
     p_value: float
     """Two-sided exact McNemar p-value on ``only_a`` and ``only_b``."""
+    p_adjusted: float | None = None
+    """``p_value`` adjusted across the rows of its table (Holm, or Benjamini-Hochberg:
+    :mod:`mmspubench.eval.analysis.compare.adjusted`); ``None`` before the adjustment."""
 
 
 @dataclass(frozen=True, slots=True)

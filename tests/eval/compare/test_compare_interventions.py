@@ -266,11 +266,14 @@ def test_the_markdown_shows_each_shared_intervention(
     at = lines.index(
         "Under grayscale (accuracy under it, %; change: under it - published, percentage points, per item paired)"
     )
-    assert lines[at + 2].endswith("| change A | change B | B - A [95% CI] |")
+    # the adjusted p-values (Holm, across the rows) after McNemar's, and the change's bootstrap p
+    assert lines[at + 2].endswith(
+        "| McNemar p | Holm p | change A | change B | B - A [95% CI] | bootstrap p | Holm p |"
+    )
     overall = lines[at + 4]
     assert (
         overall.startswith("| Overall | 4 | 75.00 | 25.00 | -50.00 [")
-        and "| 2 | 0 | 0.5 | +25.00 | -25.00 | -50.00 [" in overall
+        and "| 2 | 0 | 0.5 | 1 | +25.00 | -25.00 | -50.00 [" in overall
     )
     assert lines[at + 6].startswith("| TN | 0 | — |")
     assert lines[-1] == "Interventions not compared (only in A: cf:cue-aligned; only in B: blur)"
