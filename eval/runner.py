@@ -119,6 +119,7 @@ def _result(
         cgla_min=cgla_min,
         cgla_acc=cgla_acc,
         **part_fields(parts),
+        reading=None if published is None else published.reading,
     )
 
 

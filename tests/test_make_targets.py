@@ -136,7 +136,9 @@ def _fake_dist(venv: Path, name: str, version: str) -> None:
 
 
 @pytest.mark.process
-def test_same_versions_compares_every_distribution_but_the_project_and_torchs_cuda_ones(tmp_path: Path) -> None:
+def test_same_versions_compares_every_distribution_but_the_project_and_torchs_cuda_ones(
+    tmp_path: Path,
+) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     for venv in (a, b):
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

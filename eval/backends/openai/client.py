@@ -31,6 +31,8 @@ rule and checks. Their cache waves group them by context (the letters of one que
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -91,13 +93,19 @@ class OpenAIModel:
         self.sampling = sampling.Sampling()
         """How generation requests are sent (:mod:`~mmspubench.eval.backends.openai.sampling`)."""
         self._sampling_found = False
-        self.last_generations: list[Generation] = []
-        """The replies of the last :meth:`generate` call, in order: reasoning, finish reason, tokens."""
 
     @property
     def info(self) -> ModelInfo:
         """Identity of the model for the result files."""
         return self._info
+
+    @property
+    def reasoning_style(self) -> str:
+        """How the replies mark their reasoning: the server's template is unseen, so ``think``
+        (inline ``<think>`` blocks; a reply without one is read whole, as under ``none``), or
+        ``kimi``/``glm`` when the served model's name says so; reasoning the server returns apart
+        (``reasoning_content``) is kept apart under every style."""
+        return server_style(self.name)
 
     @property
     def backend_info(self) -> dict[str, Any]:
@@ -165,10 +173,9 @@ class OpenAIModel:
 
     def generate(
         self, images: Sequence[Image | None], contexts: Sequence[str], max_new_tokens: int
-    ) -> list[str]:
+    ) -> list[Generation]:
         """Greedy answers (temperature 0, unless the model refuses it), requests in flight
-        concurrently; each reply's reasoning, finish reason and tokens are kept in
-        :attr:`last_generations`."""
+        concurrently; each with its reasoning, finish reason, tokens and its request's wall time."""
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
         urls = ImageUrls(images)
@@ -183,9 +190,11 @@ class OpenAIModel:
                             "an assistant prefix needs a server with vLLM's continue_final_message"
                         )
                     extra.update(continue_final_message=True, add_generation_prompt=False)
+                start = time.perf_counter()
                 response = await self._create(client, messages, extra, max_new_tokens)
+                seconds = time.perf_counter() - start
                 self._count(response)
-                return answers.reply(response)
+                return dataclasses.replace(answers.reply(response), seconds=seconds)
 
             return run
 
@@ -196,8 +205,7 @@ class OpenAIModel:
             self._sampling_found = True
             jobs = jobs[1:]
         replies += _run(self, jobs)
-        self.last_generations = replies
-        return [r.text for r in replies]
+        return replies
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -482,3 +490,11 @@ def load_openai(name: str, options: OpenAIOptions, *, needs_prompt_logprobs: boo
     # the URL is in results.json's backend settings.
     info = ModelInfo(id=name, path=name, revision=None, dtype="server", adapter="openai-chat")
     return OpenAIModel(name, options, features, info)
+
+
+def server_style(name: str) -> str:
+    """The reasoning style of a served model by its name (:attr:`OpenAIModel.reasoning_style`)."""
+    lowered = name.lower()
+    if "kimi" in lowered:
+        return "kimi"
+    return "glm" if "glm" in lowered else "think"
