@@ -264,14 +264,18 @@ def _model_identity(model: VisionLanguageModel) -> dict[str, Any]:
 
 def _model_section(model: VisionLanguageModel, config: RunConfig) -> dict[str, Any]:
     """results.json's ``model``: the identity, the scorer the engine runs (the samples then say what
-    ran, :func:`~mmspubench.eval.scorer_check.summary`) and its fast path's check."""
+    ran, :func:`~mmspubench.eval.scorer_check.summary`), its fast path's check and, in generate
+    mode, the reasoning style its replies were split by (only when not ``none``: ``submit``
+    splits the raw outputs again by it)."""
     info = model.info
     path = getattr(model, "fast_path", None)
+    style = asking.reasoning_style(model) if config.answer_mode == "generate" else "none"
     return {
         **_model_identity(model),
         "scorer_used": info.scorer_used,
         "scorer_fallback_reason": info.scorer_fallback_reason,
         "scorer_check": None if path is None else {"path": path.name, "requested": config.scorer_check},
+        **({} if style == "none" else {"reasoning_style": style}),
     }
 
 
