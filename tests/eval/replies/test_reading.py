@@ -53,7 +53,7 @@ def test_the_judge_is_asked_only_where_the_parser_reads_nothing_and_the_reply_wa
     assert read_reply(Split("B", "", False), OPTIONS, False, judge) == Reading(None, "none", None)
     assert StandInJudge(None).read("q", OPTIONS, "x") is None
     assert read_reply(Split(None, "no idea", False), OPTIONS, False, StandInJudge(None)).read_by == "none"
-    assert judge.asked == ["I would go with the bike."]  # type: ignore[attr-defined]
+    assert judge.asked == ["I would go with the bike."]
     with pytest.raises(ValueError, match="the judge answered 'E'"):
         read_reply(Split(None, "no idea", False), OPTIONS, False, StandInJudge("E"))
 
@@ -198,7 +198,7 @@ def test_the_replies_section_by_hand() -> None:
         "tokens_per_correct": None,  # one reply's completion was not counted
     }
     assert check_section(section, "results.json") == section
-    assert replies_section(samples[:3])["tokens_per_correct"] == 100.0  # type: ignore[index]
+    assert replies_section(samples[:3])["tokens_per_correct"] == 100.0
     assert replies_section([_sample("A", "A", None, raw=None)]) is None  # type: ignore[arg-type]
 
 
