@@ -104,3 +104,43 @@ def test_the_adapter_names_its_reasoning_style_from_the_template(
     if template is not None:
         model.processor.chat_template = "{% if add_generation_prompt %}" + template + "{% endif %}"
     assert model.reasoning_style == ("think-open" if template else "none")
+
+
+def test_the_vllm_engine_returns_generations_with_its_finish_reasons(
+    session_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vLLM engine's ``generate`` over a stand-in ``vllm`` module (the engine is not installed
+    where the fast tests run): markers kept, the engine's finish reasons, the prompt's tokens."""
+    import sys
+    from types import SimpleNamespace
+
+    from mmspubench.eval.backends.vllm.engine import VLLMModel
+
+    processor = _model(session_cache, special=True).processor
+    tokenizer = processor.tokenizer
+    think, close = tokenizer.convert_tokens_to_ids(["<think>", "</think>"])
+    answers = [
+        [think, *tokenizer("a dog", add_special_tokens=False)["input_ids"], close, 35],
+        [think, 40, 41],
+    ]
+
+    def generate(prompts: list[Any], params: Any, use_tqdm: bool) -> list[Any]:
+        return [
+            SimpleNamespace(
+                prompt_token_ids=p["ids"],
+                outputs=[SimpleNamespace(token_ids=a, finish_reason=f)],
+            )
+            for p, a, f in zip(prompts, answers, ("stop", "length"), strict=True)
+        ]
+
+    stand_in = SimpleNamespace(SamplingParams=lambda **kwargs: kwargs)
+    monkeypatch.setitem(sys.modules, "vllm", stand_in)
+    engine = object.__new__(VLLMModel)
+    engine.processor = processor
+    engine.llm = SimpleNamespace(generate=generate)
+    monkeypatch.setattr(VLLMModel, "prompt", lambda self, image, context: {"ids": [1, 2, 3]})
+    first, second = engine.generate([None, None], ["a", "b"], max_new_tokens=3)
+    assert first.text.startswith("<think>") and "</think>" in first.text
+    assert (first.finish_reason, first.prompt_tokens, first.completion_tokens) == ("stop", 3, len(answers[0]))
+    assert first.reasoning_tokens == len(answers[0]) - 1
+    assert (second.finish_reason, second.completion_tokens) == ("length", 3)
