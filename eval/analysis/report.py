@@ -12,7 +12,8 @@ reads ``attribute-hint (ceiling)`` and a note under the table says it is not a f
 confound views add ``Circular`` (all four rotations right), ``Blind`` (accuracy without the image),
 ``Gain`` (with minus without, points) and ``Worst`` (the lowest type with >= 10 items and its
 accuracy), each shown only when a run has it. Generate-mode runs with a ``replies`` section add
-``Unparsed``, ``Truncated``, ``Read by`` and ``Tokens`` (:mod:`mmspubench.eval.replies.cells`).
+``Unparsed``, ``Truncated`` and ``Read by`` (runs that reason or have a judge) and ``Tokens``
+(runs that counted tokens): :mod:`mmspubench.eval.replies.cells`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """``report``'s cells of the ``replies`` section (:mod:`mmspubench.eval.replies.summary`).
 
-Shown only when one of the runs has the section (a generate-mode run made since it exists), so
-the table of other runs is as before: ``Unparsed`` and ``Truncated`` (counts, apart: a truncated
-reply was cut inside its reasoning, an unparsed one was read and named no option), ``Read by``
-(percent of the replies read by the parser, the judge and neither) and, when a run counted its
-tokens, ``Tokens`` (mean output tokens per reply, reasoning included).
+``Unparsed`` and ``Truncated`` (counts, apart: a truncated reply was cut inside its reasoning, an
+unparsed one was read and named no option) and ``Read by`` (percent of the replies read by the
+parser, the judge and neither) are shown when one of the runs reasons or has a judge (results.json
+``model.reasoning_style``, or a truncated or judged reply); ``Tokens`` (mean output tokens per
+reply, reasoning included) when one of the runs counted its tokens. The table of runs without the
+``replies`` section is as before.
 """
 
 from __future__ import annotations
@@ -36,8 +37,17 @@ def _tokens(results: Mapping[str, Any]) -> str:
     return fixed(float(mean), 1) if isinstance(mean, (int, float)) and not isinstance(mean, bool) else DASH
 
 
-def _any_section(runs: Sequence[Mapping[str, Any]]) -> bool:
-    return any(section(run, SECTION) for run in runs)
+def _any_reading(runs: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a run's replies were read by more than the parser of a plain reply."""
+    return any(
+        section(run, SECTION)
+        and (
+            section(run, "model").get("reasoning_style")
+            or section(run, SECTION).get("truncated")
+            or section(run, SECTION).get("judged")
+        )
+        for run in runs
+    )
 
 
 def _any_tokens(runs: Sequence[Mapping[str, Any]]) -> bool:
@@ -49,9 +59,9 @@ READ_BY = "Read by (parser / judge / none %)"
 CELLS: tuple[
     tuple[str, Callable[[Mapping[str, Any]], str], Callable[[Sequence[Mapping[str, Any]]], bool]], ...
 ] = (
-    ("Unparsed", _count("unparsed"), _any_section),
-    ("Truncated", _count("truncated"), _any_section),
-    (READ_BY, _read_by, _any_section),
+    ("Unparsed", _count("unparsed"), _any_reading),
+    ("Truncated", _count("truncated"), _any_reading),
+    (READ_BY, _read_by, _any_reading),
     ("Tokens", _tokens, _any_tokens),
 )
 """(header, cell, whether these runs show it), in the table's order."""
