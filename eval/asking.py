@@ -115,6 +115,11 @@ def answers(
         outputs = model.generate([a.image for a in asks], contexts, max_new_tokens(config))
         if len(outputs) != len(asks):
             raise MMSpuBenchError(f"the model returned {len(outputs)} answers for {len(asks)} prompts")
+        wrong = next((o for o in outputs if not isinstance(o, (str, Generation))), None)
+        if wrong is not None:
+            raise MMSpuBenchError(
+                f"the model returned a {type(wrong).__name__} answer; expected a string or a Generation"
+            )
         final = prompts.variant(config.prompt_variant).final_answer
         return [
             _read(as_generation(out), style_after_prompt(style, context), ask, final, judge)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mmspubench.eval.replies.record import READING_KEYS, ReplyReading
+from mmspubench.eval.replies.record import READING_KEYS, ReplyReading, read_reading, reading_json
 
 ConditionKind = Literal["core", "spurious"]
 ANSWER_KEYS = ("prediction", "correct", "raw_output", "option_scores")
@@ -446,27 +446,6 @@ def _check_keys(obj: Any, name: str, keys: tuple[str, ...], optional: tuple[str,
 def _answer_keys(obj: Mapping[str, Any]) -> dict[str, Any]:
     """The keys of an answer (with its reading's) out of a rotation's or an intervention's object."""
     return {k: obj[k] for k in (*ANSWER_KEYS, *READING_KEYS) if k in obj}
-
-
-def reading_json(
-    reading: ReplyReading | None, prediction: str | None, raw_output: str | None
-) -> dict[str, Any]:
-    """The reading's keys of an answer's JSON (none without a reading or a raw output)."""
-    return {} if reading is None or raw_output is None else reading.to_json(prediction, raw_output)
-
-
-def read_reading(
-    obj: Mapping[str, Any], name: str, prediction: str | None, raw_output: str | None
-) -> ReplyReading | None:
-    """An answer's reading (``replies.record``), ``None`` when its line has none of the reading's
-    keys (a line written before them: :func:`reading_of` gives the reading they imply); a reading
-    key on an answer without ``raw_output`` is refused."""
-    found = [k for k in READING_KEYS if k in obj]
-    if not found:
-        return None
-    if raw_output is None:
-        raise ValueError(f"field {name + found[0]!r} is set on an answer without raw_output")
-    return ReplyReading.read(obj, name, prediction, raw_output)
 
 
 def reading_of(answer: SampleResult | Answer) -> ReplyReading | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from mmspubench.dataset_builder.schema import ANSWER_LETTERS
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.replies.parse import parse_answer_rule, parse_final_answer
 from mmspubench.eval.replies.reasoning import Split
 
@@ -71,5 +72,7 @@ def read_reply(
     if said is None:
         return Reading(None, "none", None)
     if said not in ANSWER_LETTERS[: len(options)]:
-        raise ValueError(f"the judge answered {said!r}; expected one of {', '.join(ANSWER_LETTERS)} or None")
+        raise MMSpuBenchError(
+            f"the judge answered {said!r}; expected one of {', '.join(ANSWER_LETTERS[: len(options)])} or none"
+        )
     return Reading(said, "judge", None)

@@ -125,6 +125,27 @@ class ReplyReading:
         return ReplyReading(answer_text, read_by, reasoning, truncated, tokens, seconds)
 
 
+def reading_json(
+    reading: ReplyReading | None, prediction: str | None, raw_output: str | None
+) -> dict[str, Any]:
+    """The reading's keys of an answer's JSON (none without a reading or a raw output)."""
+    return {} if reading is None or raw_output is None else reading.to_json(prediction, raw_output)
+
+
+def read_reading(
+    obj: Mapping[str, Any], name: str, prediction: str | None, raw_output: str | None
+) -> ReplyReading | None:
+    """An answer's reading (module doc), ``None`` when its line has none of the reading's
+    keys (a line written before them: :func:`mmspubench.eval.records.reading_of` gives the reading they imply); a reading
+    key on an answer without ``raw_output`` is refused."""
+    found = [k for k in READING_KEYS if k in obj]
+    if not found:
+        return None
+    if raw_output is None:
+        raise ValueError(f"field {name + found[0]!r} is set on an answer without raw_output")
+    return ReplyReading.read(obj, name, prediction, raw_output)
+
+
 def implied_read_by(prediction: str | None, reasoning: str | None, truncated: bool) -> str | None:
     """``read_by`` a line leaves out (module doc): ``parser``/``none`` by the prediction, for a
     reply without reasoning that was not truncated; ``None`` (always written) otherwise."""

@@ -54,7 +54,7 @@ def test_the_judge_is_asked_only_where_the_parser_reads_nothing_and_the_reply_wa
     assert StandInJudge(None).read("q", OPTIONS, "x") is None
     assert read_reply(Split(None, "no idea", False), OPTIONS, False, StandInJudge(None)).read_by == "none"
     assert judge.asked == ["I would go with the bike."]
-    with pytest.raises(ValueError, match="the judge answered 'E'"):
+    with pytest.raises(MMSpuBenchError, match="the judge answered 'E'; expected one of A, B, C, D or none"):
         read_reply(Split(None, "no idea", False), OPTIONS, False, StandInJudge("E"))
 
 
