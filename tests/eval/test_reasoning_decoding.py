@@ -36,7 +36,7 @@ def _answering(model: TransformersVLM, replies: list[list[int]]) -> None:
         rows = [r + [pad] * (width - len(r)) for r in replies[: ids.shape[0]]]
         return torch.cat([ids, torch.tensor(rows, dtype=ids.dtype)], dim=1)
 
-    model.model.generate = generate  # type: ignore[method-assign]
+    model.model.generate = generate
 
 
 def _words(model: TransformersVLM, text: str) -> list[int]:
