@@ -5,7 +5,7 @@ reference runs on the bundled model and release (the default run; accuracy,cgla,
 interventions; the same with calibration in logprob mode; accuracy,calibration; accuracy,interventions
 with noise,grayscale), each run's ``report``, ``report --plot`` PNG and ``compare`` of the first two,
 every command's ``--help`` and a set of refusals (their stderr and exit code). ``--against`` compares
-a recorded folder with another and prints each difference; the run stamp of a sample line, the
+a recorded folder with another and prints each difference; the run stamp and the replies' ``seconds`` of a sample line, the
 timing and creation time of results.json and the git commit and checkout state of its environment
 are set aside (they differ between any two runs).
 
@@ -114,6 +114,10 @@ def _samples(path: Path) -> list[dict[str, Any]]:
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     for line in lines:
         line.pop("run", None)
+        for answer in [line, *(line.get("rotations") or []), *(line.get("interventions") or [])]:
+            answer.pop("seconds", None)  # a reply's wall time
+        if isinstance(line.get("blind"), dict):
+            line["blind"].pop("seconds", None)
     return lines
 
 

@@ -19,9 +19,11 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS, Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import prompts
 from mmspubench.eval.checkpoint.thinking import THINKING_MAX_NEW_TOKENS
-from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
+from mmspubench.eval.protocol import Generation, ScoreRequest, VisionLanguageModel, as_generation
 from mmspubench.eval.records import Answer
-from mmspubench.eval.replies.parse import answer_parser
+from mmspubench.eval.replies.reading import Judge, read_reply
+from mmspubench.eval.replies.reasoning import STYLES, split_reply, style_after_prompt
+from mmspubench.eval.replies.record import ReplyReading, Tokens
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
@@ -34,6 +36,8 @@ class Reply:
     prediction: str | None
     raw_output: str | None
     option_scores: tuple[float, ...] | None
+    reading: ReplyReading | None = None
+    """How a generated reply was read and what it cost; ``None`` in ``logprob`` mode."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,21 +98,56 @@ def _render(model: VisionLanguageModel, ask: Ask, mode: str, config: RunConfig) 
     return model.render(prompt)
 
 
-def answers(model: VisionLanguageModel, asks: Sequence[Ask], config: RunConfig) -> list[Reply]:
-    """Replies to every ask, in ONE ``generate`` or ``score`` call."""
+def reasoning_style(model: VisionLanguageModel) -> str:
+    """The model's ``reasoning_style`` (:mod:`~mmspubench.eval.protocol`), ``none`` without one."""
+    style = getattr(model, "reasoning_style", "none")
+    if style not in STYLES:
+        raise MMSpuBenchError(
+            f"the model's reasoning_style is {style!r}; expected one of {', '.join(STYLES)}"
+        )
+    return str(style)
+
+
+def answers(
+    model: VisionLanguageModel, asks: Sequence[Ask], config: RunConfig, judge: Judge | None = None
+) -> list[Reply]:
+    """Replies to every ask, in ONE ``generate`` or ``score`` call; a generated reply is split from
+    its reasoning by the model's style and its answer read from the text after the reasoning only
+    (:func:`~mmspubench.eval.replies.reading.read_reply`; ``judge``: asked where the parser reads
+    nothing)."""
     contexts = [_render(model, a, config.answer_mode, config) for a in asks]
     if config.answer_mode == "generate":
+        style = reasoning_style(model)
         outputs = model.generate([a.image for a in asks], contexts, max_new_tokens(config))
         if len(outputs) != len(asks):
             raise MMSpuBenchError(f"the model returned {len(outputs)} answers for {len(asks)} prompts")
-        parse = answer_parser(prompts.variant(config.prompt_variant).final_answer)
-        return [Reply(parse(out, a.options), out, None) for a, out in zip(asks, outputs, strict=True)]
+        wrong = next((o for o in outputs if not isinstance(o, (str, Generation))), None)
+        if wrong is not None:
+            raise MMSpuBenchError(
+                f"the model returned a {type(wrong).__name__} answer; expected a string or a Generation"
+            )
+        final = prompts.variant(config.prompt_variant).final_answer
+        return [
+            _read(as_generation(out), style_after_prompt(style, context), ask, final, judge)
+            for ask, out, context in zip(asks, outputs, contexts, strict=True)
+        ]
     letters = prompts.letter_continuations()
     per_item = [
         [ScoreRequest(a.image, c, letter) for letter in letters] for a, c in zip(asks, contexts, strict=True)
     ]
     scores = score_per_item(model, per_item, [a.item for a in asks], "option")
     return [Reply(argmax_letter(s), None, tuple(s)) for s in scores]
+
+
+def _read(generation: Generation, style: str, ask: Ask, final: bool, judge: Judge | None) -> Reply:
+    """One generated reply split and read."""
+    split = split_reply(generation, style)
+    found = read_reply(split, ask.options, final, judge, ask.item.question)
+    tokens = Tokens(generation.prompt_tokens, generation.completion_tokens, generation.reasoning_tokens)
+    reading = ReplyReading(
+        split.answer_text, found.read_by, split.reasoning, split.truncated, tokens, generation.seconds
+    )
+    return Reply(found.prediction, generation.text, None, reading)
 
 
 def argmax_letter(scores: Sequence[float]) -> str:
@@ -123,4 +162,6 @@ def published_asks(items: Sequence[Item]) -> list[Ask]:
 
 def answer_of(reply: Reply, gold: str) -> Answer:
     """A view's record of ``reply``, right when it is ``gold`` (the gold letter as shown)."""
-    return Answer(reply.prediction, reply.prediction == gold, reply.raw_output, reply.option_scores)
+    return Answer(
+        reply.prediction, reply.prediction == gold, reply.raw_output, reply.option_scores, reply.reading
+    )

@@ -208,6 +208,16 @@ def _sampling_note(obj: dict[str, Any]) -> list[str]:
     return []
 
 
+def _warn_truncated(results: dict[str, Any], limit: float) -> None:
+    """The run's last line on stderr when more than ``--max-truncated`` of its replies were cut
+    inside their reasoning (the results are written and the exit code stays 0)."""
+    from mmspubench.eval.replies.summary import SECTION, truncated_line
+
+    line = truncated_line(results.get(SECTION), limit)
+    if line is not None:
+        print(line, file=sys.stderr)
+
+
 def run_eval_command(args: argparse.Namespace) -> int:
     """``mmspubench eval``: a thin layer over :func:`mmspubench.eval.api.run_config`."""
     from mmspubench.eval import api, distributed
@@ -226,4 +236,5 @@ def run_eval_command(args: argparse.Namespace) -> int:
             from mmspubench.eval.bundled import bundled_model_note
 
             print(bundled_model_note())
+        _warn_truncated(results, options.max_truncated)
     return 0

@@ -219,6 +219,21 @@ class RunConfig:
     """``--thinking``: ``auto`` leaves the model's chat template as it is; ``on``/``off`` set its
     ``enable_thinking`` (a model that cannot switch is refused in one line when it loads).
     Recorded, and in the run's identity, only when not ``auto``: a run without it reads as ``auto``."""
+    max_truncated: float = option(
+        0.05,
+        "in generate mode, the share of replies cut inside their reasoning (0 to 1) above which the "
+        "run ends with a line on stderr saying to raise --max-new-tokens; the results are written "
+        "and the exit code is 0 (default: 0.05)",
+        arg_type=float,
+        minimum=0.0,
+        maximum=1.0,
+        expect="a share from 0 to 1",
+        identity=False,
+        added_later=True,
+        recorded_when_set=True,
+    )
+    """Share of truncated replies (``results.json`` ``replies.truncated`` over ``replies.n``) above
+    which the run warns: it changes no figure, so it is not in the run's identity."""
     trust_remote_code: bool = option(False, "allow a model's own code to run (default: off)", recorded=False)
     """Let a model's own code run (``AutoModel...(trust_remote_code=True)``)."""
     progress: bool = option(

@@ -8,6 +8,12 @@ a model whose ``text_only`` attribute is true also has ``render_text(prompt) -> 
 without the image) and accepts ``None`` for an image in ``generate`` and in a ``ScoreRequest``.
 Without it the run asks for ``--blind-image grey``.
 
+Optional, for a model that reasons before it answers: a ``reasoning_style`` attribute naming how
+its replies mark the reasoning (one of :data:`mmspubench.eval.replies.reasoning.STYLES`, from
+``style_for(family, chat_template)``); a model without it is read as ``none`` (plug-in backends,
+test fakes). Its ``generate`` then returns each reply whole, reasoning markers included
+(:class:`Generation`).
+
 Optional, for an engine with a fast scoring path (:mod:`mmspubench.eval.scorer_check`): a
 ``fast_path`` attribute naming the path that runs (``None`` when none does), a
 ``reference_score(requests)`` method that computes the same scores the plain way, and a
@@ -67,6 +73,9 @@ class Generation:
     """All generated tokens, reasoning included; ``None`` when unknown."""
     reasoning_tokens: int | None = None
     """Of the generated tokens, those of the reasoning; ``None`` when unknown."""
+    seconds: float | None = None
+    """Wall time of its request (a server), or of its batch divided evenly among the batch's
+    replies (a local engine); ``None`` when the engine did not time it (nothing is recorded)."""
 
 
 def as_generation(reply: str | Generation) -> Generation:
@@ -107,8 +116,11 @@ class VisionLanguageModel(Protocol):
         """The exact text given to the processor with the image: chat template + assistant prefix."""
         ...
 
-    def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
-        """Greedy answers, one per (image, rendered context) pair, without the context."""
+    def generate(
+        self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int
+    ) -> Sequence[str | Generation]:
+        """Greedy answers, one per (image, rendered context) pair, without the context: a
+        :class:`Generation`, or a plain string meaning ``Generation(text=s)``."""
         ...
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[float]:

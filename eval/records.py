@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mmspubench.eval.replies.record import READING_KEYS, ReplyReading, read_reading, reading_json
+
 ConditionKind = Literal["core", "spurious"]
 ANSWER_KEYS = ("prediction", "correct", "raw_output", "option_scores")
 """The fields of a view's answer (the blind one, or one rotation's) in samples.jsonl."""
@@ -78,29 +80,35 @@ class Answer:
     """Generated text (``generate`` mode), else ``None``."""
     option_scores: tuple[float, ...] | None
     """Letter scores A-D as shown (``logprob`` mode), else ``None``."""
+    reading: ReplyReading | None = None
+    """How the generated reply was read, and its cost (``generate`` mode), else ``None``."""
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict."""
+        """JSON-ready dict (the reading's keys only where they say something: ``replies.record``)."""
         return {
             "prediction": self.prediction,
             "correct": self.correct,
             "raw_output": self.raw_output,
             "option_scores": None if self.option_scores is None else list(self.option_scores),
+            **reading_json(self.reading, self.prediction, self.raw_output),
         }
 
     @staticmethod
     def from_json(obj: Mapping[str, Any], name: str = "blind") -> Answer:
         """Inverse of ``to_json``; ``name`` is the record's field (``blind``, ``rotations[2]``),
         named by every error (a view's answer is taken only with exactly its own fields)."""
-        _check_keys(obj, name, ANSWER_KEYS)
+        _check_keys(obj, name, ANSWER_KEYS, READING_KEYS)
         correct = _opt_bool(obj["correct"], f"{name}.correct")
         if correct is None:
             raise TypeError(f"field {name + '.correct'!r} must be true or false")
+        prediction = _strict_str(obj["prediction"], f"{name}.prediction")
+        raw_output = _strict_str(obj["raw_output"], f"{name}.raw_output")
         return Answer(
-            prediction=_strict_str(obj["prediction"], f"{name}.prediction"),
+            prediction=prediction,
             correct=correct,
-            raw_output=_strict_str(obj["raw_output"], f"{name}.raw_output"),
+            raw_output=raw_output,
             option_scores=read_numbers(obj["option_scores"], f"{name}.option_scores"),
+            reading=read_reading(obj, f"{name}.", prediction, raw_output),
         )
 
 
@@ -129,7 +137,7 @@ class Rotation:
     @staticmethod
     def from_json(obj: Mapping[str, Any], name: str = "rotation") -> Rotation:
         """Inverse of ``to_json``; ``name`` is the record's field, named by every error."""
-        _check_keys(obj, name, ROTATION_KEYS)
+        _check_keys(obj, name, ROTATION_KEYS, READING_KEYS)
         order = obj["order"]
         if not isinstance(order, list) or not all(_is_int(j) for j in order):
             raise TypeError(f"field {name + '.order'!r} must be a list of integers, got {_shown(order)}")
@@ -142,7 +150,7 @@ class Rotation:
             rotation=obj["rotation"],
             order=tuple(order),
             answer=answer,
-            reply=Answer.from_json({k: obj[k] for k in ANSWER_KEYS}, name),
+            reply=Answer.from_json(_answer_keys(obj), name),
         )
 
 
@@ -180,7 +188,7 @@ class InterventionAnswer:
     @staticmethod
     def from_json(obj: Mapping[str, Any], name: str = "interventions") -> InterventionAnswer:
         """Inverse of ``to_json``; ``name`` is the record's field, named by every error."""
-        _check_keys(obj, name, INTERVENTION_KEYS)
+        _check_keys(obj, name, INTERVENTION_KEYS, READING_KEYS)
         label = _strict_str(obj["name"], f"{name}.name")
         digest = _strict_str(obj["digest"], f"{name}.digest")
         targets = obj["targets"]
@@ -197,7 +205,7 @@ class InterventionAnswer:
             name=label,
             targets=tuple(targets),
             digest=digest,
-            reply=Answer.from_json({k: obj[k] for k in ANSWER_KEYS}, name),
+            reply=Answer.from_json(_answer_keys(obj), name),
             cgls=read_numbers(obj["cgls"], f"{name}.cgls"),
             cgla_min=None if cgla_min is None else _finite(cgla_min, f"{name}.cgla_min"),
             cgla_acc=_opt_bool(obj["cgla_acc"], f"{name}.cgla_acc"),
@@ -322,6 +330,9 @@ class SampleResult:
     scoring: Scoring | None = None
     """How its scores were computed (scorers, fallback, the fast path's check); ``None`` when the
     item made no ``score`` call through an engine that records it."""
+    reading: ReplyReading | None = None
+    """How ``raw_output`` was read (reasoning, answer text, truncated, read by) and what it cost
+    (tokens, seconds); ``None`` without a generated answer."""
 
     def part(self, key: str) -> Any:
         """The part recorded under the sample key ``key`` (``None``: the run has not that view)."""
@@ -344,6 +355,7 @@ class SampleResult:
             "correct": self.correct,
             "raw_output": self.raw_output,
             "option_scores": None if self.option_scores is None else list(self.option_scores),
+            **reading_json(self.reading, self.prediction, self.raw_output),
             "class_name": self.class_name,
             "conditions": [c.to_json() for c in self.conditions],
             "cgla_min": self.cgla_min,
@@ -357,13 +369,14 @@ class SampleResult:
         """Inverse of ``to_json``; raises ``KeyError``/``ValueError``/``TypeError`` on a malformed line."""
         scores = obj["option_scores"]
         cgla_min = obj["cgla_min"]
+        prediction, raw_output = _opt_str(obj["prediction"]), _opt_str(obj["raw_output"])
         return SampleResult(
             id=str(obj["id"]),
             types=tuple(str(t) for t in obj["types"]),
             answer=str(obj["answer"]),
-            prediction=_opt_str(obj["prediction"]),
+            prediction=prediction,
             correct=_opt_bool(obj["correct"], "correct"),
-            raw_output=_opt_str(obj["raw_output"]),
+            raw_output=raw_output,
             option_scores=read_numbers(scores, "option_scores"),
             class_name=str(obj["class_name"]),
             conditions=tuple(Condition.from_json(c) for c in obj["conditions"]),
@@ -371,6 +384,7 @@ class SampleResult:
             cgla_acc=_opt_bool(obj["cgla_acc"], "cgla_acc"),
             **_parts_of(obj),
             scoring=None if obj.get("scoring") is None else Scoring.from_json(obj["scoring"]),
+            reading=read_reading(obj, "", prediction, raw_output),
         )
 
 
@@ -416,17 +430,32 @@ def read_numbers(value: Any, name: str) -> tuple[float, ...] | None:
     return tuple(out)
 
 
-def _check_keys(obj: Any, name: str, keys: tuple[str, ...]) -> None:
-    """``obj`` is an object with exactly ``keys``: a field a view's record does not have is refused
-    (nothing in a record is skipped unread)."""
+def _check_keys(obj: Any, name: str, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+    """``obj`` is an object with exactly ``keys`` and any of ``optional``: a field a view's record
+    does not have is refused (nothing in a record is skipped unread)."""
     if not isinstance(obj, Mapping):
         raise TypeError(f"field {name!r} must be an object, got {_shown(obj)}")
     missing = [k for k in keys if k not in obj]
     if missing:
         raise ValueError(f"field {name!r}: missing key {missing[0]!r}")
-    unknown = sorted(str(k) for k in obj if k not in keys)
+    unknown = sorted(str(k) for k in obj if k not in keys and k not in optional)
     if unknown:
         raise ValueError(f"field {name!r}: unknown key {unknown[0][:40]!r} (expected {', '.join(keys)})")
+
+
+def _answer_keys(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of an answer (with its reading's) out of a rotation's or an intervention's object."""
+    return {k: obj[k] for k in (*ANSWER_KEYS, *READING_KEYS) if k in obj}
+
+
+def reading_of(answer: SampleResult | Answer) -> ReplyReading | None:
+    """The reading of a generated answer, the implied one (``replies.record``) where its line
+    recorded none; ``None`` for an answer without ``raw_output``."""
+    if answer.raw_output is None:
+        return None
+    if answer.reading is not None:
+        return answer.reading
+    return ReplyReading(answer.raw_output.strip(), "parser" if answer.prediction is not None else "none")
 
 
 def read_rotations(value: Any) -> tuple[Rotation, ...] | None:

@@ -240,16 +240,22 @@ def recompute(
 ) -> dict[str, Any]:
     """results.json's sections from per-item records: ``accuracy`` and ``cgla`` (``None`` when not
     run), then the section of every other view the run computes, in registry order
-    (:mod:`mmspubench.eval.views`).
+    (:mod:`mmspubench.eval.views`), then, in ``generate`` mode, ``replies``
+    (:mod:`mmspubench.eval.replies.summary`).
 
     ``ids`` selects and orders the items (default: every sample, by id); the figures do not depend
     on the order in which items finished.
     """
+    from mmspubench.eval.replies.summary import SECTION, replies_section
+
     ordered = _ordered(samples, ids)
     out: dict[str, Any] = {"accuracy": None, "cgla": None}
     for view in registry.in_run(config):
         if view.section is not None:
             out[view.name] = view.section(ordered, config)
+    replies = replies_section(ordered) if config.answer_mode == "generate" else None
+    if replies is not None:  # generate mode only: a logprob run's results.json is as before
+        out[SECTION] = replies
     return out
 
 
@@ -268,6 +274,7 @@ def build_results(
     the run (``mmspubench.eval.environment.describe``). The model's scorer fields are recomputed
     from the samples (``mmspubench.eval.scorer_check.summary``)."""
     from mmspubench.eval.replies.judge import judge_record
+    from mmspubench.eval.replies.summary import SECTION
     from mmspubench.eval.scorer_check import summary
 
     aggregates = recompute(samples, config, ids)
@@ -283,9 +290,10 @@ def build_results(
         accuracy=None if accuracy is None else Accuracy.from_json(accuracy, "results"),
         cgla=None if cgla is None else Cgla.from_json(cgla, "results"),
         sections={
-            **{k: v for k, v in aggregates.items() if k not in registry.paper()},
+            **{k: v for k, v in aggregates.items() if k not in (*registry.paper(), SECTION)},
             **({} if judge is None else {"judge": judge}),
         },
+        replies=aggregates.get(SECTION),
         timing=dict(timing),
         backend=None if backend is None else dict(backend),
         environment=None if environment is None else dict(environment),

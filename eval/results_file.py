@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.errors import MMSpuBenchError
+from mmspubench.eval.replies.summary import SECTION, check_section
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
@@ -317,7 +318,7 @@ def _paper() -> tuple[str, ...]:
 
 
 def _typed_top() -> frozenset[str]:
-    return frozenset((*_CORE, *_paper(), *_TAIL, "harness"))
+    return frozenset((*_CORE, *_paper(), *_TAIL, "harness", SECTION))
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +342,9 @@ class Results:
     """The ``cgla`` section (``None`` when that view did not run)."""
     sections: Mapping[str, Mapping[str, Any] | None] = field(default_factory=dict)
     """Every other view's section, keyed by view name, as written (each view owns its layout)."""
+    replies: Mapping[str, Any] | None = None
+    """How the generated replies were read and what they cost (:mod:`mmspubench.eval.replies.summary`,
+    checked when read); ``None`` in logprob mode and in a run written before the section existed."""
     timing: Mapping[str, Any] | None = None
     """Seconds spent (``total_seconds``, ``cgla_seconds``...) and the number of ``parts``."""
     backend: Mapping[str, Any] | None = None
@@ -417,6 +421,7 @@ class Results:
             accuracy=None if accuracy is None else Accuracy.from_json(accuracy, w),
             cgla=None if cgla is None else Cgla.from_json(cgla, w),
             sections={k: v for k, v in rest.items() if v is None or isinstance(v, Mapping)},
+            replies=check_section(obj.get(SECTION), w),
             timing=_mapping(obj, "timing", w),
             backend=_mapping(obj, "backend", w),
             environment=_mapping(obj, "environment", w),
@@ -440,11 +445,12 @@ class Results:
     @classmethod
     def written(cls, **values: Any) -> Results:
         """A new results.json in the layout eval writes: the core keys, ``accuracy``, ``cgla``,
-        the other sections in registry order, then timing and provenance (``harness`` only when
-        given). ``values``: every field but ``keys`` and ``extra``."""
+        the other sections in registry order, ``replies`` (generate mode), then timing and
+        provenance (``harness`` only when given). ``values``: every field but ``keys`` and ``extra``."""
         sections = values.get("sections") or {}
         harness = ("harness",) if values.get("harness") is not None else ()
-        return cls(**values, keys=(*_CORE, *_paper(), *sections, *_TAIL, *harness))
+        replies = (SECTION,) if values.get("replies") is not None else ()
+        return cls(**values, keys=(*_CORE, *_paper(), *sections, *replies, *_TAIL, *harness))
 
 
 def read_results_file(path: str | Path) -> Results:

@@ -38,12 +38,15 @@ from mmspubench.eval.asking import max_new_tokens
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.protocol import ScoreRequest, VisionLanguageModel
 from mmspubench.eval.records import Condition, SampleResult, part_fields
+from mmspubench.eval.replies.judge import judge_for
 from mmspubench.eval.run_stamp import MODEL_SETTING_KEYS, check_stamps, model_identity, run_stamp
 from mmspubench.eval.views import registry
 from mmspubench.eval.views.plugin import Chunk
 
 if TYPE_CHECKING:
     import datasets
+
+    from mmspubench.eval.replies.reading import Judge
 
 __all__ = ["Clock", "RunPlan", "evaluate_item", "evaluate_items", "max_new_tokens", "plan_run", "run_eval"]
 
@@ -119,6 +122,7 @@ def _result(
         cgla_min=cgla_min,
         cgla_acc=cgla_acc,
         **part_fields(parts),
+        reading=None if published is None else published.reading,
     )
 
 
@@ -132,14 +136,19 @@ def _split(values: Sequence[Any], counts: Sequence[int]) -> list[tuple[Any, ...]
 
 
 def evaluate_items(
-    model: VisionLanguageModel, items: Sequence[Item], config: RunConfig, clock: Clock | None = None
+    model: VisionLanguageModel,
+    items: Sequence[Item],
+    config: RunConfig,
+    clock: Clock | None = None,
+    judge: Judge | None = None,
 ) -> list[SampleResult]:
     """Score a small batch of items; results in input order.
 
     The published question of every item and every view's own asks (:mod:`mmspubench.eval.views`)
     go into one ``generate`` or ``score`` call, and the CGLA requests of all items (under the
     views' extra images too) into one ``score`` call, so a prefix-sharing scorer can share passes
-    across items. Each view then takes its part of every sample from its replies.
+    across items. Each view then takes its part of every sample from its replies. ``judge``
+    (``--extract judge``) reads the generated answers the parser leaves unparsed.
     """
     clock = clock if clock is not None else Clock()
     views = registry.in_run(config)
@@ -158,7 +167,7 @@ def evaluate_items(
                 extra = view.asks(items, config, states[view.name])
                 spans[view.name] = (len(asks), len(asks) + len(extra))
                 asks += extra
-        replies = asking.answers(model, asks, config)
+        replies = asking.answers(model, asks, config, judge=judge)
         published = replies[: len(items)]
         own = {name: replies[first:last] for name, (first, last) in spans.items()}
         clock.accuracy_seconds += time.perf_counter() - start
@@ -264,16 +273,20 @@ def _model_identity(model: VisionLanguageModel) -> dict[str, Any]:
 def _model_section(model: VisionLanguageModel, config: RunConfig) -> dict[str, Any]:
     """results.json's ``model``: the identity, the thinking mode where the engine reports one
     (:mod:`~mmspubench.eval.checkpoint.thinking`), the scorer the engine runs (the samples then say
-    what ran, :func:`~mmspubench.eval.scorer_check.summary`) and its fast path's check."""
+    what ran, :func:`~mmspubench.eval.scorer_check.summary`), its fast path's check and, in generate
+    mode, the reasoning style its replies were split by (only when not ``none``: ``submit``
+    splits the raw outputs again by it)."""
     info = model.info
     path = getattr(model, "fast_path", None)
     settings = getattr(model, "environment", None) or {}
+    style = asking.reasoning_style(model) if config.answer_mode == "generate" else "none"
     return {
         **_model_identity(model),
         **({"thinking": settings["thinking"]} if "thinking" in settings else {}),
         "scorer_used": info.scorer_used,
         "scorer_fallback_reason": info.scorer_fallback_reason,
         "scorer_check": None if path is None else {"path": path.name, "requested": config.scorer_check},
+        **({} if style == "none" else {"reasoning_style": style}),
     }
 
 
@@ -301,6 +314,7 @@ def _evaluate_plan(
     progress: bool,
     part: distributed.PartTiming | None = None,
     finished: int = 0,
+    judge: Judge | None = None,
 ) -> list[SampleResult]:
     """Evaluate this process's items, appending each finished sample to its samples file; after
     each chunk, ``part`` records the time spent so far (an interrupted part's time counts in the
@@ -311,7 +325,7 @@ def _evaluate_plan(
     scorer = scorer_check.ChunkScorer(model, config.scorer_check)
 
     def evaluate(engine: VisionLanguageModel, items: Sequence[Item]) -> list[SampleResult]:
-        return evaluate_items(engine, items, config, clock)
+        return evaluate_items(engine, items, config, clock, judge=judge)
 
     try:
         path = distributed.samples_path(plan.out_dir, plan.shard)
@@ -422,6 +436,9 @@ def _run_eval(
             notify(run_folder.finished_note(out_dir, kept))
         return kept
     _check_items(dataset, config, len(ids))
+    # after the finished-rerun shortcut (a finished run never asks the judge), before the model
+    # loads (a judge that is down stops the run before anything is written)
+    judge = judge_for(config)
     model = load()
     load_seconds = time.perf_counter() - start
     model_identity = _model_identity(model)
@@ -440,7 +457,7 @@ def _run_eval(
     distributed.barrier(shard)  # every process has planned before anyone appends a sample
     part = distributed.PartTiming(out_dir, shard, load_seconds, start)
     clock = Clock()
-    written = _evaluate_plan(model, dataset, config, plan, clock, progress, part, finished)
+    written = _evaluate_plan(model, dataset, config, plan, clock, progress, part, finished, judge)
     part.write(clock)
     distributed.barrier(shard)  # every shard is complete on disk
     if not shard.is_main:

@@ -196,6 +196,7 @@ def check_run(run_dir: Path) -> None:
     from mmspubench.eval.submit.checks import check_sample_consistency
     from mmspubench.eval.submit.submission import (
         check_ranges,
+        check_replies,
         check_samples,
         compare_aggregates,
         view_sections,
@@ -213,6 +214,7 @@ def check_run(run_dir: Path) -> None:
     # The board shows the confound and interventions views' figures too (Gain, TC NAME, CF gap).
     for section in view_sections():
         compare_aggregates(results.section(section), recomputed.get(section), section, where)
+    check_replies(results, recomputed, where)
 
 
 def checked_entries(

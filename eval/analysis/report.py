@@ -11,7 +11,9 @@ prompt variant when the runs' variants differ or one is not ``standard``; an ``a
 reads ``attribute-hint (ceiling)`` and a note under the table says it is not a fair run. Runs with
 confound views add ``Circular`` (all four rotations right), ``Blind`` (accuracy without the image),
 ``Gain`` (with minus without, points) and ``Worst`` (the lowest type with >= 10 items and its
-accuracy), each shown only when a run has it.
+accuracy), each shown only when a run has it. Generate-mode runs with a ``replies`` section add
+``Unparsed``, ``Truncated`` and ``Read by`` (runs that reason or have a judge) and ``Tokens``
+(runs that counted tokens): :mod:`mmspubench.eval.replies.cells`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from mmspubench.dataset_builder.hub import display_name
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES
 from mmspubench.eval.environment import differences, shown_value
 from mmspubench.eval.prompts import CEILING_NOTE, STANDARD
+from mmspubench.eval.replies.cells import CELLS as REPLY_CELLS
+from mmspubench.eval.replies.cells import READ_BY
 from mmspubench.eval.results import RESULTS_NAME, read_results
 from mmspubench.eval.variants import is_ceiling, recorded, variant_label
 from mmspubench.eval.views.confounds.cells import DASH, pct, section, worst_types
@@ -176,6 +180,10 @@ def optional_columns() -> list[tuple[Column, Needed]]:
         (Column("Scorer", _scorer_cell, align_right=False), _any_scorer),
         *views,
         (Column("Worst", _worst, align_right=False), _any_worst),
+        *(
+            (Column(header, cell, align_right=header != READ_BY), shown)
+            for header, cell, shown in REPLY_CELLS
+        ),
     ]
 
 

@@ -32,7 +32,7 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS, COUNTERFACTUALS_FI
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval import prompts
 from mmspubench.eval.config import RunConfig
-from mmspubench.eval.records import Condition, SampleResult
+from mmspubench.eval.records import Answer, Condition, SampleResult
 from mmspubench.eval.views import registry as views_registry
 from mmspubench.eval.views.interventions.images import undecoded_rows
 
@@ -222,49 +222,52 @@ def _check_conditions(sample: SampleResult, item: PublishedItem, config: RunConf
 
 def _readings(
     sample: SampleResult, item: PublishedItem, published: bool
-) -> list[tuple[str, str, str | None, str | None, tuple[str, ...]]]:
-    """``(field, label, raw_output, prediction, options as shown)`` of every answer of ``sample``:
-    the published order's (when ``published``: the run asked it), each rotation's (the item's
-    options rotated by its shift), the blind one's and each intervention's (the published order)."""
+) -> list[tuple[str, str, SampleResult | Answer, tuple[str, ...]]]:
+    """``(field, label, answer, options as shown)`` of every answer of ``sample``: the published
+    order's (when ``published``: the run asked it), each rotation's (the item's options rotated by
+    its shift), the blind one's and each intervention's (the published order)."""
     from mmspubench.eval.views.confounds.metrics import rotated_options
 
-    out = [("", "", sample.raw_output, sample.prediction, item.options)] if published else []
+    out: list[tuple[str, str, SampleResult | Answer, tuple[str, ...]]] = (
+        [("", "", sample, item.options)] if published else []
+    )
     for r in sample.rotations or ():
         shown = rotated_options(item.options, r.rotation)
-        out.append(("rotations.", f"rotation {r.rotation}: ", r.reply.raw_output, r.reply.prediction, shown))
+        out.append(("rotations.", f"rotation {r.rotation}: ", r.reply, shown))
     if sample.blind is not None:
-        out.append(("blind.", "", sample.blind.raw_output, sample.blind.prediction, item.options))
+        out.append(("blind.", "", sample.blind, item.options))
     for e in sample.interventions or ():
-        out.append(("interventions.", f"{e.name}: ", e.reply.raw_output, e.reply.prediction, item.options))
+        out.append(("interventions.", f"{e.name}: ", e.reply, item.options))
     return out
 
 
-def _check_prediction(sample: SampleResult, item: PublishedItem, config: RunConfig, where: str) -> None:
-    """In generate mode every answer (published, rotated, blind, intervened) is what the run's
-    parser reads from its raw output against this item's options as shown: the prediction
-    re-derived exactly as ``eval`` derived it, whether it reads as another letter or as none."""
-    from mmspubench.eval.replies.parse import answer_parser
+def _check_prediction(
+    sample: SampleResult, item: PublishedItem, config: RunConfig, where: str, style: str
+) -> None:
+    """In generate mode every answer (published, rotated, blind, intervened) is what its raw output
+    reads as against this item's options as shown: split again by the run's reasoning ``style``,
+    then read by the recorded path (:mod:`mmspubench.eval.replies.rederive`), whether it reads as
+    another letter or as none."""
+    from mmspubench.eval.records import reading_of
+    from mmspubench.eval.replies.rederive import rederive_fault
 
     if config.answer_mode != "generate":
         return
-    parse = answer_parser(prompts.variant(config.prompt_variant).final_answer)
+    final = prompts.variant(config.prompt_variant).final_answer
+    judged = getattr(config, "extract", "parser") == "judge"
     # The views' answers are checked even where results.json's config names no accuracy: that
     # config is read back without eval's option checks, and a view's answer is a figure of its own.
-    for prefix, label, raw_output, prediction, options in _readings(
-        sample, item, "accuracy" in config.metrics
-    ):
-        if raw_output is None:
+    for prefix, label, answer, options in _readings(sample, item, "accuracy" in config.metrics):
+        reading = reading_of(answer)
+        if answer.raw_output is None or reading is None:
             raise record_error(
                 where, sample.id, f"{prefix}raw_output", f"{label}missing in a generate-mode run"
             )
-        parsed = parse(raw_output, options)
-        if prediction != parsed:
+        fault = rederive_fault(answer.prediction, answer.raw_output, reading, options, final, style, judged)
+        if fault is not None:
             shown = "published options" if options == item.options else "options as rotated"
             raise record_error(
-                where,
-                sample.id,
-                f"{prefix}prediction",
-                f"{label}{prediction!r} but its raw_output reads as {parsed!r} against the {shown}",
+                where, sample.id, f"{prefix}{fault[0]}", f"{label}{fault[1]} against the {shown}"
             )
 
 
@@ -274,6 +277,7 @@ def _check_item(
     config: RunConfig,
     where: str,
     facts: Mapping[str, Mapping[str, Any]],
+    style: str,
 ) -> None:
     fields = (
         ("answer", sample.answer, item.answer),
@@ -283,7 +287,7 @@ def _check_item(
     for field, got, expected in fields:
         if got != expected:
             raise record_error(where, sample.id, field, f"{got!r} but the published item has {expected!r}")
-    _check_prediction(sample, item, config, where)
+    _check_prediction(sample, item, config, where, style)
     for view in views_registry.in_run(config):
         if view.against_item is None:
             continue
@@ -300,14 +304,16 @@ def check_against_dataset(
     config: RunConfig,
     where: str,
     facts: Mapping[str, Mapping[str, Any]] | None = None,
+    style: str = "none",
 ) -> None:
     """Every sample is a record of a published item and agrees with it (and with what the views
-    read of the split, ``facts``: :func:`published_facts`); raise on the first that does not."""
+    read of the split, ``facts``: :func:`published_facts`; ``style``: the run's reasoning style,
+    results.json ``model.reasoning_style``); raise on the first that does not."""
     facts = facts or {}
     for sample in samples:
         item = items.get(sample.id)
         if item is None:
             raise record_error(where, sample.id, "id", "not an item of the published split")
-        _check_item(sample, item, config, where, facts)
+        _check_item(sample, item, config, where, facts, style)
     if len(samples) != len(items):
         raise MMSpuBenchError(f"{where}: {len(samples)} samples; the published split has {len(items)} items")

@@ -260,6 +260,15 @@ def _same_figure(submitted: Any, recomputed: Any) -> bool:
     return kinds[0] == kinds[1] and bool(submitted == recomputed)
 
 
+def check_replies(results: Results, recomputed: Mapping[str, Any], where: str) -> None:
+    """results.json's ``replies`` against the one recomputed from the samples: checked where it is
+    written (a run made before the section existed has none; a logprob run none either)."""
+    from mmspubench.eval.replies.summary import SECTION
+
+    if results.replies is not None:
+        compare_aggregates(results.replies, recomputed.get(SECTION), SECTION, where)
+
+
 def compare_aggregates(submitted: Any, recomputed: Any, path: str, where: str) -> None:
     """Refuse the first figure where the submitted aggregates differ from the recomputed ones."""
     if isinstance(recomputed, Mapping) and isinstance(submitted, Mapping):
@@ -437,6 +446,7 @@ def check_run_figures(
     recomputed = recompute(samples, config)
     for section in view_sections():  # a section the run's metrics do not name is refused too
         compare_aggregates(results.section(section), recomputed.get(section), section, where)
+    check_replies(results, recomputed, where)
     check_run_stamps(results_path.parent / SAMPLES_FILE, results, config, where)
 
 
@@ -468,7 +478,10 @@ def validate_submission(
         samples, (results.dataset or Dataset()).to_json(), published_split(dataset_id, published), where
     )
     facts = published_facts(dataset_id, published, config)
-    check_against_dataset(samples, published_items(dataset_id, published), config, samples_where, facts)
+    style = str((results.model or Model()).get("reasoning_style") or "none")
+    check_against_dataset(
+        samples, published_items(dataset_id, published), config, samples_where, facts, style
+    )
     check_run_figures(results, samples, config, results_path)
     entries = _entries(results, config, dataset_id, published)
     text = yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False, allow_unicode=True)

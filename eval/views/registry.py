@@ -39,6 +39,7 @@ RESULTS_KEYS = (
     "created_at",
     "package_version",
     "harness",
+    "replies",
 )
 """Keys of results.json outside the views' sections (``harness``: a run ingested from another
 harness, ``mmspubench.integrations.ingest``)."""

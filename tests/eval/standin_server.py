@@ -28,6 +28,9 @@ Reasoning APIs: ``refuse`` names request parameters answered with the 400 a real
 0.6.4 refuses ``max_completion_tokens``);
 ``reasoning`` is returned apart in the message's ``reasoning_field`` (vLLM's ``reasoning_content``,
 or ``reasoning``), counted (one token a word) in ``usage.completion_tokens_details.reasoning_tokens``.
+A thinking model that writes its reasoning inline is an ``answer_of`` that writes ``<think>...</think>``
+before its letter, with ``word_tokens`` (its completion tokens counted one a word) and
+``finish_of`` (``length`` for a reply the budget cut).
 :data:`REASONING_MODEL` is such a model's keywords. Actions ``length`` (``finish_reason: length``),
 ``reasoning_int`` (the reasoning is a number), ``bad_finish`` (``finish_reason`` is a number).
 """
@@ -140,7 +143,14 @@ class StandInServer:
         refuse: tuple[str, ...] = (),
         reasoning: str | None = None,
         reasoning_field: str = "reasoning_content",
+        finish_of: Callable[[dict[str, Any]], str] | None = None,
+        word_tokens: bool = False,
     ):
+        self.finish_of = finish_of
+        """When given: the ``finish_reason`` from the request body (``length``: cut by the budget)."""
+        self.word_tokens = word_tokens
+        """Count the answer's completion tokens one a word (a thinking model's inline reasoning
+        included), not 1."""
         self.refuse = refuse
         """Request parameters refused with their 400 (:data:`REFUSALS`)."""
         self.reasoning = reasoning
@@ -253,14 +263,15 @@ class StandInServer:
         extra = self._prompt_logprobs(body) if self.scoring and "prompt_logprobs" in body else {}
         answer = self.answer if self.answer_of is None else self.answer_of(body)
         message: dict[str, Any] = {"role": "assistant", "content": answer}
-        usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
+        said = len(answer.split()) if self.word_tokens else 1
+        usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": said, "total_tokens": 10 + said}
         if self.reasoning is not None:
             thought = len(self.reasoning.split())
             message[self.reasoning_field] = self.reasoning
             usage = {
                 "prompt_tokens": 10,
-                "completion_tokens": 1 + thought,
-                "total_tokens": 11 + thought,
+                "completion_tokens": said + thought,
+                "total_tokens": 10 + said + thought,
                 "completion_tokens_details": {"reasoning_tokens": thought},
             }
         return {
@@ -272,7 +283,7 @@ class StandInServer:
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": "stop",
+                    "finish_reason": "stop" if self.finish_of is None else self.finish_of(body),
                 }
             ],
             "usage": usage,

@@ -86,4 +86,4 @@ def test_text_only_prompt_has_no_image_and_scores_plainly() -> None:
         [*mixed[4:], *mixed[:4]], abs=1e-4
     )
     answers = model.generate([None, item.pil_image], [text, model.render(prompt)], 4)
-    assert len(answers) == 2 and all(isinstance(a, str) for a in answers)
+    assert len(answers) == 2 and all(isinstance(a.text, str) for a in answers)

@@ -226,7 +226,7 @@ def test_shipped_weights_load_answer_and_score(name: str) -> None:
     assert model.info.adapter == "hf-image-text-to-text/llava"
     items = list(generate_items(4, seed=1, image_size=64, mode="benchmark", cue="aligned"))
     contexts = [model.render(prompts.mcq_prompt(i.question, i.options, "generate")) for i in items]
-    answers = model.generate([i.image for i in items], contexts, max_new_tokens=16)
+    answers = [a.text for a in model.generate([i.image for i in items], contexts, max_new_tokens=16)]
     # A trained model answers with a class name (an untrained one babbles); the biased one, on
     # items whose cue agrees with the class, with one of the options.
     assert all(a.strip() in {c.name for c in CLASSES} for a in answers), answers

@@ -31,6 +31,8 @@ rule and checks. Their cache waves group them by context (the letters of one que
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -101,13 +103,19 @@ class OpenAIModel:
         self._sampling_found = False
         self.thinking = thinking
         """``--thinking`` as sent (``chat_template_kwargs``; the server's template is unseen here)."""
-        self.last_generations: list[Generation] = []
-        """The replies of the last :meth:`generate` call, in order: reasoning, finish reason, tokens."""
 
     @property
     def info(self) -> ModelInfo:
         """Identity of the model for the result files."""
         return self._info
+
+    @property
+    def reasoning_style(self) -> str:
+        """How the replies mark their reasoning: the server's template is unseen, so ``think``
+        (inline ``<think>`` blocks; a reply without one is read whole, as under ``none``), or
+        ``kimi``/``glm`` when the served model's name says so; reasoning the server returns apart
+        (``reasoning_content``) is kept apart under every style."""
+        return server_style(self.name)
 
     @property
     def backend_info(self) -> dict[str, Any]:
@@ -179,10 +187,9 @@ class OpenAIModel:
 
     def generate(
         self, images: Sequence[Image | None], contexts: Sequence[str], max_new_tokens: int
-    ) -> list[str]:
+    ) -> list[Generation]:
         """Greedy answers (temperature 0, unless the model refuses it), requests in flight
-        concurrently; each reply's reasoning, finish reason and tokens are kept in
-        :attr:`last_generations`."""
+        concurrently; each with its reasoning, finish reason, tokens and its request's wall time."""
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
         urls = ImageUrls(images)
@@ -197,9 +204,11 @@ class OpenAIModel:
                             "an assistant prefix needs a server with vLLM's continue_final_message"
                         )
                     extra.update(continue_final_message=True, add_generation_prompt=False)
+                start = time.perf_counter()
                 response = await self._create(client, messages, extra, max_new_tokens)
+                seconds = time.perf_counter() - start
                 self._count(response)
-                return answers.reply(response)
+                return dataclasses.replace(answers.reply(response), seconds=seconds)
 
             return run
 
@@ -210,8 +219,7 @@ class OpenAIModel:
             self._sampling_found = True
             jobs = jobs[1:]
         replies += _run(self, jobs)
-        self.last_generations = replies
-        return [r.text for r in replies]
+        return replies
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -513,3 +521,11 @@ def load_openai(
     # the URL is in results.json's backend settings.
     info = ModelInfo(id=name, path=name, revision=None, dtype="server", adapter="openai-chat")
     return OpenAIModel(name, options, features, info, server_setting(thinking))
+
+
+def server_style(name: str) -> str:
+    """The reasoning style of a served model by its name (:attr:`OpenAIModel.reasoning_style`)."""
+    lowered = name.lower()
+    if "kimi" in lowered:
+        return "kimi"
+    return "glm" if "glm" in lowered else "think"

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmspubench.eval.backends.transformers import fast_scoring, scoring
 from mmspubench.eval.backends.transformers import output_head as heads
 from mmspubench.eval.checkpoint.chat import render_chat, render_text_chat
+from mmspubench.eval.checkpoint.decoding import ReplyDecoder, chat_template_of, stop_ids
 from mmspubench.eval.checkpoint.encoding import (
     EncodedRequest,
     add_special_tokens_for,
@@ -39,7 +42,8 @@ from mmspubench.eval.checkpoint.prefix_lm import DROPPED_OUTPUTS
 from mmspubench.eval.checkpoint.thinking import NOT_THINKING, ThinkingSetting
 from mmspubench.eval.config import SCORERS
 from mmspubench.eval.environment import model_settings
-from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest, ScorerTally
+from mmspubench.eval.protocol import ChatPrompt, FastPath, Generation, ModelInfo, ScoreRequest, ScorerTally
+from mmspubench.eval.replies.reasoning import style_for
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -192,8 +196,12 @@ class TransformersVLM:
             self.processor, request, add_special_tokens=self.add_special_tokens_for(request.context)
         )
 
-    def generate(self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int) -> list[str]:
-        """Greedy answers, ``batch_size`` prompts per call (left-padded), without the prompt text."""
+    def generate(
+        self, images: Sequence[Image], contexts: Sequence[str], max_new_tokens: int
+    ) -> list[Generation]:
+        """Greedy answers, ``batch_size`` prompts per call (left-padded), without the prompt text:
+        each with its finish reason, its prompt and completion tokens and its batch's time divided
+        evenly (:class:`~mmspubench.eval.checkpoint.decoding.ReplyDecoder`)."""
 
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
@@ -201,20 +209,32 @@ class TransformersVLM:
         config.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
         config.max_new_tokens = max_new_tokens
         config.pad_token_id = self.pad_token_id
-        answers: list[str | None] = [None] * len(contexts)
+        answers: list[Generation | None] = [None] * len(contexts)
         for with_image in (True, False):  # text-only (blind) prompts in batches of their own
             chosen = [i for i, image in enumerate(images) if (image is not None) == with_image]
             for first in range(0, len(chosen), self.batch_size):
                 batch = chosen[first : first + self.batch_size]
                 new = self._generate_batch([images[i] for i in batch], [contexts[i] for i in batch], config)
-                for index, text in zip(batch, new, strict=True):
-                    answers[index] = text
-        return [str(a) for a in answers]
+                for index, reply in zip(batch, new, strict=True):
+                    answers[index] = reply
+        return [a for a in answers if a is not None]
 
-    def _generate_batch(self, images: list[Any], texts: list[str], config: Any) -> list[str]:
+    @property
+    def reasoning_style(self) -> str:
+        """How the model's replies mark their reasoning (:func:`~mmspubench.eval.replies.reasoning.style_for`
+        of its family and chat template)."""
+        return style_for(self.family, chat_template_of(self.processor))
+
+    @functools.cached_property
+    def decoder(self) -> ReplyDecoder:
+        """Decodes the replies, keeping the reasoning markers the tokenizer holds as special tokens."""
+        return ReplyDecoder(self.processor, stop_ids(self.model.generation_config, self.processor.tokenizer))
+
+    def _generate_batch(self, images: list[Any], texts: list[str], config: Any) -> list[Generation]:
         """Greedy answers of one batch (all with an image, or all text-only)."""
         import torch
 
+        start = time.perf_counter()
         if images[0] is None:
             kwargs = {"return_tensors": "pt", "padding": True, "padding_side": "left"}
             inputs = self.processor(
@@ -226,9 +246,11 @@ class TransformersVLM:
             inputs.pop(key, None)
         with torch.inference_mode():
             out = self.model.generate(**to_model(inputs, self.model), generation_config=config)
-        return list(
-            self.processor.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
-        )
+        width = inputs["input_ids"].shape[1]
+        mask = inputs.get("attention_mask")
+        prompts = [width] * len(texts) if mask is None else [int(m) for m in mask.sum(dim=1).tolist()]
+        rows = out[:, width:].tolist()
+        return self.decoder.generations(rows, config.max_new_tokens, prompts, time.perf_counter() - start)
 
     def _processor_batch(self, images: list[Image], texts: list[str]) -> Any:
         """Processor outputs for one image per prompt, left-padded.

@@ -26,17 +26,22 @@ All requests of a call go to ``LLM.generate`` at once; the runner hands over lar
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.backends.vllm.cache import CacheCounts, score_reading_cache
 from mmspubench.eval.checkpoint.chat import render_chat, render_text_chat
+from mmspubench.eval.checkpoint.decoding import ReplyDecoder, chat_template_of, stop_ids
 from mmspubench.eval.checkpoint.encoding import ImageKeys, add_special_tokens_for, encode_request
 from mmspubench.eval.checkpoint.thinking import NOT_THINKING, ThinkingSetting
-from mmspubench.eval.protocol import ChatPrompt, FastPath, ModelInfo, ScoreRequest
+from mmspubench.eval.protocol import ChatPrompt, FastPath, Generation, ModelInfo, ScoreRequest
+from mmspubench.eval.replies.reasoning import style_for
 
 if TYPE_CHECKING:
     from mmspubench.eval.backends.vllm import Options as VLLMOptions
@@ -137,20 +142,36 @@ class VLLMModel:
 
     def generate(
         self, images: Sequence[Image | None], contexts: Sequence[str], max_new_tokens: int
-    ) -> list[str]:
-        """Greedy answers of all prompts in one engine call, decoded without special tokens."""
+    ) -> list[Generation]:
+        """Greedy answers of all prompts in one engine call, decoded without special tokens but
+        the reasoning markers (:class:`~mmspubench.eval.checkpoint.decoding.ReplyDecoder`), with
+        the engine's finish reasons, the token counts and the call's time divided evenly."""
         from vllm import SamplingParams
 
         if len(images) != len(contexts):
             raise ValueError(f"got {len(images)} images for {len(contexts)} contexts")
+        start = time.perf_counter()
         prompts = [self.prompt(image, c) for image, c in zip(images, contexts, strict=True)]
         params = SamplingParams(temperature=0.0, max_tokens=max_new_tokens, detokenize=False)
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
-        return list(
-            self.processor.batch_decode(
-                [list(o.outputs[0].token_ids) for o in outputs], skip_special_tokens=True
-            )
-        )
+        rows = [list(o.outputs[0].token_ids) for o in outputs]
+        counts = [len(o.prompt_token_ids) if o.prompt_token_ids is not None else None for o in outputs]
+        found = self.decoder.generations(rows, max_new_tokens, counts, time.perf_counter() - start)
+        return [
+            dataclasses.replace(g, finish_reason=_finish(o.outputs[0].finish_reason, g.finish_reason))
+            for g, o in zip(found, outputs, strict=True)
+        ]
+
+    @property
+    def reasoning_style(self) -> str:
+        """How the model's replies mark their reasoning (:func:`~mmspubench.eval.replies.reasoning.style_for`
+        of its family and chat template)."""
+        return style_for(self.hooks.name, chat_template_of(self.processor))
+
+    @functools.cached_property
+    def decoder(self) -> ReplyDecoder:
+        """Decodes the replies, keeping the reasoning markers the tokenizer holds as special tokens."""
+        return ReplyDecoder(self.processor, stop_ids(None, self.processor.tokenizer))
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -415,6 +436,12 @@ def load_vllm(
     engine = VLLMModel(llm, processor, hooks, info, {"dtype": dtype, **args})
     engine.thinking = thinking
     return engine
+
+
+def _finish(engine: Any, counted: str | None) -> str | None:
+    """The engine's own finish reason (``length``: the budget; ``stop``: an end token or stop
+    string), else the one counted from the token ids."""
+    return engine if engine in ("length", "stop") else counted
 
 
 def exit_without_teardown(status: int) -> NoReturn:

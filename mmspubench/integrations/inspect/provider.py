@@ -29,7 +29,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.protocol import ChatPrompt
+from mmspubench.eval.protocol import ChatPrompt, as_generation
 
 BUNDLED = "bundled"
 """Model name that stands for the bundled tiny model."""
@@ -155,7 +155,8 @@ class MMSpuBenchModelAPI(ModelAPI):
             )
         context = self.vlm.render(prompt) if image is not None else self.vlm.render_text(prompt)
         max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
-        text = self.vlm.generate([image], [context], max_tokens)[0]
+        reply = as_generation(self.vlm.generate([image], [context], max_tokens)[0])
+        text = reply.text
         output = ModelOutput.from_content(model=self.model_name, content=text)
         tokenizer = getattr(getattr(self.vlm, "processor", None), "tokenizer", None)
         tokens = len(tokenizer(text)["input_ids"]) if tokenizer is not None else 0

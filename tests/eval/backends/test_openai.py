@@ -84,7 +84,9 @@ def test_accuracy_only_run_is_marked_and_counts_usage(tmp_path: Path) -> None:
     backend = results["backend"]
     assert backend["name"] == "openai" and backend["settings"]["prompt_logprobs"] is False
     assert backend["usage"] == {"requests": 6, "prompt_tokens": 60, "completion_tokens": 6}
-    assert markdown_table([results]).splitlines()[-1].rstrip(" |").endswith("acc. only")
+    header, _, row = markdown_table([results]).splitlines()[:3]
+    cells = dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | "), strict=True))
+    assert cells["CGLA_acc"] == "acc. only" and cells["Tokens"] == "1.0"  # usage: one token a reply
     chats = server.chat_requests()
     assert len(chats) == 6 and all(r["auth"] == f"Bearer {SECRET}" for r in chats)
     image = chats[0]["body"]["messages"][1]["content"][0]

@@ -4,6 +4,7 @@ finish reason and token counts of each reply, and a server's refusal of a parame
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -157,27 +158,28 @@ def _model(server: StandInServer) -> OpenAIModel:
     return OpenAIModel("m", options, features, info)
 
 
-def _generate(model: OpenAIModel, n: int = 2) -> list[str]:
+def _generate(model: OpenAIModel, n: int = 2) -> list[Generation]:
+    """The replies, each timed (its ``seconds`` checked, then set aside)."""
     context = model.render_text(ChatPrompt(system="", user_text="Which?", assistant_prefix=""))
-    return model.generate([None] * n, [context] * n, 32)
+    replies = model.generate([None] * n, [context] * n, 32)
+    assert all(r.seconds is not None and r.seconds >= 0 for r in replies)
+    return [dataclasses.replace(r, seconds=None) for r in replies]
 
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
 def test_each_reply_keeps_its_reasoning_finish_reason_and_tokens(field: str) -> None:
     with StandInServer(answer="C", reasoning_field=field, **REASONING_MODEL) as server:
-        model = _model(server)
-        assert _generate(model) == ["C", "C"]
+        replies = _generate(_model(server))
     thought = len(THOUGHT.split())
     expected = Generation("C", THOUGHT, "stop", 10, 1 + thought, thought)
-    assert model.last_generations == [expected, expected]
+    assert replies == [expected, expected]
 
 
 def test_a_reply_cut_by_the_budget_says_length_and_a_server_without_reasoning_gives_none() -> None:
     with StandInServer(policy=lambda n: "length" if n == 1 else "ok") as server:
-        model = _model(server)
-        _generate(model)
-    assert [g.finish_reason for g in model.last_generations] == ["stop", "length"]
-    assert model.last_generations[0] == Generation("A", None, "stop", 10, 1, None)
+        replies = _generate(_model(server))
+    assert [g.finish_reason for g in replies] == ["stop", "length"]
+    assert replies[0] == Generation("A", None, "stop", 10, 1, None)
 
 
 @pytest.mark.parametrize(
@@ -196,8 +198,8 @@ def test_a_malformed_reasoning_or_finish_reason_is_one_line(action: str, said: s
 def test_reasoning_tokens_are_summed_and_a_count_gone_wrong_is_not_counted() -> None:
     with StandInServer(reasoning="one two three") as server:
         model = _model(server)
-        _generate(model, 2)
-    assert [g.reasoning_tokens for g in model.last_generations] == [3, 3]
+        replies = _generate(model, 2)
+    assert [g.reasoning_tokens for g in replies] == [3, 3]
     assert model.usage["reasoning_tokens"] == 6
     details = SimpleNamespace(reasoning_tokens=5)
     assert reasoning_count(SimpleNamespace(completion_tokens=2, completion_tokens_details=details)) is None

@@ -167,7 +167,7 @@ def test_paligemma_without_chat_template_is_prompted_in_its_own_format(family_ro
     context = adapter.render(prompt)
     assert context == f"<image>{prompt.system}\n{prompt.user_text}\n{prompt.assistant_prefix}"
     answers = adapter.generate([make_image(1), make_image(2)], [context, context], max_new_tokens=3)
-    assert len(answers) == 2 and all(isinstance(a, str) for a in answers)
+    assert len(answers) == 2 and all(isinstance(a.text, str) for a in answers)
 
 
 class _AppendingProcessor:
@@ -240,9 +240,9 @@ def test_generate_passes_a_flat_image_list_where_the_processor_wants_one(family_
     adapter = load_model(family_dir("qwen3_vl", family_root), batch_size=2)
     context = adapter.render(prompts.cgla_prompt("dark"))
     images = [make_image(1), make_image(2), make_image(3)]
-    expected = adapter.generate(images, [context] * 3, max_new_tokens=3)
+    expected = [a.text for a in adapter.generate(images, [context] * 3, max_new_tokens=3)]
     adapter.processor = _FlatOnly(adapter.processor)
-    assert adapter.generate(images, [context] * 3, max_new_tokens=3) == expected
+    assert [a.text for a in adapter.generate(images, [context] * 3, max_new_tokens=3)] == expected
     # Nested first, then flat for the rest of the run.
     assert adapter.processor.layouts == ["nested", "flat", "flat"]
 

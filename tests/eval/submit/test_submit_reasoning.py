@@ -1,0 +1,85 @@
+"""``submit`` reads each answer of a thinking run again: its raw output split by the run's
+reasoning style (results.json ``model.reasoning_style``) must give the recorded answer text, and
+the recorded path the recorded letter; a letter taken from the reasoning, a judge answer without
+a judge, or a run that hides its style are refused in one line naming the record and the field."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from mmspubench.eval.config import RunConfig
+from mmspubench.eval.prompts import prompt_spec
+from mmspubench.eval.records import SampleResult
+from mmspubench.eval.replies.record import ReplyReading
+
+from tests.eval.submit.test_submit import DATASET, REVISION, _submit_dry_run, published_split
+from tests.eval.submit.test_submit_generate_answers import _records
+from tests.helpers.identity import model_identity
+from tests.helpers.run_folders import write_run_folder
+
+__all__ = ["published_split"]  # the autouse fixture of test_submit: the published split of these tests
+
+Forge = Callable[[SampleResult], SampleResult]
+
+
+def _thinking(s: SampleResult) -> SampleResult:
+    """``s`` as a thinking model answers it: a reasoning block naming another letter, then its answer."""
+    assert s.raw_output is not None
+    other = "D" if s.raw_output.strip() != "D" else "A"
+    reasoning = f"Maybe {other}."
+    raw = f"<think>{reasoning}</think>\n\n{s.raw_output}"
+    read_by = "parser" if s.prediction is not None else "none"
+    return replace(s, raw_output=raw, reading=ReplyReading(s.raw_output.strip(), read_by, reasoning))
+
+
+def _write(root: Path, forge: Forge, style: str | None = "think") -> Path:
+    samples = [_thinking(s) for s in _records(("accuracy",), lambda s: s)]
+    samples[1] = forge(samples[1])
+    config = RunConfig(model="org/model", dataset=DATASET, prompts=prompt_spec(), metrics=("accuracy",))
+    model = model_identity(**({} if style is None else {"reasoning_style": style}))
+    dataset = {"id": DATASET, "revision": REVISION}
+    return write_run_folder(root, config, samples, dataset, model) / "results.json"
+
+
+def _from_reasoning(s: SampleResult) -> SampleResult:
+    """The letter of the reasoning recorded as the answer."""
+    assert s.reading is not None and s.reading.reasoning is not None
+    letter = s.reading.reasoning.split()[-1].rstrip(".")
+    return replace(
+        s, prediction=letter, correct=letter == s.answer, reading=replace(s.reading, answer_text=letter)
+    )
+
+
+def _judged(s: SampleResult) -> SampleResult:
+    assert s.reading is not None
+    return replace(s, reading=replace(s.reading, read_by="judge"))
+
+
+def test_a_genuine_thinking_run_is_accepted(tmp_path: Path) -> None:
+    assert _submit_dry_run(_write(tmp_path / "run", lambda s: s), tmp_path / "out") == 0
+
+
+@pytest.mark.parametrize(
+    ("forge", "style", "said"),
+    [
+        (_from_reasoning, "think", "record '000001': field 'answer_text'"),
+        (_judged, "think", "record '000001': field 'read_by': read by a judge, but the run records no judge"),
+        (
+            lambda s: s,
+            None,
+            "record '000000': field 'answer_text'",
+        ),  # no style: read as none, the first refused
+    ],
+)
+def test_an_answer_its_raw_output_does_not_give_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], forge: Forge, style: str | None, said: str
+) -> None:
+    out = tmp_path / "out"
+    assert _submit_dry_run(_write(tmp_path / "run", forge, style), out) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip() and "examples/s]" not in line]
+    assert len(lines) == 1 and "Traceback" not in err and not out.exists(), err
+    assert said in err, err
