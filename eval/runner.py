@@ -45,7 +45,6 @@ from mmspubench.eval.views.plugin import Chunk
 
 if TYPE_CHECKING:
     import datasets
-
     from mmspubench.eval.replies.reading import Judge
 
 __all__ = ["Clock", "RunPlan", "evaluate_item", "evaluate_items", "max_new_tokens", "plan_run", "run_eval"]
