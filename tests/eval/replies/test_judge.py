@@ -240,8 +240,8 @@ def test_the_judge_is_recorded_only_when_asked_for() -> None:
     assert "judge_api_key_env" not in judged.to_json()
 
 
-def _config(**options: Any) -> RunConfig:
-    judge = {**JUDGE, "judge_base_url": "http://127.0.0.1:1/v1"}
+def _config(url: str, **options: Any) -> RunConfig:
+    judge = {**JUDGE, "judge_base_url": url}
     return RunConfig(
         model="fake", dataset="hand-made", prompts=prompts.prompt_spec(), batch_size=3, **{**judge, **options}
     )
@@ -250,12 +250,13 @@ def _config(**options: Any) -> RunConfig:
 def test_results_record_the_judge(tmp_path: Path) -> None:
     from tests.eval.fakes import FakeModel
 
-    out = eval_run(tmp_path / "run", FakeModel, n=4, config=_config())
+    with judge_server() as server:  # the run asks the judge once before it starts
+        out = eval_run(tmp_path / "run", FakeModel, n=4, config=_config(server.base_url))
     assert out is not None
     assert out["config"]["extract"] == "judge" and out["config"]["judge_model"] == "judge-1"
     assert out["judge"] == {
         "model": "judge-1",
-        "base_url": "http://127.0.0.1:1/v1",
+        "base_url": server.base_url,
         "prompt_version": JUDGE_PROMPT_VERSION,
         "api_key_env": "none",
         "max_tokens": JUDGE_MAX_TOKENS,
@@ -276,11 +277,12 @@ def test_results_record_the_judge(tmp_path: Path) -> None:
 def test_a_resume_with_another_judge_is_refused(tmp_path: Path, change: dict[str, Any], field: str) -> None:
     from tests.eval.fakes import FakeModel
 
-    eval_run(tmp_path / "run", FakeModel, n=4, config=_config())
-    (tmp_path / "run" / "results.json").unlink()  # unfinished: the folder's identity is checked
-    before = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
-    with pytest.raises(MMSpuBenchError, match=f"different run.*{field}"):
-        eval_run(tmp_path / "run", FakeModel, n=4, config=_config(**change))
+    with judge_server() as server:
+        eval_run(tmp_path / "run", FakeModel, n=4, config=_config(server.base_url))
+        (tmp_path / "run" / "results.json").unlink()  # unfinished: the folder's identity is checked
+        before = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
+        with pytest.raises(MMSpuBenchError, match=f"different run.*{field}"):
+            eval_run(tmp_path / "run", FakeModel, n=4, config=_config(server.base_url, **change))
     assert {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()} == before
 
 
@@ -324,3 +326,29 @@ def test_a_sweep_refuses_a_judge_option_without_extract_judge(
     assert main(["sweep", str(path), "--dry-run"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--judge-model is used only with --extract judge" in err[0]
+
+
+SENTENCE = "Surely the green bike, nothing else."
+"""An answer in a sentence: no letter, no option's text word for word (the parser reads nothing)."""
+
+
+def test_a_run_asks_the_judge_for_what_the_parser_leaves_unparsed(tmp_path: Path) -> None:
+    from mmspubench.eval.replies.parse import parse_answer
+
+    from tests.eval.fakes import FakeModel
+
+    class Sentences(FakeModel):
+        def generate(self, images: Any, contexts: Any, max_new_tokens: int) -> list[str]:
+            return [SENTENCE] * len(contexts)
+
+    options = ["a red car", "a blue bus", "a green bike", "a yellow taxi"]  # the fakes' items
+    assert parse_answer(SENTENCE, options) is None and standin_verdict(SENTENCE, options) == "C"
+    with judge_server() as server:
+        out = eval_run(
+            tmp_path / "run", Sentences, n=4, config=_config(server.base_url, metrics=("accuracy",))
+        )
+    assert out is not None
+    rows = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    judged = [r for r in rows if r.get("read_by") == "judge"]
+    assert len(judged) == len(rows) == 4 and all(r["prediction"] == "C" for r in judged)
+    assert out["replies"]["judged"] == 4 and out["replies"]["parsed"] == 0
