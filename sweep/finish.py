@@ -20,13 +20,19 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_report(root: Path, runs: Sequence[PlannedRun], plot: bool) -> Path | None:
-    """``root/report.md`` (and ``root/report.png``) of the finished ``runs``; ``None`` if there are none."""
+    """``root/report.md`` (and ``root/report.png``) of the finished ``runs``, as ``mmspubench report``
+    of them writes it; ``None`` if there are none."""
     from mmspubench.eval.analysis.report import load_for_report, markdown_table, run_names
+    from mmspubench.eval.analysis.stats.tables import sections
 
     paths = [str(r.folder / RESULTS_NAME) for r in runs]
     if not paths:
         return None
-    _write(root / REPORT_NAME, markdown_table(load_for_report(paths), run_names(paths)) + "\n")
+    loaded, names = load_for_report(paths), run_names(paths)
+    # as `mmspubench report` of the runs: the table, then the rank intervals, tied groups and each
+    # type's minimum detectable difference of the runs on the same items
+    text = "\n".join([markdown_table(loaded, names), *sections(loaded, names, [Path(p) for p in paths])])
+    _write(root / REPORT_NAME, text + "\n")
     if plot:
         from mmspubench.eval.analysis.plots import write_report_plot
 

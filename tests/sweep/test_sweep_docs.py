@@ -42,12 +42,18 @@ def test_the_pages_dry_run_output_is_what_the_command_prints(
     assert not (checkout_like / "runs").exists()
 
 
+RUNS = ("biased--standard", "biased--core-focus", "balanced--standard", "balanced--core-focus")
+
+
 def test_the_pages_example_sweep_runs(checkout_like: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sweep", "quick.yaml", "--max-parallel", "2"]) == 0
     assert "4 finished of 4 runs" in capsys.readouterr().out
     root = checkout_like / "runs" / "quick"
-    for run in ("biased--standard", "biased--core-focus", "balanced--standard", "balanced--core-focus"):
+    for run in RUNS:
         results = json.loads((root / run / "results.json").read_text(encoding="utf-8"))
         assert results["dataset"]["n"] == 2
-    assert (root / "report.md").is_file()
     assert len(list((root / "compare").glob("*-vs-standard.json"))) == 2
+    # report.md is what `mmspubench report` of the four runs prints: the table, the rank intervals
+    assert main(["report", *(str(root / run) for run in RUNS)]) == 0
+    report = (root / "report.md").read_text(encoding="utf-8")
+    assert report == capsys.readouterr().out and "Ranks by accuracy" in report

@@ -72,7 +72,8 @@ def test_two_models_by_two_variants_two_at_once_equal_four_plain_evals(
             plain = _plain(tmp_path, model, variant)
             assert _figures(root / f"{model['name']}--{variant}") == {k: plain.get(k) for k in FIGURES}
     report = (root / "report.md").read_text(encoding="utf-8")
-    assert report.count("tiny-llava-") == 4 and "core-focus" in report
+    table, ranks = report.split("\nRanks by accuracy")  # then the rank intervals of the four runs
+    assert table.count("tiny-llava-") == 4 and "core-focus" in table and "Tied groups" in ranks
     doc = json.loads((root / "compare" / "balanced--core-focus-vs-standard.json").read_text(encoding="utf-8"))
     assert doc["n"] == 2 and doc["config_differences"] == {"prompt_variant": ["standard", "core-focus"]}
     # A rerun finds every run finished and leaves the folders byte for byte as they were.

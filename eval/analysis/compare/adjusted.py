@@ -19,8 +19,6 @@ from typing import Any
 from mmspubench.eval.analysis.stats import BH, HOLM, adjust_present
 from mmspubench.eval.analysis.stats.adjust import ALPHA
 
-RATE_KEYS = ("accuracy", "cgla_acc", "circular", "blind")
-"""The rates of a group that carry a McNemar p-value, each a family across the groups."""
 LABELS = {HOLM: "Holm", BH: "BH"}
 """How the tables name each adjustment."""
 MARK = "*"
@@ -40,7 +38,10 @@ def with_adjusted(doc: dict[str, Any], method: str = HOLM) -> dict[str, Any]:
     ``adjustment`` (method, level, what a family is)."""
     out = copy.deepcopy(doc)
     groups = out["groups"]
-    for key in RATE_KEYS:
+    # the rates of a group that carry a McNemar p-value (accuracy, CGLA_acc and the confound views'
+    # rates the two runs have), each one family across the groups; first seen, first adjusted
+    keys = dict.fromkeys(k for g in groups for k, v in g.items() if isinstance(v, dict) and "p_value" in v)
+    for key in keys:
         _adjust_family((g.get(key) for g in groups), method)
     for name in (out.get("interventions") or {}).get("compared", []):
         for part in ("accuracy", "change"):

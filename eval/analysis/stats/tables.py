@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 from mmspubench.dataset_builder.schema import SPURIOUS_TYPES, TYPE_ABBREV
+from mmspubench.errors import MMSpuBenchError, first_line
 from mmspubench.eval.analysis.stats.power import mdd_paired, mdd_unpaired
 from mmspubench.eval.analysis.stats.ranks import OVERALL, RankInterval, rank_intervals_by_group, tied_text
 from mmspubench.eval.metrics import BOOTSTRAP_RESAMPLES
@@ -158,7 +159,10 @@ def sections(
     runs: Sequence[Mapping[str, Any]], names: Sequence[str], results_files: Sequence[Path]
 ) -> list[str]:
     """Both sections for ``report`` (none when a run has no samples.jsonl beside it)."""
-    samples = [_samples_beside(f, r) for f, r in zip(results_files, runs, strict=True)]
+    try:
+        samples = [_samples_beside(f, r) for f, r in zip(results_files, runs, strict=True)]
+    except MMSpuBenchError as err:  # samples.jsonl of another run beside a (copied or edited) results.json
+        return ["", f"No ranks or detectable differences: {first_line(err)}"]
     if any(s is None or not s for s in samples):
         return []
     found = outcomes(names, [s for s in samples if s is not None])
