@@ -1,0 +1,17 @@
+"""What a run of ours records beside each answer that another harness's log does not carry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+COST_KEYS = ("tokens", "seconds")
+"""A generated answer's token counts and request time (samples.jsonl): an ingested run has none."""
+
+
+def without_costs(value: Any) -> Any:
+    """``value`` (a samples.jsonl record or part of one) with every answer's cost fields left out."""
+    if isinstance(value, dict):
+        return {k: without_costs(v) for k, v in value.items() if k not in COST_KEYS}
+    if isinstance(value, list):
+        return [without_costs(v) for v in value]
+    return value
