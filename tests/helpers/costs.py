@@ -15,3 +15,13 @@ def without_costs(value: Any) -> Any:
     if isinstance(value, list):
         return [without_costs(v) for v in value]
     return value
+
+
+def without_times(value: Any) -> Any:
+    """``value`` with every answer's request time left out: the one field of a sample that differs
+    between two runs of the same items (token counts are the same)."""
+    if isinstance(value, dict):
+        return {k: without_times(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [without_times(v) for v in value]
+    return value
