@@ -38,7 +38,14 @@ class _Repeated(Exception):
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """``SafeLoader`` refusing a key given twice in the same mapping."""
+    """``SafeLoader`` refusing a key given twice in the same mapping, and flow collections (``[``,
+    ``{``) nested deeper than :data:`MAX_DEPTH` as its scanner meets them: PyYAML's scanner takes
+    time quadratic in the open flow levels, seconds for a few thousand."""
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 (PyYAML's name)
+        if self.flow_level >= MAX_DEPTH:
+            raise _TooDeep
+        super().fetch_flow_collection_start(TokenClass)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}

@@ -5,7 +5,6 @@ roots inside what the runs read. Each is one line, exit 2, nothing written."""
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -161,12 +160,12 @@ LAUGHS = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         ("root: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 100 levels"),
     ],
 )
+@pytest.mark.timeout(120)  # an expansion of 10**10 nodes would never end: the test fails there
 def test_alias_bombs_and_deep_nesting_are_refused_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str
 ) -> None:
-    start = time.monotonic()
     err = _one_line(capsys, ["sweep", str(_file(tmp_path, text)), "--dry-run"])
-    assert expected in err and time.monotonic() - start < 10, err
+    assert expected in err, err
 
 
 @pytest.mark.parametrize(
