@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 from mmspubench.space import leaderboard
+from mmspubench.space.replies import TOKENS, tokens_text
 
 TABLE_PX = 1212.0
 """The table's inner width in a 1400-pixel-wide window (Gradio's page in Chromium: 1213.75)."""
@@ -39,7 +40,7 @@ NUMBER_COLUMNS: frozenset[str] = frozenset(
 )
 COLUMN_WEIGHTS: dict[str, int] = {
     "Model": 124, **dict.fromkeys(leaderboard.TYPE_COLUMNS, 60), "Average": 74, "Overall": 74,
-    "CGLA_acc": 74, "n": 40, "Circular": 70, "Blind": 66, "Gain": 66, "Worst": 90,
+    "CGLA_acc": 74, TOKENS: 66, "n": 40, "Circular": 70, "Blind": 66, "Gain": 66, "Worst": 90,
     "Mode": 100, "Variant": 110, "Scorer": 80, "Date": 96, "Dataset revision": 110, "Run": 120,
     "Revision": 110, "Hub Overall": 66, "Hub state": 76, "Source": 154, leaderboard.RANK: 60,
     **dict.fromkeys(leaderboard.INTERVENTION_COLUMNS, 70),
@@ -64,13 +65,15 @@ def words(text: str) -> list[str]:
 
 def shown_text(column: str, value: Any) -> str:
     """A cell as the page shows it (:func:`leaderboard.styled`): two decimals, the gain signed,
-    a missing figure empty, the ``Model`` cell's text without its link."""
+    ``Tokens`` with one decimal, a missing figure empty, the ``Model`` cell's text without its link."""
     if column == "Model":
         return leaderboard.plain_model(str(value))
     if isinstance(value, float) and math.isnan(value):
         return ""
     if column in leaderboard.SIGNED_COLUMNS and isinstance(value, (int, float)):
         return leaderboard.gain_text(value)
+    if column == TOKENS and isinstance(value, (int, float)):
+        return tokens_text(value)
     if column in NUMBER_COLUMNS and column != "n" and isinstance(value, (int, float)):
         return leaderboard.figure_text(value)
     return str(value)

@@ -22,6 +22,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, confound_view, explore, leaderboard, live, run_match
 from mmspubench.space.cgla_sources import cgla_choices, cgla_note
+from mmspubench.space.replies import with_reply
 
 if TYPE_CHECKING:
     import datasets
@@ -188,7 +189,9 @@ def _dataset_item(state: SpaceState, item_id: str) -> Any:
 def show_cgla(
     state: SpaceState, item_id: str | None, source: str | None, model_choice: str | None
 ) -> tuple[pd.DataFrame, str, dict[str, Any]]:
-    """CGL chart data, reading and record of the selected item, from a run or scored live."""
+    """CGL chart data, reading and record of the selected item, from a run or scored live; the
+    reading ends with the item's reply and its reasoning folded when the record has reasoning
+    (:func:`mmspubench.space.replies.reply_markdown`)."""
     if not item_id:
         raise MMSpuBenchError("open an item first (Explore tab)")
     if source == LIVE_SOURCE or not source:
@@ -209,9 +212,9 @@ def show_cgla(
                 f"({fault}): the run was made on another dataset"
             )
         reading = cgla_view.cgla_markdown(record) + _confounds(state, source, item_id, record)
-        return cgla_view.cgl_frame(record), from_run(state, source, reading), record
+        return cgla_view.cgl_frame(record), from_run(state, source, with_reply(reading, record)), record
     scored = f"Computed live with {escape_cell(model_choice or live.BUNDLED_CHOICE)}. "
-    return cgla_view.cgl_frame(record), scored + cgla_view.cgla_markdown(record), record
+    return cgla_view.cgl_frame(record), with_reply(scored + cgla_view.cgla_markdown(record), record), record
 
 
 CglaOutputs = tuple[pd.DataFrame, str, "dict[str, Any] | None"]

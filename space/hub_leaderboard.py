@@ -23,13 +23,17 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from mmspubench.dataset_builder.eval_yaml import TASKS
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import escape_cell
 from mmspubench.space import leaderboard
+from mmspubench.space.replies import TOKENS, replies_reason
+
+if TYPE_CHECKING:
+    from mmspubench.eval.records import SampleResult
 
 HUB_TASK = "mcq_accuracy"
 """The eval.yaml task the Hub's leaderboard ranks (results.json's ``accuracy.overall``)."""
@@ -187,9 +191,9 @@ def check_intervention_cells(results: Mapping[str, Any], where: str) -> None:
             )
 
 
-def check_run(run_dir: Path) -> None:
+def check_run(run_dir: Path) -> list[SampleResult]:
     """A results run's samples re-checked as ``submit`` checks a run's consistency (no Hub needed),
-    each written by the run its results.json describes (the run stamps)."""
+    each written by the run its results.json describes (the run stamps); returns them."""
     from mmspubench.eval.results import read_finished_samples, recompute
     from mmspubench.eval.results_file import read_results_file
     from mmspubench.eval.run_stamp import check_samples_beside
@@ -215,13 +219,15 @@ def check_run(run_dir: Path) -> None:
     for section in view_sections():
         compare_aggregates(results.section(section), recomputed.get(section), section, where)
     check_replies(results, recomputed, where)
+    return samples
 
 
 def checked_entries(
     folder: Path, entries: Sequence[leaderboard.RunEntry], explored: Mapping[str, Any] | None = None
 ) -> tuple[list[leaderboard.RunEntry], list[str]]:
     """The runs whose samples pass the checks (runs without samples kept, marked, once their
-    figures are finite percentages), and the refusals; with ``explored`` (the identity of the
+    figures are finite percentages; a run whose samples record reasoning marked ``thinking``), and
+    the refusals; with ``explored`` (the identity of the
     dataset the Space explores), a run made on another dataset is refused
     (:func:`mmspubench.space.run_match.dataset_fault`)."""
     from mmspubench.eval.results_file import read_results_file
@@ -232,17 +238,16 @@ def checked_entries(
     for entry in entries:
         run = str(entry.row["Run"])
         with_samples = (folder / run / "samples.jsonl").is_file()
+        where = str(folder / run / "results.json")
         try:
-            fault = dataset_fault(read_results_file(folder / run / "results.json"), explored)
+            results = read_results_file(folder / run / "results.json")
+            fault = dataset_fault(results, explored)
             if fault:
                 raise MMSpuBenchError(fault)
             if with_samples:
-                check_run(folder / run)
+                if replies_reason(check_run(folder / run)):  # the thinking mark (space/replies.py)
+                    entry = replace(entry, row={**entry.row, "Mode": leaderboard.mode_cell(results, True)})
             else:  # no samples to recompute from: at least no -5% or 1e308% on the board
-                results, where = (
-                    read_results_file(folder / run / "results.json"),
-                    str(folder / run / "results.json"),
-                )
                 check_ranges(results, where)
                 check_intervention_cells(results.to_json(), where)
         except MMSpuBenchError as err:
@@ -276,8 +281,9 @@ def choose_hub(hub: Sequence[HubEntry]) -> tuple[dict[str, HubEntry], list[str]]
 
 
 def run_key(entry: leaderboard.RunEntry) -> tuple[str, str, str, bool]:
-    """Model id, prompt variant, answer mode (with ``(accuracy only)``) and whether the run is
-    partial: two runs of one key are one row. The partial marker's own n is not part of it (a later
+    """Model id, prompt variant, answer mode (with ``(accuracy only)`` and the thinking mark: a
+    model's runs with and without thinking are two rows) and whether the run is partial: two runs
+    of one key are one row. The partial marker's own n is not part of it (a later
     ``--limit 5`` run replaces a ``--limit 2`` one), and the model's revision is not either."""
     marker = str(entry.row.get(leaderboard.PARTIAL) or "")
     mode = str(entry.row.get("Mode", ""))
@@ -310,7 +316,7 @@ def latest_runs(entries: Sequence[leaderboard.RunEntry]) -> tuple[list[leaderboa
 
 
 def _hub_row(entry: HubEntry) -> dict[str, Any]:
-    row: dict[str, Any] = {c: math.nan for c in leaderboard.SCORE_COLUMNS}
+    row: dict[str, Any] = {c: math.nan for c in (*leaderboard.SCORE_COLUMNS, TOKENS)}
     row.update({c: "" for c in leaderboard.TEXT_COLUMNS})
     row[leaderboard.PARTIAL] = ""
     row.update(

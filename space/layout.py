@@ -293,6 +293,7 @@ def _leaderboard_tab(state: SpaceState) -> None:
         sort_by = gr.Dropdown(
             [
                 *leaderboard.SCORE_COLUMNS,
+                leaderboard.TOKENS,
                 *leaderboard.CONFOUND_FIGURES,
                 *leaderboard.INTERVENTION_COLUMNS,
                 "n",
@@ -322,9 +323,12 @@ def _leaderboard_tab(state: SpaceState) -> None:
     )
     _markdown(
         "Average = mean of the nine per-type accuracies (Table 2); Overall = item-level accuracy. One row "
-        "per run (the latest of a model, prompt variant and answer mode); a partial run (`eval --limit`) says "
-        "`partial (n=2 of 90)` in Mode, is ranked after every full run and never replaces one. The chart "
-        "below draws the same runs. "
+        "per run (the latest of a model, prompt variant, answer mode and thinking); a partial run (`eval "
+        "--limit`) says `partial (n=2 of 90)` in Mode, is ranked after every full run and never replaces "
+        "one. The chart below draws the same runs. "
+        "Mode says `thinking` for a run whose model thought before answering (results.json `model.thinking` "
+        "mode `on`, or replies with reasoning); Tokens (in Columns): mean output tokens per reply, "
+        "reasoning included, of a generate-mode run that counted them. "
         "Source: where each figure comes from (the row's results-dataset run, its samples re-checked; or the "
         "Hub's leaderboard of `mcq_accuracy` for the model id, a verified entry over a community one, in "
         "Hub Overall). "

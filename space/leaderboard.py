@@ -27,6 +27,7 @@ from mmspubench.eval.results_file import Accuracy, Cgla, Dataset, Model, Results
 from mmspubench.eval.variants import variant_label
 from mmspubench.eval.views.confounds.cells import fixed, worst_types
 from mmspubench.markup import escape_cell, hub_link, is_hub_model
+from mmspubench.space.replies import THINKING, TOKENS, thinks, tokens_cell, tokens_text
 
 TYPE_COLUMNS: tuple[str, ...] = tuple(t.abbrev for t in SPURIOUS_TYPES)
 """Per-type accuracy columns, in the order of the paper's Table 2."""
@@ -69,6 +70,7 @@ row comes from (``hub_leaderboard.merge``)."""
 ALL_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS,
     *SCORE_COLUMNS,
+    TOKENS,
     RANK,
     *CONFOUND_COLUMNS,
     *INTERVENTION_COLUMNS,
@@ -83,7 +85,9 @@ DEFAULT_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *SCORE_COLUMNS, "Mode", "Varian
 """``Mode`` and ``Variant`` are shown by default: two runs of a model that differ only in answer
 mode (``generate``, ``logprob``) or only in being partial say so; an ``attribute-hint`` run reads
 ``attribute-hint (ceiling)``. The defaults fit the table's width at 1400 pixels (``n``, ``Scorer``,
-``Date`` and ``Hub state`` are a click away; ``Source`` names the Hub state)."""
+``Date`` and ``Hub state`` are a click away; ``Source`` names the Hub state). ``Tokens``
+(:data:`~mmspubench.space.replies.TOKENS`), beside the accuracy columns, is in the column chooser:
+one more default column would break a figure at that width."""
 PARTIAL = "_partial"
 """Column of the full frame, never shown: a partial run's marker (:func:`partial_marker`), else
 empty. It keeps partial runs apart: ranked after every full run (:func:`sort_frame`) and never
@@ -178,13 +182,14 @@ def partial_marker(results: Results | Mapping[str, Any]) -> str:
     return ""
 
 
-def mode_cell(results: Results) -> str:
-    """The answer mode, ``(accuracy only)`` for a run without CGLA, and the partial marker:
-    ``logprob``, ``generate (accuracy only)``, ``generate, partial (n=2 of 90)``."""
+def mode_cell(results: Results, reasoned: bool = False) -> str:
+    """The answer mode, ``(accuracy only)`` for a run without CGLA, the thinking mark
+    (:mod:`mmspubench.space.replies`; ``reasoned``: its samples record reasoning) and the partial
+    marker: ``logprob``, ``generate (accuracy only)``, ``generate, thinking, partial (n=2 of 90)``."""
     config = results.options
     mode = str(config.get("answer_mode", "")) + (" (accuracy only)" if _accuracy_only(results) else "")
-    marker = partial_marker(results)
-    return f"{mode}, {marker}" if marker and mode else marker or mode
+    marks = [THINKING] if reasoned or thinks(results) else []
+    return ", ".join(part for part in (mode, *marks, partial_marker(results)) if part)
 
 
 def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -242,6 +247,7 @@ def run_entry(results: Results | Mapping[str, Any], run_name: str) -> RunEntry:
     row["Average"] = _number(accuracy.average)
     row["Overall"] = _number(accuracy.overall)
     row["CGLA_acc"] = _number(cgla.acc)
+    row[TOKENS] = tokens_cell(typed)
     row[RANK] = ""  # filled from the runs' samples once the table is known (space/rank_column.py)
     row.update(confound_cells(typed))
     row.update(intervention_cells(typed))
@@ -361,6 +367,7 @@ def styled(frame: pd.DataFrame) -> Any:
     formats = {
         **dict.fromkeys(figures, figure_text),
         **dict.fromkeys((c for c in SIGNED_COLUMNS if c in frame.columns), gain_text),
+        **({TOKENS: tokens_text} if TOKENS in frame.columns else {}),
     }
     return frame.style.format(formats, na_rep="")
 

@@ -11,6 +11,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, explore, intervention_view
 from mmspubench.space.handlers import SpaceState, cgla_sources, from_run, show_cgla, source_label
+from mmspubench.space.replies import with_reply
 from mmspubench.space.run_match import record_fault
 
 if TYPE_CHECKING:
@@ -61,7 +62,9 @@ def _first_record(
 def results_cgla(
     state: SpaceState, item_id: str | None, source: str | None
 ) -> tuple[pd.DataFrame, str, dict[str, Any] | None]:
-    """The CGL chart of the opened item from a results run holding it; an empty chart and a hint otherwise."""
+    """The CGL chart of the opened item from a results run holding it (the item's reply with its
+    reasoning folded after the reading, when the record has reasoning); an empty chart and a hint
+    otherwise."""
     found = _run_holding(state, (item_id or "").strip(), source)
     if found is None:
         return pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)), NO_RUN_NOTE, None
@@ -70,7 +73,7 @@ def results_cgla(
         frame, text = cgla_view.cgl_frame(record), cgla_view.cgla_markdown(record)
     except MMSpuBenchError as err:
         return pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)), escape_cell(str(err)), None
-    return frame, from_run(state, name, text), record
+    return frame, from_run(state, name, with_reply(text, record)), record
 
 
 def chosen_cgla(
