@@ -12,10 +12,9 @@ from __future__ import annotations
 import pytest
 
 LONGEST_FIRST = (
+    "tests/eval/test_vllm_equality.py",  # one group: one engine, one server, the reference runs
     "tests/space/test_deploy_fresh.py",  # a fresh venv with torch and the Space's requirements
-    "tests/eval/test_vllm_equality.py::test_server_",  # a vLLM server each, and a reference run
     "tests/test_docs_site.py",  # four real runs of the bundled models for the docs tables
-    "tests/eval/test_vllm_equality.py",  # a vLLM engine per test
     "tests/eval/test_engines_bench.py",
     "tests/sweep/test_sweep_end_to_end.py",
     "tests/eval/test_intervention_controls.py",

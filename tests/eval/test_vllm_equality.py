@@ -40,20 +40,13 @@ SMALL_BLOCKS = '{"block_size": 32}'
 
 
 def _driver(
-    backend: str, scorer: str, model: Path, out: Path, engine_args: str = "{}", views: str = ""
+    backend: str, scorer: str, model: Path, out: Path, jobs: list[dict[str, Any]], engine_args: str = "{}"
 ) -> None:
-    cmd = [
-        vllm_python(),
-        str(ROOT / "tests/eval/vllm_driver.py"),
-        backend,
-        scorer,
-        str(model),
-        str(out),
-        LIMIT,
-        engine_args,
-        views,
-    ]
-    subprocess.run(cmd, env=vllm_env(), check=True, timeout=900, cwd=out.parent)
+    """``jobs`` by one model load in the vLLM environment (tests/eval/vllm_driver.py): each writes
+    OUT/NAME/generate and OUT/NAME/logprob."""
+    cmd = [vllm_python(), str(ROOT / "tests/eval/vllm_driver.py"), backend, scorer, str(model), str(out),
+           LIMIT, engine_args, json.dumps(jobs)]  # fmt: skip
+    subprocess.run(cmd, env=vllm_env(), check=True, timeout=1800, cwd=out.parent)
 
 
 def _samples(run: Path) -> dict[str, dict[str, Any]]:
@@ -85,18 +78,42 @@ def vllm_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return vllm_ready_copy(bundled_model_dir(), tmp_path_factory.mktemp("model") / "tiny-llava-vllm")
 
 
+VIEWS = "circular,blind"
+BLOCK = 32
+JOBS = [
+    {"name": "views", "views": VIEWS},
+    {"name": "plain", "views": ""},
+    {"name": "interventions", "views": "interventions"},
+]
+"""The three sets of views the offline engine and the server are compared on (vllm_driver.py's
+jobs); the confound views first, while the engine's cache counts are still those of its own calls.
+The tests that read them are one xdist group: one worker computes the module's fixtures once."""
+
+
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """transformers runs (fast scorer) inside the vLLM environment, on the original folder."""
+def references(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """transformers runs (fast scorer) inside the vLLM environment, on the original folder, one
+    model load for the three jobs: /plain (CGLA), /views (circular and blind), and /interventions
+    (every built-in intervention, CGLA under each in generate mode)."""
     out = tmp_path_factory.mktemp("reference") / "transformers"
-    _driver("transformers", "fast", bundled_model_dir(), out)
+    _driver("transformers", "fast", bundled_model_dir(), out, JOBS)
     return out
 
 
-def test_offline_engine_equals_transformers(reference: Path, vllm_model: Path, tmp_path: Path) -> None:
-    out = tmp_path / "vllm"
-    _driver("vllm", "fast", vllm_model, out, SMALL_BLOCKS)
-    worst = compare(out, reference)
+@pytest.fixture(scope="module")
+def offline(vllm_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The offline engine's runs of the three jobs, one engine for all (its prefix cache in blocks
+    of 32 tokens), then a job under a stand-in regression of its cache reads (/wrong-cache)."""
+    out = tmp_path_factory.mktemp("offline") / "vllm"
+    wrong = {"name": "wrong-cache", "views": "", "limit": 3, "cache_offset": 0.01}
+    _driver("vllm", "fast", vllm_model, out, [*JOBS, wrong], SMALL_BLOCKS)
+    return out
+
+
+@pytest.mark.xdist_group("vllm")
+def test_offline_engine_equals_transformers(references: Path, offline: Path, tmp_path: Path) -> None:
+    out = offline / "plain"
+    worst = compare(out, references / "plain")
     print(f"offline: max |vLLM - transformers| = {worst:.3g} over {LIMIT} items")
     assert worst <= TOLERANCE
     backend = json.loads((out / "generate" / "results.json").read_text())["backend"]
@@ -107,8 +124,8 @@ def test_offline_engine_equals_transformers(reference: Path, vllm_model: Path, t
     assert cache["cached_prompt_tokens"] > 0 and cache["computed_prompt_tokens"] > 0
     assert cache["requests"] > 0 and 0 <= cache["rescored_share"] <= 1
     plain = tmp_path / "plain"  # and the plain transformers scorer, for good measure
-    _driver("transformers", "plain", bundled_model_dir(), plain)
-    assert compare(out, plain) <= TOLERANCE
+    _driver("transformers", "plain", bundled_model_dir(), plain, JOBS[1:2])
+    assert compare(out, plain / "plain") <= TOLERANCE
     # The run checked its cache reads against a fresh computation on its first item, and says so.
     model = json.loads((out / "generate" / "results.json").read_text())["model"]
     check = model["scorer_check"]
@@ -116,37 +133,14 @@ def test_offline_engine_equals_transformers(reference: Path, vllm_model: Path, t
     assert check["conditions"] > 0 and check["max_abs_diff"] <= TOLERANCE
 
 
-def test_a_wrong_cache_read_stops_the_offline_engine(vllm_model: Path, tmp_path: Path) -> None:
+@pytest.mark.xdist_group("vllm")
+def test_a_wrong_cache_read_stops_the_offline_engine(offline: Path) -> None:
     """A stand-in regression (scores read through the cache off by 0.01) stops the run on its
     first item, naming the fast path and the option that turns it off; nothing is written."""
-    cmd = [
-        vllm_python(),
-        str(ROOT / "tests/eval/vllm_driver.py"),
-        "vllm",
-        "fast",
-        str(vllm_model),
-        str(tmp_path / "out"),
-        "3",
-        SMALL_BLOCKS,
-    ]
-    env = {**vllm_env(), "MMSPUBENCH_TEST_CACHE_OFFSET": "0.01"}
-    done = subprocess.run(cmd, env=env, timeout=900, cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode != 0
-    assert "vLLM's prefix-cache scoring disagrees with the plain computation" in done.stderr
-    assert "item '000000'" in done.stderr and "enable_prefix_caching" in done.stderr
-    assert not (tmp_path / "out" / "generate" / "samples.jsonl").exists()
-
-
-VIEWS = "circular,blind"
-BLOCK = 32
-
-
-@pytest.fixture(scope="module")
-def views_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """transformers runs (fast scorer) with the circular and blind (text-only) views."""
-    out = tmp_path_factory.mktemp("views-reference") / "transformers"
-    _driver("transformers", "fast", bundled_model_dir(), out, views=VIEWS)
-    return out
+    refusal = (offline / "wrong-cache" / "error.txt").read_text()
+    assert "vLLM's prefix-cache scoring disagrees with the plain computation" in refusal
+    assert "item '000000'" in refusal and "enable_prefix_caching" in refusal
+    assert not (offline / "wrong-cache" / "generate" / "samples.jsonl").exists()
 
 
 def compare_views(got: Path, want: Path) -> float:
@@ -174,15 +168,13 @@ def _lcp(a: list[int], b: list[int]) -> int:
     return next((i for i, (s, t) in enumerate(zip(a, b, strict=False)) if s != t), min(len(a), len(b)))
 
 
-def test_offline_circular_and_blind_equal_transformers(
-    views_reference: Path, vllm_model: Path, tmp_path: Path
-) -> None:
+@pytest.mark.xdist_group("vllm")
+def test_offline_circular_and_blind_equal_transformers(references: Path, offline: Path) -> None:
     """Every rotation and the text-only blind answer as transformers gives them; in logprob mode
     rotations 1-3 read the image and question the item's first request left in the prefix cache,
     the blind letters read their question's, and backend.prefix_cache counts exactly those reads."""
-    out = tmp_path / "vllm"
-    _driver("vllm", "fast", vllm_model, out, SMALL_BLOCKS, VIEWS)
-    worst = compare_views(out, views_reference)
+    out = offline / "views"
+    worst = compare_views(out, references / "views")
     print(f"offline views: max |vLLM - transformers| = {worst:.3g} over {LIMIT} items x 5 asks")
     assert worst <= TOLERANCE
     (calls,) = json.loads((out / "cache_reads-logprob.json").read_text())  # one chunk, one call
@@ -217,14 +209,6 @@ def test_offline_circular_and_blind_equal_transformers(
     )
     assert cache["requests"] == len(calls)
     assert cache["cached_prompt_tokens"] == sum(c["cached"] for c in calls)
-
-
-@pytest.fixture(scope="module")
-def interventions_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """transformers runs (fast scorer) with every built-in intervention (CGLA under each in generate)."""
-    out = tmp_path_factory.mktemp("interventions-reference") / "transformers"
-    _driver("transformers", "fast", bundled_model_dir(), out, views="interventions")
-    return out
 
 
 SECTION_FIGURES = ("names", "targets", "n", "accuracy", "change", "flip_rate", "flip_rate_by_type")
@@ -266,16 +250,14 @@ def compare_interventions(got: Path, want: Path) -> tuple[float, int]:
     return worst, moved
 
 
-def test_offline_interventions_equal_transformers(
-    interventions_reference: Path, vllm_model: Path, tmp_path: Path
-) -> None:
+@pytest.mark.xdist_group("vllm")
+def test_offline_interventions_equal_transformers(references: Path, offline: Path) -> None:
     """Every built-in intervention through the offline engine: the same answers, option scores and
     CGLs under each changed image as transformers gives, the same section figures. The intervened
     images' scores differ from the published image's (so an intervened request that read the
     published image's cache blocks or answers would show here), and the cache counts are the reads."""
-    out = tmp_path / "vllm"
-    _driver("vllm", "fast", vllm_model, out, SMALL_BLOCKS, "interventions")
-    worst, moved = compare_interventions(out, interventions_reference)
+    out = offline / "interventions"
+    worst, moved = compare_interventions(out, references / "interventions")
     print(
         f"offline interventions: max |vLLM - transformers| = {worst:.3g}; {moved} answers moved by the image"
     )
@@ -291,10 +273,8 @@ def test_offline_interventions_equal_transformers(
     assert cache["cached_prompt_tokens"] - before["cached_prompt_tokens"] == sum(c["cached"] for c in calls)
 
 
-@pytest.mark.xdist_group("vllm-server")
-def test_server_interventions_equal_transformers(
-    interventions_reference: Path, vllm_server: str, tmp_path: Path
-) -> None:
+@pytest.mark.xdist_group("vllm")
+def test_server_interventions_equal_transformers(references: Path, vllm_server: str, tmp_path: Path) -> None:
     """Through a real vLLM server: each changed image goes out as its data URL and is answered
     and scored as transformers does."""
     out = tmp_path / "api"
@@ -304,7 +284,7 @@ def test_server_interventions_equal_transformers(
     for mode, metrics in (("generate", "accuracy,cgla,interventions"), ("logprob", "accuracy,interventions")):
         cmd = [*base, "--out", str(out / mode), "--answer-mode", mode, "--metrics", metrics]
         subprocess.run(cmd, env=env, check=True, timeout=1200)
-    worst, moved = compare_interventions(out, interventions_reference)
+    worst, moved = compare_interventions(out, references / "interventions")
     print(f"server interventions: max |vLLM server - transformers| = {worst:.3g}; {moved} moved")
     assert worst <= TOLERANCE and moved >= int(LIMIT)
 
@@ -374,8 +354,8 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def vllm_server(vllm_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``vllm.entrypoints.openai.api_server`` on 127.0.0.1, stopped (by its pid) after the
-    module's server tests: one start for the three (they are one xdist group, so one worker runs
-    them, under CI's ``--dist loadgroup``); each test's runs go to a folder of their own."""
+    module's server tests: one start for the three (with the offline ones, one xdist group, so one
+    worker runs them under CI's ``--dist loadgroup``); each test's runs go to a folder of their own."""
     tmp_path = tmp_path_factory.mktemp("server")
     port = _free_port()
     cmd = [
@@ -406,8 +386,8 @@ def vllm_server(vllm_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         log.close()
 
 
-@pytest.mark.xdist_group("vllm-server")
-def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path: Path) -> None:
+@pytest.mark.xdist_group("vllm")
+def test_server_equals_transformers(references: Path, vllm_server: str, tmp_path: Path) -> None:
     out = tmp_path / "api"
     base = [sys.executable, "-m", "mmspubench.eval.cli", "eval", "--backend", "openai", "--base-url", vllm_server,
             "--model", "tiny-llava", "--limit", LIMIT, "--no-progress", "--api-key-env", "none"]  # fmt: skip
@@ -415,7 +395,7 @@ def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path:
     subprocess.run([*base, "--out", str(out / "generate")], env=env, check=True, timeout=600)
     cmd = [*base, "--out", str(out / "logprob"), "--answer-mode", "logprob", "--metrics", "accuracy"]
     subprocess.run(cmd, env=env, check=True, timeout=600)
-    worst = compare(out, reference)
+    worst = compare(out, references / "plain")
     print(f"server: max |vLLM server - transformers| = {worst:.3g} over {LIMIT} items")
     assert worst <= TOLERANCE
     backend = json.loads((out / "generate" / "results.json").read_text())["backend"]
@@ -427,9 +407,9 @@ def test_server_equals_transformers(reference: Path, vllm_server: str, tmp_path:
     assert backend["prefix_cache"]["read"] is False and backend["prefix_cache"]["requests"] > 0
 
 
-@pytest.mark.xdist_group("vllm-server")
+@pytest.mark.xdist_group("vllm")
 def test_server_circular_and_blind_equal_transformers(
-    views_reference: Path, vllm_server: str, tmp_path: Path
+    references: Path, vllm_server: str, tmp_path: Path
 ) -> None:
     """Through a real vLLM server: the blind requests carry no image part, and every answer
     (rotations, blind) equals transformers'."""
@@ -441,7 +421,7 @@ def test_server_circular_and_blind_equal_transformers(
     for mode in ("generate", "logprob"):
         cmd = [*base, "--out", str(out / mode), "--answer-mode", mode]
         subprocess.run(cmd, env=env, check=True, timeout=900)
-    worst = compare_views(out, views_reference)
+    worst = compare_views(out, references / "views")
     print(f"server views: max |vLLM server - transformers| = {worst:.3g} over {LIMIT} items x 5 asks")
     assert worst <= TOLERANCE
 
