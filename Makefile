@@ -45,7 +45,7 @@ PIP := $(BIN)/python -m pip install -q
 # the folder give the same modules), so the note is silenced instead of printed on each install.
 QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: run test report help main-job docs docs-figures lock test-latest
+.PHONY: run test report help main-job docs docs-figures lock test-latest latest-venv latest-tests
 
 # `make -n` (a dry run) shows the commands only, never the note below.
 DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
@@ -78,6 +78,8 @@ help:
 	$(info make docs-figures rerun the bundled models and redraw docs/figures/ (the `dev` extra))
 	$(info make lock         rewrite requirements/dev.lock and eval.lock from pyproject.toml (LOCK_ARGS=--upgrade: newest))
 	$(info make test-latest  the fast suite and the family matrix in $(LATEST) with the newest versions pyproject.toml allows (no lock))
+	$(info make latest-venv  its first half: a fresh $(LATEST) with the newest versions (CI builds it while other tests run))
+	$(info make latest-tests its second half: the fast suite and the family matrix in the $(LATEST) already built)
 	$(info make help         this list)
 	$(info $(NEXT_STEPS))
 	@:
@@ -99,14 +101,20 @@ lock:
 # whole family matrix (every family's tiny model through eval, fast CGLs against plain), whose
 # exactness rests on how the newest transformers computes attention and the output head.
 # LATEST_SAME_AS=FOLDER (CI: .venv-ci): skip the tests when .venv-latest holds exactly FOLDER's versions.
+# Its two halves are targets of their own: CI builds the environment in the background while the fast
+# suite runs, and runs its tests at the end.
 SAME_GUARD = $(if $(LATEST_SAME_AS),requirements/same-versions.sh $(LATEST_SAME_AS) $(LATEST) || ,)
-test-latest:
+test-latest: latest-venv latest-tests
+
+latest-venv:
 	rm -rf $(LATEST)
 	$(call new_venv,$(LATEST))
 	$(LATEST)/bin/python -m pip install -q --upgrade pip
 	$(LATEST)/bin/python -m pip install -q $(TORCH)$(if $(TORCH_INDEX), --index-url $(TORCH_INDEX))
 	echo "$(TORCH)" > $(LATEST)/torch-pin.txt
 	$(QUIET_EDITABLE) $(LATEST)/bin/python -m pip install -q --upgrade --upgrade-strategy eager -c $(LATEST)/torch-pin.txt -e ".[dev]"
+
+latest-tests:
 	$(SAME_GUARD)HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest -n $(WORKERS)$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 	$(SAME_GUARD)HF_HUB_OFFLINE=1 $(LATEST)/bin/python -m pytest -q -m slow tests/eval/families
 

@@ -178,7 +178,7 @@ def test_ci_ends_with_the_suite_on_the_newest_versions() -> None:
     commands = _commands((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
     slow = next(index for index, command in enumerate(commands) if "pytest -m slow" in command)
     assert slow == len(commands) - 2 and commands[-1].startswith(
-        "make test-latest LATEST_SAME_AS=.venv-ci || {"
+        "make latest-tests LATEST_SAME_AS=.venv-ci || {"
     )
     assert commands[-1].endswith("exit 1; }")
 
