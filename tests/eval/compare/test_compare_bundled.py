@@ -15,15 +15,17 @@ from mmspubench.cli import main
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.eval.bundled import BALANCED_MODEL
 
+from tests.helpers.shared_runs import bundled_run
+
 RESAMPLES = 300
 
 
 @pytest.fixture(scope="module")
 def bundled_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    """The default run and the balanced model's (each made once per session), and their comparison."""
     root = tmp_path_factory.mktemp("pair")
-    a, b = root / "biased", root / "balanced"
-    assert main(["eval", "--out", str(a), "--no-progress"]) == 0
-    assert main(["eval", "--model", str(BALANCED_MODEL), "--out", str(b), "--no-progress"]) == 0
+    a = bundled_run(tmp_path_factory, "default")
+    b = bundled_run(tmp_path_factory, "balanced", model=str(BALANCED_MODEL))
     out = root / "cmp.json"
     argv = ["compare", str(a), str(b), "--json", str(out), "--resamples", str(RESAMPLES), "--seed", "4"]
     assert main(argv) == 0
