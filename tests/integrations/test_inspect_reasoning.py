@@ -197,3 +197,38 @@ def test_the_provider_passes_the_reasoning_as_inspects_reasoning_content(
         assert usage.reasoning_tokens == reply.reasoning_tokens
     marked = {(s.scores or {})["choice"].answer for s in log.samples}
     assert marked == ({text} if text else {None}) or (not text and marked <= {None, ""}), marked
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "style"),
+    [
+        ("C", None, "none"),
+        ("C", "", "think"),  # a redacted reasoning part without a summary still marks a thinking reply
+        ("<think>A?</think>C", None, "think"),
+        ("</think>C", None, "think"),
+        ("<think>A?</think><|begin_of_box|>C<|end_of_box|>", None, "glm"),
+        ("<answer>C</answer>", "maybe", "glm"),
+        ("◁think▷A?◁/think▷C", None, "kimi"),
+    ],
+)
+def test_the_style_is_told_from_the_reply(text: str, reasoning: str | None, style: str) -> None:
+    from mmspubench.integrations.inspect.replies import read_inspect_reply, reply_style
+
+    assert reply_style(text, reasoning) == style
+    split, reading = read_inspect_reply(text, reasoning, "stop", ["a", "b", "c", "d"])
+    assert reading.prediction == "C" and "A" not in split.answer_text
+
+
+def test_replies_in_two_styles_are_one_line() -> None:
+    from mmspubench.errors import MMSpuBenchError
+    from mmspubench.integrations.ingest.run import HarnessAnswer
+    from mmspubench.integrations.ingest.sources import run_style
+
+    kimi = HarnessAnswer("000000", "◁think▷A?◁/think▷C", None, None)
+    think = HarnessAnswer("000001", "C", None, None, reasoning="A?")
+    plain = HarnessAnswer("000002", "C", None, None)
+    assert run_style([think, plain], "log.eval") == "think" and run_style([plain], "log.eval") == "none"
+    with pytest.raises(
+        MMSpuBenchError, match=r"log.eval: replies in more than one reasoning style \(kimi, think\)"
+    ):
+        run_style([kimi, think], "log.eval")

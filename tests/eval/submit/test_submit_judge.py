@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mmspubench.cli import main
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import prompt_spec
 from mmspubench.eval.records import SampleResult
@@ -64,6 +65,11 @@ def test_a_judged_answer_with_its_judge_and_verdict_is_accepted(
     line = json.loads((results.parent / "samples.jsonl").read_text().splitlines()[1])
     assert line["read_by"] == "judge" and line["judge"] == " B."
     assert _submit(tmp_path, results, capsys)[0] == 0
+    assert main(["report", str(results.parent)]) == 0  # the judge's share is marked in the report
+    header, _, row = capsys.readouterr().out.strip().splitlines()[:3]
+    pairs = zip(header.strip("|").split(" | "), row.strip("|").split(" | "), strict=True)
+    cells = {h.strip(): c.strip() for h, c in pairs}
+    assert cells["Read by (parser / judge / none %)"].split(" / ")[1] == "5.00"  # 1 of 20
 
 
 def _reading(**changes: Any) -> Forge:
