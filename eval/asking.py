@@ -145,7 +145,13 @@ def _read(generation: Generation, style: str, ask: Ask, final: bool, judge: Judg
     found = read_reply(split, ask.options, final, judge, ask.item.question)
     tokens = Tokens(generation.prompt_tokens, generation.completion_tokens, generation.reasoning_tokens)
     reading = ReplyReading(
-        split.answer_text, found.read_by, split.reasoning, split.truncated, tokens, generation.seconds
+        split.answer_text,
+        found.read_by,
+        split.reasoning,
+        split.truncated,
+        tokens,
+        generation.seconds,
+        found.verdict,
     )
     return Reply(found.prediction, generation.text, None, reading)
 

@@ -83,6 +83,12 @@ class Judge(Protocol):
     identity: Mapping[str, str]
     """Who judges: model, base URL (credentials masked), prompt version."""
 
+    @property
+    def last_reply(self) -> str | None:
+        """The judge's reply to the last :meth:`read`, as kept (recorded in the sample); ``None``
+        before any."""
+        ...
+
     def read(self, question: str, options: Sequence[str], answer_text: str) -> str | None:
         """The letter the answer chose (A-D), ``None`` when it chose none (or the reply was junk)."""
         ...
@@ -102,9 +108,11 @@ class Verdict:
 
 def read_verdict(reply: str | None, n_options: int = 4) -> Verdict:
     """The verdict of a judge reply: exactly a letter of the options or ``none``, surrounded by any
-    whitespace, punctuation and markdown marks, any case; ``junk`` otherwise (``None``: no text)."""
+    whitespace, punctuation and markdown marks, any case; ``junk`` otherwise (``None``: no text).
+    The reply is read as it is kept (terminal controls removed, cut to :data:`MAX_KEPT`), so the
+    kept reply, recorded in the sample, reads again to the same verdict."""
     kept = clean(redact(reply or ""))[:MAX_KEPT]
-    core = (reply or "").strip(_STRIP)
+    core = kept.strip(_STRIP)  # what is kept is what is read: submit reads the kept reply again
     if len(core) == 1 and core.upper() in "ABCD"[:n_options]:
         return Verdict(core.upper(), "letter", kept)
     if core.lower() == "none":
@@ -158,6 +166,11 @@ class JudgeClient:
         """The letter the judge reads from ``answer_text``; ``None`` for ``none`` or junk (:attr:`last`)."""
         self.last = self.verdict(question, options, answer_text)
         return self.last.letter
+
+    @property
+    def last_reply(self) -> str | None:
+        """The reply of the last :meth:`read` (masked, at most :data:`MAX_KEPT` characters)."""
+        return None if self.last is None else self.last.reply
 
     def verdict(self, question: str, options: Sequence[str], answer_text: str) -> Verdict:
         """One judge request, its reply read by :func:`read_verdict`."""

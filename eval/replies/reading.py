@@ -6,7 +6,9 @@ one, is asked only where the parser named nothing and the reply was not truncate
 
 ``read_by`` (:data:`READ_PATHS`): ``parser`` (with the ``rule`` that named the letter, one of
 :data:`~mmspubench.eval.replies.parse.RULES` or ``final-answer`` for the ``reasoning`` prompt
-variant's ``Answer:`` line), ``judge`` or ``none`` (unparsed or truncated).
+variant's ``Answer:`` line), ``judge`` or ``none`` (unparsed or truncated). Where the judge was
+asked, its reply as it said it (:attr:`Judge.last_reply`) is kept as the reading's ``verdict``:
+the evidence ``submit`` reads again (:mod:`~mmspubench.eval.replies.rederive`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ class Judge(Protocol):
     identity: Mapping[str, str]
     """What identifies the judge (model, endpoint, prompt version): in the run's identity."""
 
+    @property
+    def last_reply(self) -> str | None:
+        """The judge's reply to the last :meth:`read`, as kept (recorded in the sample); ``None``
+        before any."""
+        ...
+
     def read(self, question: str, options: Sequence[str], answer_text: str) -> str | None:
         """The letter (A-D) ``answer_text`` chose among ``options``, or ``None``."""
         ...
@@ -47,6 +55,8 @@ class Reading:
     """``parser``, ``judge`` or ``none`` (:data:`READ_PATHS`)."""
     rule: str | None
     """The parser rule that named the letter; ``None`` unless ``read_by`` is ``parser``."""
+    verdict: str | None = None
+    """The judge's reply, where the judge was asked (``read_by`` ``judge`` or ``none``); else ``None``."""
 
 
 def read_reply(
@@ -69,10 +79,11 @@ def read_reply(
     if judge is None or not split.answer_text.strip():
         return Reading(None, "none", None)
     said = judge.read(question, options, split.answer_text)
+    verdict = judge.last_reply if judge.last_reply is not None else (said or "none")
     if said is None:
-        return Reading(None, "none", None)
+        return Reading(None, "none", None, verdict)
     if said not in ANSWER_LETTERS[: len(options)]:
         raise MMSpuBenchError(
             f"the judge answered {said!r}; expected one of {', '.join(ANSWER_LETTERS[: len(options)])} or none"
         )
-    return Reading(said, "judge", None)
+    return Reading(said, "judge", None, verdict)

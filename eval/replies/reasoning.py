@@ -120,6 +120,17 @@ def split_reply(generation: Generation, style: str) -> Split:
     return Split(reasoning, answer, _cut(generation, answer, reasoning))
 
 
+def after_reasoning(text: str, style: str) -> str:
+    """``text`` after its reasoning as written (the answer's own tags kept, nothing trimmed): after
+    the last closing marker of ``style``; the whole text under ``none`` or without one (what rule
+    2 calls truncated is the caller's to tell, from :func:`split_reply`)."""
+    if style == "none":
+        return text
+    closing = _MARKERS[style][1]
+    end = text.rfind(closing)
+    return text if end < 0 else text[end + len(closing) :]
+
+
 def _cut(generation: Generation, answer: str, reasoning: str | None) -> bool:
     """Rule 2's last case: the budget ended after the reasoning, before any answer."""
     return reasoning is not None and not answer and generation.finish_reason == "length"

@@ -11,6 +11,9 @@ those of before, apart from ``tokens`` and ``seconds``:
 - ``truncated``: ``true`` only, when the reply was cut inside its reasoning (absent: false).
 - ``read_by``: ``parser``, ``judge`` or ``none``; absent where it is implied: a reply without
   reasoning, not truncated, read ``parser`` when it has a prediction and ``none`` when not.
+- ``judge``: the judge's reply as it said it (``--extract judge``), only on an answer the judge was
+  asked about (the parser read nothing); ``submit`` reads it again by the verdict rule
+  (:func:`~mmspubench.eval.replies.judge.read_verdict`) and refuses an answer it does not give.
 - ``tokens``: ``{"prompt": n, "completion": n, "reasoning": n}`` as the engine counted them (the
   tokenizer locally, ``usage`` from a server); ``reasoning`` only where known; absent when the
   engine counted nothing.
@@ -32,7 +35,7 @@ from typing import Any
 
 from mmspubench.eval.replies.reading import READ_PATHS
 
-READING_KEYS = ("reasoning", "answer_text", "truncated", "read_by", "tokens", "seconds")
+READING_KEYS = ("reasoning", "answer_text", "truncated", "read_by", "judge", "tokens", "seconds")
 """The optional keys of a generated answer in samples.jsonl (module doc)."""
 TOKEN_KEYS = ("prompt", "completion", "reasoning")
 """The keys of ``tokens``; ``reasoning`` may be absent."""
@@ -75,6 +78,8 @@ class ReplyReading:
     """Its tokens; ``None`` when the engine counted none."""
     seconds: float | None = None
     """Wall time of its request, or its share of its batch (module doc); ``None`` when unknown."""
+    judge: str | None = None
+    """The judge's reply where the judge was asked about this answer; ``None`` where it was not."""
 
     def to_json(self, prediction: str | None, raw_output: str) -> dict[str, Any]:
         """The keys that say something the answer's ``prediction`` and ``raw_output`` do not."""
@@ -87,6 +92,8 @@ class ReplyReading:
             out["truncated"] = True
         if self.read_by != implied_read_by(prediction, self.reasoning, self.truncated):
             out["read_by"] = self.read_by
+        if self.judge is not None:
+            out["judge"] = self.judge
         if self.tokens is not None and self.tokens.counted:
             out["tokens"] = self.tokens.to_json()
         if self.seconds is not None:
@@ -118,11 +125,16 @@ class ReplyReading:
                 f"field {name + 'read_by'!r} is {read_by!r} but the prediction is {prediction!r}"
                 + (" and the reply truncated" if truncated else "")
             )
+        judge = obj.get("judge")
+        if judge is not None and not isinstance(judge, str):
+            raise TypeError(
+                f"field {name + 'judge'!r} must be the judge's reply (a string), got {_shown(judge)}"
+            )
         tokens = None if obj.get("tokens") is None else read_tokens(obj["tokens"], f"{name}tokens")
         seconds = obj.get("seconds")
         if seconds is not None:
             seconds = _seconds(seconds, f"{name}seconds")
-        return ReplyReading(answer_text, read_by, reasoning, truncated, tokens, seconds)
+        return ReplyReading(answer_text, read_by, reasoning, truncated, tokens, seconds, judge)
 
 
 def reading_json(

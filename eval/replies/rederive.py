@@ -4,17 +4,25 @@ The reply is split again by the run's reasoning style (results.json ``model.reas
 ``none`` when absent, as in every run without reasoning) and must give the recorded answer text;
 then the recorded path must give the recorded prediction: ``parser`` the parser's letter,
 ``none`` nothing (a truncated reply: never read), ``judge`` a letter where the parser reads none,
-accepted only in a run that records its judge.
+accepted only in a run that records its judge (:func:`run_judge_fault`: ``config.extract`` judge,
+its model, base URL and prompt version, and results.json's ``judge`` the same) and only where the
+recorded verdict (the sample's ``judge``: the judge's reply) reads again, by the same rule
+(:func:`~mmspubench.eval.replies.judge.read_verdict`), as the recorded letter. A verdict is kept
+only where the judge was asked: never beside a parser's letter, never in a run without a judge.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mmspubench.eval.protocol import Generation
 from mmspubench.eval.replies.parse import answer_parser
 from mmspubench.eval.replies.reasoning import STYLES, split_reply
 from mmspubench.eval.replies.record import ReplyReading
+
+if TYPE_CHECKING:
+    from mmspubench.eval.config import RunConfig
 
 
 def answer_texts(raw_output: str, reasoning: str | None, style: str) -> set[str]:
@@ -53,8 +61,63 @@ def rederive_fault(
             return "read_by", "read by a judge, but the run records no judge"
         if parsed is not None:
             return "read_by", f"read by a judge, but the parser reads {parsed!r}"
-        return None
+        return _verdict_fault(prediction, reading, len(options))
+    if reading.judge is not None:
+        if not judge_recorded:
+            return "judge", "a judge's verdict is recorded, but the run records no judge"
+        if parsed is not None or reading.truncated:
+            why = "the reply was truncated" if reading.truncated else f"the parser reads {parsed!r}"
+            return (
+                "judge",
+                f"a judge's verdict is recorded, but {why} (the judge is asked only where the parser reads nothing)",
+            )
+        return _verdict_fault(prediction, reading, len(options))
     if prediction != parsed:
         text = "raw_output" if reading.answer_text == raw_output.strip() else "answer text"
         return "prediction", f"{prediction!r} but its {text} reads as {parsed!r}"
+    return None
+
+
+def _verdict_fault(prediction: str | None, reading: ReplyReading, n_options: int) -> tuple[str, str] | None:
+    """An answer the judge was asked about: its recorded verdict must read again as its letter
+    (``None``: the judge said none, or junk)."""
+    from mmspubench.eval.replies.judge import read_verdict
+
+    if reading.judge is None:
+        return "judge", "read by a judge, but the judge's verdict is missing"
+    letter = read_verdict(reading.judge, n_options).letter
+    if letter != prediction:
+        return (
+            "judge",
+            f"the judge's verdict {reading.judge[:40]!r} reads as {letter!r}, but the prediction is {prediction!r}",
+        )
+    return None
+
+
+def run_judge_fault(config: RunConfig, recorded: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """``(field, why)`` where a run's judge is not fully recorded: with ``config.extract`` judge, its
+    model, base URL and this package's prompt version in the config, and results.json's ``judge``
+    (``recorded``) naming the same; without it, no ``judge`` in results.json. ``None``: consistent."""
+    from mmspubench.eval.replies.judge import JUDGE_PROMPT_VERSION, judge_record
+
+    if getattr(config, "extract", "parser") != "judge":
+        return (
+            None
+            if recorded is None
+            else ("judge", f"a judge is recorded, but config.extract is {config.extract!r}")
+        )
+    for name in ("judge_model", "judge_base_url"):
+        if not getattr(config, name):
+            return f"config.{name}", "missing in a run read by a judge (--extract judge)"
+    if config.judge_prompt != JUDGE_PROMPT_VERSION:
+        return (
+            "config.judge_prompt",
+            f"{config.judge_prompt!r} is not this package's judge prompt {JUDGE_PROMPT_VERSION!r}",
+        )
+    expected = judge_record(config) or {}
+    if recorded is None:
+        return "judge", "missing in a run read by a judge (--extract judge)"
+    for key in ("model", "base_url", "prompt_version"):
+        if recorded.get(key) != expected.get(key):
+            return f"judge.{key}", f"{recorded.get(key)!r} but the run's config gives {expected.get(key)!r}"
     return None

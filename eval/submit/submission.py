@@ -414,6 +414,20 @@ SAMPLES_FILE = "samples.jsonl"
 """The samples file beside a run's results.json."""
 
 
+def check_judge(results: Results, config: RunConfig, where: str) -> None:
+    """A run read by a judge records it whole: ``config.extract`` judge, the judge's model, base URL
+    and prompt version, and results.json's ``judge`` the same (a run without one records none)."""
+    from mmspubench.eval.replies.rederive import run_judge_fault
+
+    if "judge" in results.extra:
+        raise MMSpuBenchError(
+            f"{where}: field 'judge' must be an object, got a JSON {json_kind(results.extra['judge'])}"
+        )
+    fault = run_judge_fault(config, results.section("judge"))
+    if fault is not None:
+        raise MMSpuBenchError(f"{where}: field {fault[0]!r}: {fault[1]}")
+
+
 def check_run_samples(
     results: Results, samples: tuple[SampleResult, ...], config: RunConfig, results_path: Path
 ) -> None:
@@ -424,6 +438,7 @@ def check_run_samples(
     check_ranges(results, where)
     check_stamps(results, where)
     check_prompt_templates(config, where)
+    check_judge(results, config, where)
     samples_where = str(results_path.parent / SAMPLES_FILE)
     check_samples(samples, samples_where)
     check_sample_consistency(samples, config, samples_where)

@@ -30,6 +30,7 @@ EPILOG_EXPORT = """examples (VLMEvalKit reads $LMUData/<name>.tsv; its default L
   mmspubench export --format vlmevalkit --out "$LMUData/MM_SpuBench.tsv"
   mmspubench export --format vlmevalkit --circular --out "$LMUData/MM_SpuBench_Circular.tsv"
   mmspubench export --format vlmevalkit --interventions grayscale,blur --out "$LMUData/MM_SpuBench.tsv"
+  mmspubench export --format vlmevalkit --run runs/qwen --out outputs/Qwen_MM_SpuBench.tsv   # its predictions
 """
 EPILOG_INTEGRATIONS = """examples:
   lmms-eval --include_path "$(mmspubench integrations lmms-eval)" --tasks mm_spubench ...
@@ -116,6 +117,14 @@ def _add_export(sub: argparse._SubParsersAction[Any]) -> None:
         "the image as mmspubench eval --interventions shows it; built-ins grayscale, blur, equalize, "
         "noise, or cf:NAME",
     )
+    p.add_argument(
+        "--run",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write VLMEvalKit's prediction file of this generate-mode run folder's answers instead of the "
+        "dataset TSV: prediction (the text after the reasoning), thinking, raw_output, read_by",
+    )
     p.set_defaults(func=run_export)
 
 
@@ -169,6 +178,8 @@ def run_export(args: argparse.Namespace) -> int:
     from mmspubench.integrations.items import load_split
     from mmspubench.integrations.vlmevalkit import check_target, write_tsv
 
+    if args.run is not None:
+        return _export_predictions(args)
     check_target(args.out, args.circular)  # before the dataset is read
     names: tuple[str, ...] = ()
     if args.interventions is not None:
@@ -183,6 +194,29 @@ def run_export(args: argparse.Namespace) -> int:
     print(f"{args.out}: {len(split.items)} items in VLMEvalKit's MCQ layout{copies}")
     for name, path in zip(names, paths[1:], strict=True):
         print(f"{path}: the same items under the {name} intervention")
+    return 0
+
+
+def _export_predictions(args: argparse.Namespace) -> int:
+    """``mmspubench export --run DIR``: VLMEvalKit's prediction file of a run's answers."""
+    from mmspubench.errors import MMSpuBenchError
+    from mmspubench.eval.results import SAMPLES_NAME, read_finished_samples
+    from mmspubench.integrations.items import load_split
+    from mmspubench.integrations.vlmevalkit import check_target, write_predictions
+
+    if args.circular or args.interventions is not None:
+        raise MMSpuBenchError(
+            "--run exports the answers of the published order; it takes no --circular or --interventions"
+        )
+    check_target(args.out)  # before anything is read
+    refuse_overlap("--out", args.out, [args.run, *[d for d in [args.dataset] if d and Path(d).exists()]])
+    samples_path = args.run / SAMPLES_NAME
+    samples = read_finished_samples(samples_path)
+    split = load_split(args.dataset, args.dataset_revision, args.split)
+    n = write_predictions(
+        split, samples, args.out, str(samples_path), str(args.dataset or "the bundled release")
+    )
+    print(f"{args.out}: {n} answers of {args.run} in VLMEvalKit's prediction layout")
     return 0
 
 

@@ -34,6 +34,13 @@ the image ``mmspubench eval --interventions NAME`` shows (``eval.views.intervent
 the built-in transform of ``eval.interventions``, or the item's own counterfactual). ``cf:*`` is
 refused (its names differ from item to item; give them as ``cf:NAME``), as is a ``cf:NAME`` some
 item does not ship. Every file is built and read back before the first is put in place.
+
+With a run (``mmspubench export --run DIR``) the file is VLMEvalKit's prediction file of the run's
+generated answers (:data:`PREDICTION_COLUMNS`): the dataset's columns without ``image`` and with the
+dataset TSV's ``index``, then ``prediction`` (the text after the reasoning, samples.jsonl's
+``answer_text``), ``thinking`` (the reasoning: the column of VLMEvalKit's ``SPLIT_THINK``),
+``raw_output`` and ``read_by``. A model's text that pandas reads as missing is written with one
+leading space (:func:`guarded`); the file is read back with VLMEvalKit's reader like the others.
 """
 
 from __future__ import annotations
@@ -213,3 +220,104 @@ def write_tsv(
         for temporary, _ in staged:
             temporary.unlink(missing_ok=True)
     return paths
+
+
+PREDICTION_COLUMNS = (
+    "index",
+    "question",
+    *ANSWER_LETTERS,
+    "answer",
+    "category",
+    "item_id",
+    "prediction",
+    "thinking",
+    "raw_output",
+    "read_by",
+)
+"""The prediction file's columns: VLMEvalKit's (the dataset's without ``image``, then
+``prediction`` and, as its ``SPLIT_THINK`` writes it, ``thinking``), then ours."""
+NA_WORDS = frozenset(
+    {
+        *("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN"),
+        *("<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"),
+    }
+)
+"""The texts pandas' ``read_csv`` reads as missing by default (its documented ``na_values``)."""
+
+
+def guarded(text: str) -> str:
+    """A model's text as a cell that reads back as text: one that pandas would read as missing
+    (``None``, ``NA``, the empty text...) gets one leading space (VLMEvalKit strips it)."""
+    return " " + text if text in NA_WORDS else text
+
+
+def prediction_row(index: int, split_item: SplitItem, sample: Any, where: str) -> list[str]:
+    """One row of the prediction file: the item's published order and its answer as read."""
+    from mmspubench.eval.records import reading_of
+
+    item = split_item.item
+    reading = reading_of(sample)
+    if sample.raw_output is None or reading is None:
+        raise record_error(
+            where,
+            item.id,
+            "raw_output",
+            "missing: export --run takes a generate-mode run (--answer-mode generate)",
+        )
+    cells = [str(index), item.question, *item.options, item.answer]
+    cells += [TYPE_SEPARATOR.join(item.spurious_types), ID_PREFIX + item.id]
+    texts = (reading.answer_text, reading.reasoning or "", sample.raw_output)
+    return [*cells, *(guarded(t) for t in texts), reading.read_by]
+
+
+def prediction_rows(split: Split, samples: Sequence[Any], where: str) -> list[tuple[SplitItem, list[str]]]:
+    """The rows of the run's items, in split order with their split index; every sample an item of
+    the split with the same answer and types."""
+    by_id = {s.id: s for s in samples}
+    out = []
+    for index, split_item in enumerate(split.items):
+        sample = by_id.pop(split_item.item.id, None)
+        if sample is None:
+            continue
+        item = split_item.item
+        if sample.answer != item.answer or tuple(sample.types) != tuple(item.spurious_types):
+            raise record_error(
+                where, item.id, "answer", "the run's item is not the split's (another dataset?)"
+            )
+        out.append((split_item, prediction_row(index, split_item, sample, where)))
+    if by_id:
+        raise record_error(where, next(iter(by_id)), "id", "not an item of the split exported")
+    return out
+
+
+def predictions_text(split: Split, samples: Sequence[Any], where: str, source: str) -> tuple[str, int]:
+    """The prediction TSV and its rows, every cell read back with VLMEvalKit's reader as written,
+    or one line."""
+    built = prediction_rows(split, samples, where)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    writer.writerow(PREDICTION_COLUMNS)
+    writer.writerows(cells for _, cells in built)
+    text = buffer.getvalue()
+    table = read_back(text)
+    if list(table.columns) != list(PREDICTION_COLUMNS) or len(table) != len(built):
+        raise MMSpuBenchError(f"{source}: the prediction TSV does not read back with {len(built)} rows")
+    for (split_item, written), got in zip(built, table.itertuples(index=False), strict=True):
+        for column, cell, value in zip(PREDICTION_COLUMNS, written, got, strict=True):
+            if _differs(cell, value, column):
+                raise record_error(
+                    where,
+                    split_item.item.id,
+                    column,
+                    f"{cell[:40]!r} reads back under VLMEvalKit's reader (pandas read_csv defaults) as {value!r}",
+                )
+    return text, len(built)
+
+
+def write_predictions(split: Split, samples: Sequence[Any], out: Path, where: str, source: str) -> int:
+    """Write VLMEvalKit's prediction file of a run's answers to ``out`` (a ``.tsv``), whole or not
+    at all; returns the number of rows."""
+    check_target(out)
+    text, n = predictions_text(split, samples, where, source)
+    write_bytes_atomic(out, [text.encode("utf-8")])
+    return n

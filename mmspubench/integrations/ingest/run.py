@@ -24,6 +24,7 @@ from mmspubench.eval import prompts, results
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.records import Answer, InterventionAnswer, Rotation, SampleResult
 from mmspubench.eval.replies.parse import parse_answer
+from mmspubench.eval.replies.record import ReplyReading, Tokens
 from mmspubench.eval.run_stamp import model_identity, run_stamp
 from mmspubench.eval.views.confounds import metrics as metrics_confounds
 from mmspubench.eval.views.interventions.images import Shown
@@ -70,6 +71,12 @@ class HarnessAnswer:
     image_digest: str | None = None
     """``interventions.pixel_digest`` of the image the prompt showed, when the harness records the
     image (checked against the intervened image in the ``intervention`` view)."""
+    reasoning: str | None = None
+    """The reasoning the harness kept apart from ``raw_output`` (Inspect's ``ContentReasoning``)."""
+    stop_reason: str | None = None
+    """Why the reply stopped, as the harness says it (Inspect: ``max_tokens`` is the token budget)."""
+    tokens: Tokens | None = None
+    """The reply's tokens as the harness counted them (Inspect's ``model_usage``); ``None``: none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +117,9 @@ class HarnessRun:
     """What the blind view showed: ``none`` or ``grey`` (``--blind-image``)."""
     interventions: tuple[str, ...] = ()
     """The interventions the run asked (``--interventions``, ``cf:*`` not expanded); empty: none."""
+    reasoning_style: str = "none"
+    """How the replies delimit their reasoning (``eval.replies.reasoning``); not ``none``: each
+    answer is read after its reasoning and records its reading and tokens, as eval's answers do."""
 
 
 Key = tuple[str, int, str]
@@ -132,9 +142,12 @@ def _label(item_id: str, answer: HarnessAnswer) -> str:
     return item_id if published else f"{item_id} ({_view_text(answer)})"
 
 
-def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: str) -> Answer:
-    """One answer read again with our parser against the options as shown in ``rotation``; the
-    prompt, target and score the harness recorded must follow from the item."""
+def _read(
+    answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: str, style: str = "none"
+) -> Answer:
+    """One answer read again with our parser against the options as shown in ``rotation`` (under
+    a reasoning ``style``: from the text after its reasoning); the prompt, target and score the
+    harness recorded must follow from the item."""
     item = split_item.item
     options = metrics_confounds.rotated_options(item.options, rotation)
     gold = metrics_confounds.rotated_answer(item.answer, rotation)
@@ -146,7 +159,11 @@ def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: s
         raise record_error(source, where, "input", "the prompt text is not mmspubench's multiple-choice text")
     if answer.target is not None and answer.target != gold:
         raise record_error(source, where, "target", f"{answer.target!r} but the item's answer is {gold!r}")
-    prediction = parse_answer(answer.raw_output, options)
+    reading = None
+    if style == "none":
+        prediction = parse_answer(answer.raw_output, options)
+    else:
+        reading, prediction = _reading(answer, options, style)
     correct = prediction == gold
     if answer.claimed_correct is not None and answer.claimed_correct != correct:
         raise record_error(
@@ -162,7 +179,18 @@ def _read(answer: HarnessAnswer, split_item: SplitItem, rotation: int, source: s
             "answer",
             f"recorded {answer.claimed_prediction!r} but the output reads as {prediction!r}",
         )
-    return Answer(prediction, correct, answer.raw_output, None)
+    return Answer(prediction, correct, answer.raw_output, None, reading)
+
+
+def _reading(answer: HarnessAnswer, options: Sequence[str], style: str) -> tuple[ReplyReading, str | None]:
+    """An answer of a reasoning run read as eval reads a generated reply (``inspect.replies``)."""
+    from mmspubench.integrations.inspect.replies import read_inspect_reply
+
+    split, found = read_inspect_reply(
+        answer.raw_output, answer.reasoning, answer.stop_reason, options, style=style
+    )
+    reading = ReplyReading(split.answer_text, found.read_by, split.reasoning, split.truncated, answer.tokens)
+    return reading, found.prediction
 
 
 def _intervened(
@@ -183,7 +211,9 @@ def _sample(
     group: Mapping[Key, HarnessAnswer], split_item: SplitItem, run: HarnessRun, shown: Sequence[Shown]
 ) -> SampleResult:
     item, source = split_item.item, run.source
-    read = {key: _read(answer, split_item, key[1], source) for key, answer in group.items()}
+    read = {
+        key: _read(answer, split_item, key[1], source, run.reasoning_style) for key, answer in group.items()
+    }
     published = read[(IMAGE, 0, "")]
     rotations = None
     if "circular" in run.views:
@@ -204,6 +234,7 @@ def _sample(
         correct=published.correct,
         raw_output=published.raw_output,
         option_scores=None,
+        reading=published.reading,
         class_name=item.class_name,
         conditions=(),
         cgla_min=None,
@@ -337,6 +368,7 @@ def _model_section(run: HarnessRun) -> dict[str, Any]:
         "scorer_used": None,
         "scorer_fallback_reason": None,
         "hub_repo": run.hub_repo,
+        **({} if run.reasoning_style == "none" else {"reasoning_style": run.reasoning_style}),
     }
 
 

@@ -10,7 +10,7 @@ kept as the harness names it (``HarnessRun.harness_model``) and mapped to our mo
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from mmspubench.dataset_builder.json_strict import loads_strict
 from mmspubench.dataset_builder.schema import TYPE_ABBREV
 from mmspubench.errors import MMSpuBenchError, record_error
 from mmspubench.eval.intervention_names import CF_ALL
+from mmspubench.eval.replies.record import Tokens, read_tokens
 from mmspubench.eval.views.confounds.metrics import ROTATIONS
 from mmspubench.integrations.ingest.interventions import (
     INTERVENTION,
@@ -166,9 +167,27 @@ def _images(users: list[Any]) -> int | None:
     return sum(isinstance(part, ContentImage) for part in users[0].content)
 
 
-def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
+def _tokens(sample: Any, model: str, source: str, item_id: str) -> Tokens | None:
+    """The sample's tokens from its ``model_usage`` of the run's model (prompt: input tokens, cached
+    ones included; completion: output tokens; reasoning where counted), checked as samples.jsonl's
+    ``tokens`` are; ``None`` when the log holds none."""
+    usage = (getattr(sample, "model_usage", None) or {}).get(model)
+    if usage is None:
+        return None
+    cached = (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
+    counts = {"prompt": usage.input_tokens + cached, "completion": usage.output_tokens}
+    if usage.reasoning_tokens is not None:
+        counts["reasoning"] = usage.reasoning_tokens
+    try:
+        return read_tokens(counts, "model_usage")
+    except (TypeError, ValueError) as err:
+        raise record_error(source, item_id, None, clean(str(err))) from None  # err names the field
+
+
+def _inspect_answer(sample: Any, source: str, model: str) -> HarnessAnswer:
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
     from mmspubench.eval import prompts
+    from mmspubench.integrations.inspect.replies import output_reasoning
 
     item_id, view, rotation, intervention = _view_of(sample, source)
     systems = (
@@ -184,6 +203,9 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
     if score is None or sample.output is None:
         raise record_error(source, item_id, "scores", "no 'choice' score or no output")
     completion = text_field(sample.output.completion, source, item_id, "output")
+    reasoning = output_reasoning(sample.output)
+    if reasoning is not None:
+        reasoning = text_field(reasoning, source, item_id, "output.reasoning")
     if score.explanation is not None and score.explanation != completion:
         raise record_error(source, item_id, "output", "differs from the text its score was given for")
     users = (
@@ -205,6 +227,9 @@ def _inspect_answer(sample: Any, source: str) -> HarnessAnswer:
         images=_images(users),
         intervention=intervention,
         image_digest=digest,
+        reasoning=reasoning,
+        stop_reason=str(sample.output.stop_reason),
+        tokens=_tokens(sample, model, source, item_id),
     )
 
 
@@ -304,6 +329,7 @@ def read_inspect_log(path: Path) -> HarnessRun:
     interventions = task_interventions(args, source)
     claimed = _claimed(log)
     inspect_model = text_field(str(log.eval.model), source, "?", "eval.model")
+    answers = tuple(_inspect_answer(s, source, str(log.eval.model)) for s in log.samples)
     return HarnessRun(
         harness="inspect_ai",
         version=checked_version(log.eval.packages.get("inspect_ai"), source, "inspect_ai"),
@@ -316,14 +342,29 @@ def read_inspect_log(path: Path) -> HarnessRun:
             args.get("limit"), log.eval.config.limit, source, _samples_per_item(views, interventions)
         ),
         max_new_tokens=_int_or_none(args.get("max_tokens"), "task argument max_tokens", source) or 16,
-        answers=tuple(_inspect_answer(s, source) for s in log.samples),
+        answers=answers,
         claimed=claimed,
         harness_model=inspect_model,
         hub_repo=inspect_hub_repo(inspect_model),
         views=views,
         blind_image=blind_image,
         interventions=interventions,
+        reasoning_style=run_style(answers, source),
     )
+
+
+def run_style(answers: Sequence[HarnessAnswer], source: str) -> str:
+    """The reasoning style of an Inspect run: the one its replies show (``inspect.replies``), or
+    ``none`` when none shows any; replies in two styles are one line."""
+    from mmspubench.integrations.inspect.replies import reply_style
+
+    styles = {reply_style(a.raw_output, a.reasoning) for a in answers} - {"none"}
+    if len(styles) > 1:
+        raise MMSpuBenchError(
+            f"{source}: replies in more than one reasoning style ({', '.join(sorted(styles))}); "
+            "one model writes one"
+        )
+    return styles.pop() if styles else "none"
 
 
 def _lmms_record(line: Mapping[str, Any], source: str, number: int) -> tuple[Mapping[str, Any], bool]:

@@ -5,6 +5,7 @@
 - ``args``: the task's ``-T`` options, checked as ``mmspubench eval``'s flags.
 - ``provider``: the model provider ``mmspubench/<model>`` (our transformers loader).
 - ``mock``: the offline provider ``mmspubench-mock/<reply>`` (a smoke test).
+- ``replies``: a reply read as eval reads one (its reasoning apart; the solver and ingest share it).
 
 Inspect loads them through ``mmspubench.integrations._registry`` (the ``inspect_ai`` entry point).
 The package's name is the harness's; it never hides the standard library's ``inspect``, which is

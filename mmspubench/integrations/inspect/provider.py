@@ -6,6 +6,14 @@ loaded by ``mmspubench.load_model`` and each request is answered as ``mmspubench
 --answer-mode generate`` answers an item: the system text, the image and the user text become our
 ``ChatPrompt``, rendered with the model's chat template, and the answer is greedy. The weights
 load on the first request (so the task's option check comes first), once per process.
+
+A thinking model's reply is split by its family's markers as eval splits it
+(``mmspubench.eval.replies.reasoning``, the model's ``reasoning_style``): the reasoning goes to
+Inspect as a ``ContentReasoning`` part of the assistant message and the text after it is the
+message's text (``ModelOutput.completion``); a reply cut inside its reasoning has an empty text
+and ``stop_reason: max_tokens``. A reply without reasoning is the message's text, as before. The
+usage is the engine's own count (prompt, output and reasoning tokens), else the output's tokens
+by the model's tokenizer.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from inspect_ai.model import (
     ChatMessageSystem,
     ChatMessageUser,
     ContentImage,
+    ContentReasoning,
     ContentText,
     GenerateConfig,
     ModelAPI,
@@ -29,7 +38,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 from mmspubench.errors import MMSpuBenchError
-from mmspubench.eval.protocol import ChatPrompt, as_generation
+from mmspubench.eval.protocol import ChatPrompt, Generation, as_generation
+from mmspubench.eval.replies.reasoning import after_reasoning, split_reply, style_after_prompt
 
 BUNDLED = "bundled"
 """Model name that stands for the bundled tiny model."""
@@ -156,9 +166,39 @@ class MMSpuBenchModelAPI(ModelAPI):
         context = self.vlm.render(prompt) if image is not None else self.vlm.render_text(prompt)
         max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
         reply = as_generation(self.vlm.generate([image], [context], max_tokens)[0])
-        text = reply.text
-        output = ModelOutput.from_content(model=self.model_name, content=text)
-        tokenizer = getattr(getattr(self.vlm, "processor", None), "tokenizer", None)
-        tokens = len(tokenizer(text)["input_ids"]) if tokenizer is not None else 0
-        output.usage = ModelUsage(input_tokens=0, output_tokens=tokens, total_tokens=tokens)
+        output = reply_output(self.model_name, reply, _style(self.vlm, context))
+        output.usage = self._usage(reply)
         return output
+
+    def _usage(self, reply: Generation) -> ModelUsage:
+        """The engine's counts; without them, the reply's tokens by the model's tokenizer."""
+        if reply.completion_tokens is None:
+            tokenizer = getattr(getattr(self.vlm, "processor", None), "tokenizer", None)
+            tokens = len(tokenizer(reply.text)["input_ids"]) if tokenizer is not None else 0
+            return ModelUsage(input_tokens=0, output_tokens=tokens, total_tokens=tokens)
+        prompt = reply.prompt_tokens or 0
+        return ModelUsage(
+            input_tokens=prompt,
+            output_tokens=reply.completion_tokens,
+            total_tokens=prompt + reply.completion_tokens,
+            reasoning_tokens=reply.reasoning_tokens,
+        )
+
+
+def _style(vlm: Any, context: str) -> str:
+    """The model's reasoning style for the reply to ``context`` (eval's: ``asking.reasoning_style``)."""
+    from mmspubench.eval.asking import reasoning_style
+
+    return style_after_prompt(reasoning_style(vlm), context)
+
+
+def reply_output(model: str, reply: Generation, style: str) -> ModelOutput:
+    """Inspect's output of ``reply`` (module doc): its reasoning, split by ``style``, as a
+    ``ContentReasoning`` part and the text after it as the message's text."""
+    split = split_reply(reply, style)
+    if split.reasoning is None:
+        return ModelOutput.from_content(model=model, content=reply.text)
+    after = "" if split.truncated else after_reasoning(reply.text, style).strip()
+    content: list[Any] = [ContentReasoning(reasoning=split.reasoning), ContentText(text=after)]
+    cut = split.truncated or reply.finish_reason == "length"
+    return ModelOutput.from_content(model=model, content=content, stop_reason="max_tokens" if cut else "stop")

@@ -4,8 +4,10 @@ Run it with ``inspect eval mmspubench/mm_spubench --model mmspubench/bundled -T 
 (from any folder but the repository root, where ``mmspubench/`` is a folder of task files to
 Inspect). The samples are our items (sample id = item id) with our prompt: the system turn, then
 one user turn holding the image first and the multiple-choice text of ``mmspubench eval``. The
-solver asks for one greedy answer, reads it with our parser (``mmspubench.eval.replies.parse``) and marks
-that choice, so Inspect's ``choice`` scorer scores what ``mmspubench eval`` scores. Inspect's own
+solver asks for one greedy answer, reads it with our parser (``mmspubench.eval.replies.parse``)
+from the text after the model's reasoning only, as eval reads it (``inspect.replies``: Inspect's
+``ContentReasoning`` apart, inline markers split off, a reply cut inside its reasoning never read),
+and marks that choice, so Inspect's ``choice`` scorer scores what ``mmspubench eval`` scores. Inspect's own
 ``multiple_choice`` solver is not used: it writes options as ``A) text`` and reads only
 ``ANSWER: X``, so its prompt and its answers would differ from ours.
 """
@@ -25,7 +27,6 @@ from mmspubench.dataset_builder.schema import ANSWER_LETTERS
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval import metrics as our_metrics
 from mmspubench.eval import prompts
-from mmspubench.eval.replies.parse import parse_answer, parse_final_answer
 from mmspubench.integrations.inspect import interventions as inspect_interventions
 from mmspubench.integrations.inspect import views as inspect_views
 from mmspubench.integrations.inspect.args import (
@@ -34,6 +35,7 @@ from mmspubench.integrations.inspect.args import (
     check_task_args,
     check_views,
 )
+from mmspubench.integrations.inspect.replies import output_reasoning, read_inspect_reply
 from mmspubench.integrations.items import Split, SplitItem, load_split
 from mmspubench.redact import clean
 
@@ -65,13 +67,18 @@ def to_sample(split_item: SplitItem, variant_name: str = prompts.STANDARD) -> Sa
 @solver
 def mcq_answer(max_tokens: int = DEFAULT_MAX_TOKENS, final_answer: bool = False) -> Solver:
     """One greedy answer, read by ``mmspubench.eval.replies.parse.parse_answer`` (``parse_final_answer`` for
-    a variant that reasons first); the named choice is marked."""
-    parse = parse_final_answer if final_answer else parse_answer
+    a variant that reasons first) from the text after the reasoning (``inspect.replies``); the named
+    choice is marked."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         state = await generate(state, max_tokens=max_tokens, temperature=0.0)
         options = [c.value for c in state.choices]
-        letter = parse(state.output.completion, options)
+        output = state.output
+        reasoning = output_reasoning(output)
+        _, reading = read_inspect_reply(
+            output.completion, reasoning, output.stop_reason, options, final_answer
+        )
+        letter = reading.prediction
         for index in range(len(options)):
             state.choices.mark_choice(index, ANSWER_LETTERS[index] == letter)
         return state

@@ -174,11 +174,12 @@ class _RulesJudge:
 
     def __init__(self) -> None:
         self.identity = {"model": "rules", "base_url": "", "prompt_version": ""}
+        self.last_reply: str | None = None
 
     def read(self, question: str, options: Any, answer_text: str) -> str | None:
         from tests.eval.standin_judge import standin_verdict
 
-        found = standin_verdict(answer_text, options)
+        found = self.last_reply = standin_verdict(answer_text, options)
         return None if found == "none" else found
 
 

@@ -351,4 +351,5 @@ def test_a_run_asks_the_judge_for_what_the_parser_leaves_unparsed(tmp_path: Path
     rows = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
     judged = [r for r in rows if r.get("read_by") == "judge"]
     assert len(judged) == len(rows) == 4 and all(r["prediction"] == "C" for r in judged)
+    assert all(r["judge"] == "C" for r in judged)  # the judge's reply kept: the evidence submit reads
     assert out["replies"]["judged"] == 4 and out["replies"]["parsed"] == 0

@@ -28,9 +28,11 @@ class StandInJudge:
     def __init__(self, letter: str | None) -> None:
         self.letter = letter
         self.asked: list[str] = []
+        self.last_reply: str | None = None
 
     def read(self, question: str, options: Sequence[str], answer_text: str) -> str | None:
         self.asked.append(answer_text)
+        self.last_reply = f" {self.letter or 'None'}."  # as a judge says it, read by the rule
         return self.letter
 
 
@@ -48,11 +50,13 @@ def test_the_parser_reads_first_and_names_its_rule() -> None:
 def test_the_judge_is_asked_only_where_the_parser_reads_nothing_and_the_reply_was_not_cut() -> None:
     judge: Judge = StandInJudge("C")
     said = read_reply(Split(None, "I would go with the bike.", False), OPTIONS, False, judge, "Which?")
-    assert said == Reading("C", "judge", None)
+    assert said == Reading("C", "judge", None, " C.")  # the judge's reply kept as said
     assert read_reply(Split("B is likely", "", True), OPTIONS, False, judge) == Reading(None, "none", None)
     assert read_reply(Split("B", "", False), OPTIONS, False, judge) == Reading(None, "none", None)
     assert StandInJudge(None).read("q", OPTIONS, "x") is None
-    assert read_reply(Split(None, "no idea", False), OPTIONS, False, StandInJudge(None)).read_by == "none"
+    assert read_reply(Split(None, "no idea", False), OPTIONS, False, StandInJudge(None)) == Reading(
+        None, "none", None, " None."
+    )
     assert judge.asked == ["I would go with the bike."]
     with pytest.raises(MMSpuBenchError, match="the judge answered 'E'; expected one of A, B, C, D or none"):
         read_reply(Split(None, "no idea", False), OPTIONS, False, StandInJudge("E"))
