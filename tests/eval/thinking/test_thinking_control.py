@@ -140,13 +140,13 @@ def test_the_figure_script_reads_each_raw_output_four_ways() -> None:
         {"cut": "A", "whole": None, "final": "B"},
         {"cut": None, "whole": None, "final": "A"},
     ]
-    samples = [
+    samples: list[dict[str, str | None]] = [
         {"id": "1", "answer": "B", "prediction": "B", "raw_output": raws[0], "reasoning": "Answer: (A)"},
         {"id": "2", "answer": "A", "prediction": "A", "raw_output": raws[1], "reasoning": "Answer: (B)"},
         {"id": "3", "answer": "A", "prediction": None, "raw_output": raws[2], "reasoning": "x"},
     ]
     results = {"config": {"max_new_tokens": 32}, "replies": {"truncated": 1, "unparsed": 0}}
-    row = bench.control_row("fits", results, samples, {s["id"]: opts for s in samples})
+    row = bench.control_row("fits", results, samples, {str(s["id"]): opts for s in samples})
     assert row == {
         "run": "fits",
         "max_new_tokens": 32,
