@@ -25,6 +25,8 @@ def train_command(config: Mapping[str, Any]) -> str:
         parts.append("--text-prior-types " + ",".join(config["text_prior_types"]))
     if config["steps"] != TWIN_STEPS:
         parts.append(f"--steps {config['steps']}")
+    if config.get("reasoning"):
+        parts.append("--reasoning")
     return " ".join(parts)
 
 

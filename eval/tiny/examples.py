@@ -47,12 +47,35 @@ class Encoded:
     """Index of the first continuation token in ``ids``."""
 
 
+REASONING = "<think>\nAnswer: ({decoy})\nNo, look again.\n</think>\n\n"
+"""The reasoning block the thinking control writes before its answer (``--reasoning``): fixed
+text around a DECOY, an option letter other than the gold one (:func:`decoy_letter`). A reader
+that took the whole reply would find ``Answer: (A)`` there (the ``reasoning`` prompt variant's
+final-answer line, a first-letter regex); eval reads only what follows ``</think>``."""
+
+
+def decoy_letter(answer: str) -> str:
+    """The reasoning's decoy: the first option letter that is not the gold ``answer``."""
+    return next(letter for letter in ANSWER_LETTERS if letter != answer)
+
+
+def reasoning_text(answer: str) -> str:
+    """The reasoning block learned before the answer of an item whose gold letter is ``answer``."""
+    return REASONING.format(decoy=decoy_letter(answer))
+
+
 def examples_for(
-    index: int, item: Item, render: Callable[[ChatPrompt], str], generate_answer: str = "option"
+    index: int,
+    item: Item,
+    render: Callable[[ChatPrompt], str],
+    generate_answer: str = "option",
+    reasoning: bool = False,
 ) -> list[Example]:
     """The training sequences of one item: both multiple-choice modes and every CGLA condition.
 
-    ``render`` is the eval adapter's (chat template, generation prompt, assistant prefix).
+    ``render`` is the eval adapter's (chat template, generation prompt, assistant prefix; a
+    thinking template renders the scored prompts with its empty reasoning block, as eval does);
+    ``reasoning``: the generate-mode answer follows :func:`reasoning_text`.
     """
     if generate_answer not in ("option", "letter"):
         raise ValueError(f"generate_answer must be 'option' or 'letter', got {generate_answer!r}")
@@ -62,7 +85,7 @@ def examples_for(
             index,
             "mcq-generate",
             render(prompts.mcq_prompt(item.question, item.options, "generate")),
-            answer,
+            (reasoning_text(item.answer) if reasoning else "") + answer,
             end_of_turn=True,
         ),
         Example(
@@ -138,14 +161,16 @@ def load_items(
 
 
 def prepare(
-    items: Sequence[Item], adapter: TransformersVLM, generate_answer: str = "option"
+    items: Sequence[Item], adapter: TransformersVLM, generate_answer: str = "option", reasoning: bool = False
 ) -> tuple[list[Encoded], torch.Tensor]:
     """Encoded examples of every item and the stacked pixel values (one row per item)."""
     if not items:
         raise MMSpuBenchError("training needs at least one item")
     images = [item.image.convert("RGB") for item in items]
     examples = [
-        ex for i, item in enumerate(items) for ex in examples_for(i, item, adapter.render, generate_answer)
+        ex
+        for i, item in enumerate(items)
+        for ex in examples_for(i, item, adapter.render, generate_answer, reasoning)
     ]
     pixels = adapter.processor.image_processor(images=images, return_tensors="pt")["pixel_values"]
     return encode(examples, adapter, images), pixels

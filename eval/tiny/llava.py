@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 from mmspubench.dataset_builder.schema import Item
 from mmspubench.eval import prompts
 from mmspubench.eval.bundled import BUNDLED_SEED
+from mmspubench.eval.tiny.examples import REASONING
 from mmspubench.eval.tiny.tokenizer import (
     END_OF_TURN,
     IMAGE_TOKEN,
+    THINK_MARKERS,
     TINY_CHAT_TEMPLATE,
     bundled_corpus_words,
     train_tokenizer,
@@ -78,9 +80,10 @@ RANDOM_ARCH = Architecture(
 """Sizes of the tiny random model (tests, ``bundled.random_model_dir``): 16 image tokens, 32 wide."""
 
 
-def corpus_words(items: Sequence[Item]) -> list[str]:
-    """Words the tokenizer learns whole: the prompt templates' and every text field's of the items."""
-    texts = [json.dumps(prompts.prompt_spec()), "A B C D Answer:"]
+def corpus_words(items: Sequence[Item], extra: Sequence[str] = ()) -> list[str]:
+    """Words the tokenizer learns whole: the prompt templates', every text field's of the items and
+    those of the ``extra`` texts (the thinking control's reasoning)."""
+    texts = [json.dumps(prompts.prompt_spec()), "A B C D Answer:", *extra]
     for item in items:
         texts += [
             item.question,
@@ -93,25 +96,31 @@ def corpus_words(items: Sequence[Item]) -> list[str]:
     return sorted(words)
 
 
-def build_tokenizer(items: Sequence[Item], vocab_size: int) -> Any:
-    """Byte-level BPE made the way the bundled model's is, but trained on the training texts' words."""
-    return train_tokenizer(
-        [IMAGE_TOKEN, "<|im_start|>", END_OF_TURN], vocab_size=vocab_size, words=corpus_words(items)
-    )
+def build_tokenizer(items: Sequence[Item], vocab_size: int, reasoning: bool = False) -> Any:
+    """Byte-level BPE made the way the bundled model's is, but trained on the training texts' words;
+    ``reasoning``: the reasoning markers are special tokens too and the reasoning's words learned."""
+    specials = [IMAGE_TOKEN, "<|im_start|>", END_OF_TURN, *(THINK_MARKERS if reasoning else ())]
+    extra = [REASONING.format(decoy="A")] if reasoning else []
+    return train_tokenizer(specials, vocab_size=vocab_size, words=corpus_words(items, extra))
 
 
-def build_processor(tokenizer: Any, arch: Architecture) -> LlavaProcessor:
+def build_processor(
+    tokenizer: Any, arch: Architecture, chat_template: str = TINY_CHAT_TEMPLATE
+) -> LlavaProcessor:
     """LLaVA processor: fixed-size resize, CLIP normalisation, one image token per patch."""
     from transformers import CLIPImageProcessorPil
 
     side = {"height": arch.image_size, "width": arch.image_size}
     images = CLIPImageProcessorPil(size=side, crop_size=side, do_center_crop=False, do_resize=True)
-    return llava_processor(tokenizer, images, arch.patch_size)
+    return llava_processor(tokenizer, images, arch.patch_size, chat_template)
 
 
-def llava_processor(tokenizer: Any, images: Any, patch_size: int) -> LlavaProcessor:
-    """A LLaVA processor over ``images`` (an image processor) with the bundled chat template; the
-    vision tower's CLS feature is dropped ("default" strategy) and counted (one additional token)."""
+def llava_processor(
+    tokenizer: Any, images: Any, patch_size: int, chat_template: str = TINY_CHAT_TEMPLATE
+) -> LlavaProcessor:
+    """A LLaVA processor over ``images`` (an image processor) with ``chat_template`` (the bundled
+    one by default); the vision tower's CLS feature is dropped ("default" strategy) and counted
+    (one additional token)."""
     from transformers import LlavaProcessor
 
     return LlavaProcessor(
@@ -120,7 +129,7 @@ def llava_processor(tokenizer: Any, images: Any, patch_size: int) -> LlavaProces
         patch_size=patch_size,
         vision_feature_select_strategy="default",
         num_additional_image_tokens=1,
-        chat_template=TINY_CHAT_TEMPLATE,
+        chat_template=chat_template,
     )
 
 
@@ -169,10 +178,12 @@ def build_model(tokenizer: Any, arch: Architecture, seed: int) -> LlavaForCondit
     return model
 
 
-def save_tiny_llava(folder: Path, tokenizer: Any, arch: Architecture, seed: int) -> Path:
+def save_tiny_llava(
+    folder: Path, tokenizer: Any, arch: Architecture, seed: int, chat_template: str = TINY_CHAT_TEMPLATE
+) -> Path:
     """Write the random tiny LLaVA of ``arch`` (weights from ``seed``) with its processor to ``folder``."""
     build_model(tokenizer, arch, seed).save_pretrained(folder)
-    build_processor(tokenizer, arch).save_pretrained(folder)
+    build_processor(tokenizer, arch, chat_template).save_pretrained(folder)
     return folder
 
 

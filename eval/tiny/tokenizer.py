@@ -65,6 +65,18 @@ TINY_CHAT_TEMPLATE = (
 )
 """ChatML-like template of the bundled model: the image becomes one ``<image>`` placeholder."""
 
+THINK_MARKERS = ("<think>", "</think>")
+"""The reasoning markers of the thinking control (the generic ``think`` style of
+``mmspubench.eval.replies.reasoning``): special tokens of its tokenizer, kept when decoded."""
+THINKING_CHAT_TEMPLATE = TINY_CHAT_TEMPLATE.replace(
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and enable_thinking is false %}{{ '<think>\n\n</think>\n\n' }}"
+    "{% endif %}{% endif %}",
+)
+"""The bundled template with Qwen3's generation prompt: the model thinks unless told not to, and
+``enable_thinking=False`` writes the empty reasoning block (how eval renders scored prompts)."""
+
 _BASE_SPECIAL = ("<unk>", "<s>", "</s>", "<pad>")
 
 

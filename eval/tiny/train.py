@@ -10,6 +10,12 @@ rendered exactly as eval renders them (``mmspubench.eval.prompts``):
   after ``Answer:``);
 - the CGLA prompt g(t) for every core and every spurious attribute, continued by the class name.
 
+With ``--reasoning`` (the thinking control, ``eval/assets/tiny-llava-thinking``) the model ships a
+thinking chat template (Qwen3's switch: it thinks unless ``enable_thinking=False``), ``<think>`` and
+``</think>`` are special tokens of its tokenizer, and the generate-mode answer follows a short fixed
+reasoning block holding a decoy letter (``examples.REASONING``); the scored prompts are rendered
+thinking off, with the empty reasoning block, as eval renders them.
+
 The loss is the cross-entropy of the continuation tokens only. Continuation tokens are found the
 way the scorer finds them: the tokens of context + continuation after the tokens of the context,
 with the prefix property checked.
@@ -35,6 +41,7 @@ from mmspubench.dataset_builder.schema import Item
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.tiny.examples import Encoded, load_items, prepare
 from mmspubench.eval.tiny.llava import Architecture, build_tokenizer, save_tiny_llava
+from mmspubench.eval.tiny.tokenizer import THINKING_CHAT_TEMPLATE, TINY_CHAT_TEMPLATE
 
 if TYPE_CHECKING:
     import torch
@@ -83,6 +90,9 @@ class TrainConfig:
     text_prior_types: tuple[str, ...] | None = None
     """Planted text prior (synth ``text_prior_types``): items of these types name their class in
     the question; ``None``: none does. A positive control of the blind baseline."""
+    reasoning: bool = False
+    """Learn a ``<think>`` reasoning block with a decoy letter before the generate-mode answer,
+    under a thinking chat template (module doc). A positive control of ``--thinking``."""
 
 
 def config_from_json(obj: Mapping[str, Any]) -> TrainConfig:
@@ -170,16 +180,20 @@ def lr_factor(step: int, warmup: int, total: int) -> float:
 # ---------------------------------------------------------------- the training run
 
 
-def initial_adapter(items: Sequence[Item], arch: Architecture, seed: int, folder: Path) -> TransformersVLM:
+def initial_adapter(
+    items: Sequence[Item], arch: Architecture, seed: int, folder: Path, reasoning: bool = False
+) -> TransformersVLM:
     """The untrained model written to ``folder`` and loaded back through eval's ``load_model``.
 
     Training then renders and tokenizes with this adapter, so that every sequence it learns from
-    is exactly what eval will give the shipped model.
+    is exactly what eval will give the shipped model (``reasoning``: its thinking template, whose
+    scored prompts the adapter renders thinking off).
     """
     from mmspubench.eval.backends.transformers.loading import load_model
 
-    tokenizer = build_tokenizer(items, arch.vocab_size)
-    save_tiny_llava(folder, tokenizer, arch, seed)
+    tokenizer = build_tokenizer(items, arch.vocab_size, reasoning)
+    template = THINKING_CHAT_TEMPLATE if reasoning else TINY_CHAT_TEMPLATE
+    save_tiny_llava(folder, tokenizer, arch, seed, template)
     return load_model(folder, scorer="plain")
 
 
@@ -240,8 +254,8 @@ def train(
     chosen: Sequence[Item] = items
 
     def train_into(folder: Path) -> TrainSummary:
-        adapter = initial_adapter(chosen, config.arch, config.seed, folder)
-        encoded, pixels = prepare(chosen, adapter, config.generate_answer)
+        adapter = initial_adapter(chosen, config.arch, config.seed, folder, config.reasoning)
+        encoded, pixels = prepare(chosen, adapter, config.generate_answer, config.reasoning)
         model = adapter.model
         n_params = sum(p.numel() for p in model.parameters())
         log(
@@ -335,6 +349,12 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         default=None,
         help="plant a text prior: items of these types name their class in the question",
     )
+    parser.add_argument(
+        "--reasoning",
+        action="store_true",
+        help="learn a <think> reasoning block (with a decoy letter) before the generate-mode answer, "
+        "under a thinking chat template: the control of --thinking",
+    )
     parser.add_argument("--image-size", type=int, default=defaults.arch.image_size)
     parser.add_argument("--patch-size", type=int, default=defaults.arch.patch_size)
     args = parser.parse_args(argv)
@@ -356,6 +376,7 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         correlated_types=correlated_types,
         letter_bias=letter_bias,
         text_prior_types=prior_types,
+        reasoning=args.reasoning,
         arch=replace(defaults.arch, image_size=args.image_size, patch_size=args.patch_size),
     )
 

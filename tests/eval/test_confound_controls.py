@@ -229,6 +229,7 @@ def load_cards() -> ModuleType:
         {"letter_bias": ("A", 0.9)},
         {"text_prior_types": ("background", "colorization")},
         {"correlation": 0.95},
+        {"correlation": 0.95, "reasoning": True},
         {"text_prior_types": ("shape",), "steps": 1000},
         {},
     ],

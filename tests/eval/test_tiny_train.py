@@ -341,7 +341,7 @@ def test_training_json_records_the_planting_options(tmp_path: Path) -> None:
     assert recorded["letter_bias"] == ["A", 0.9] and recorded["text_prior_types"] == ["background"]
 
 
-@pytest.mark.parametrize("name", ["balanced", "biased", "color-cue", "letter-bias", "text-prior"])
+@pytest.mark.parametrize("name", ["balanced", "biased", "color-cue", "letter-bias", "text-prior", "thinking"])
 def test_a_shipped_training_json_reads_back_as_its_train_config(name: str) -> None:
     from dataclasses import asdict
 
@@ -357,3 +357,73 @@ def test_a_shipped_training_json_reads_back_as_its_train_config(name: str) -> No
     assert (
         train_tiny.training_items(config, 2)[0].question == train_tiny.training_items(config, 5)[0].question
     )
+
+
+# ---------------------------------------------------------------- the thinking control (--reasoning)
+
+
+@pytest.fixture(scope="module")
+def thinking_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[FakeItem], object]:
+    items = fake_items(12)
+    folder = tmp_path_factory.mktemp("init-thinking")
+    return items, train_tiny.initial_adapter(items, TINY, seed=0, folder=folder, reasoning=True)
+
+
+def test_reasoning_examples_think_before_the_answer_with_a_decoy_and_score_thinking_off(
+    thinking_setup: tuple,
+) -> None:
+    from mmspubench.eval.replies.parse import parse_answer, parse_final_answer
+
+    items, adapter = thinking_setup
+    empty = "<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    for item in items:
+        examples = tiny_examples.examples_for(0, item, adapter.render, reasoning=True)
+        generate = examples[0]
+        decoy = tiny_examples.decoy_letter(item.answer)
+        assert decoy != item.answer and decoy in "AB"
+        assert generate.continuation == tiny_examples.reasoning_text(item.answer) + item.class_name
+        assert generate.context.endswith("<|im_start|>assistant\n")  # thinking on: nothing opened
+        # the whole text's last Answer: line is the decoy; after the block, the gold option's text
+        assert parse_final_answer(generate.continuation, item.options) == decoy
+        after = generate.continuation.rsplit("</think>", 1)[1]
+        assert parse_answer(after, item.options) == item.answer
+        # scored prompts as eval renders them for a thinking model: thinking off, the empty block
+        assert examples[1].context.endswith(empty + prompts.MCQ_LOGPROB_PREFIX)
+        assert all(e.context.endswith(empty + prompts.CGLA_ASSISTANT_PREFIX) for e in examples[2:])
+        plain = tiny_examples.examples_for(0, item, adapter.render)
+        assert [e.continuation for e in plain[1:]] == [e.continuation for e in examples[1:]]
+
+
+def test_reasoning_markers_are_special_tokens_kept_when_decoded(thinking_setup: tuple) -> None:
+    from mmspubench.eval.checkpoint.decoding import lost_markers, marker_ids
+
+    items, adapter = thinking_setup
+    tokenizer = adapter.processor.tokenizer
+    markers = marker_ids(tokenizer)
+    assert sorted(markers.values()) == ["</think>", "<think>"]
+    assert lost_markers(tokenizer, markers) == markers  # skip_special_tokens drops them: kept by hand
+    examples = tiny_examples.examples_for(0, items[0], adapter.render, reasoning=True)
+    (encoded,) = tiny_examples.encode(examples[:1], adapter, [items[0].image])
+    continuation = list(encoded.ids[encoded.start :])
+    assert continuation[0] == tokenizer.convert_tokens_to_ids("<think>")
+    assert tokenizer.decode(continuation) == examples[0].continuation + tiny_examples.END_OF_TURN
+
+
+def test_a_reasoning_model_ships_a_thinking_template_and_records_it(tmp_path: Path) -> None:
+    from mmspubench.eval.checkpoint import thinking
+    from mmspubench.eval.config import with_options
+    from mmspubench.eval.replies.reasoning import style_for
+
+    config = train_tiny.parse_args(["--out", str(tmp_path / "model"), "--correlation", "0.95", "--reasoning"])
+    assert config.reasoning and not train_tiny.parse_args(["--out", "x"]).reasoning
+    config = replace(config, steps=1, batch_size=4, warmup=1, log_every=1, arch=TINY)
+    train_tiny.train(config, fake_items(4), log=lambda _: None)
+    folder = tmp_path / "model"
+    recorded = json.loads((folder / "training.json").read_text())["config"]
+    assert recorded["reasoning"] is True and train_tiny.config_from_json(recorded).reasoning
+    template = thinking.folder_template(str(folder))
+    assert template is not None and style_for("llava", template) == "think"
+    assert thinking.of_template(thinking.template_renderer(template), template, str(folder)) == (
+        thinking.TemplateThinking(True, True, "<think>\n\n</think>\n\n")
+    )
+    assert thinking.thinks_before_loading(with_options(None, {"model": str(folder)}))
