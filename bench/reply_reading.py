@@ -32,8 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mmspubench.eval.backends.api_key import DEFAULT_KEY_ENV
 from mmspubench.eval.protocol import Generation
-from mmspubench.eval.replies.judge import Judge, JudgeClient
+from mmspubench.eval.replies.judge import JudgeClient
 from mmspubench.eval.replies.parse import parse_answer
+from mmspubench.eval.replies.reading import Judge
 from mmspubench.eval.replies.reasoning import split_reply
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "eval" / "replies" / "corpus.jsonl"

@@ -32,7 +32,7 @@ from __future__ import annotations
 import string
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends.api_key import DEFAULT_KEY_ENV, check_key_env, read_api_key
@@ -77,23 +77,6 @@ Outcome = Literal["letter", "none", "junk"]
 _STRIP = string.whitespace + string.punctuation
 
 
-class Judge(Protocol):
-    """What reads an answer the parser left unparsed (:class:`JudgeClient`, or a test's fake)."""
-
-    identity: Mapping[str, str]
-    """Who judges: model, base URL (credentials masked), prompt version."""
-
-    @property
-    def last_reply(self) -> str | None:
-        """The judge's reply to the last :meth:`read`, as kept (recorded in the sample); ``None``
-        before any."""
-        ...
-
-    def read(self, question: str, options: Sequence[str], answer_text: str) -> str | None:
-        """The letter the answer chose (A-D), ``None`` when it chose none (or the reply was junk)."""
-        ...
-
-
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """One judge reply, read strictly."""
@@ -128,7 +111,7 @@ def judge_messages(question: str, options: Sequence[str], answer_text: str) -> l
 
 
 class JudgeClient:
-    """A judge model behind an OpenAI-compatible chat-completions server (:class:`Judge`)."""
+    """A judge model behind an OpenAI-compatible chat-completions server (:class:`~mmspubench.eval.replies.reading.Judge`)."""
 
     def __init__(
         self,
