@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -30,6 +31,17 @@ ATTRIBUTES = (
 
 
 def _adapter(family: str, root: Path, batch_size: int = 2) -> TransformersVLM:
+    """The family's tiny model, loaded once per worker for each batch size: the tests read it (one
+    that changes it loads its own, :func:`_fresh_adapter`)."""
+    return _loaded(family, root, batch_size)
+
+
+@functools.cache
+def _loaded(family: str, root: Path, batch_size: int) -> TransformersVLM:
+    return _fresh_adapter(family, root, batch_size)
+
+
+def _fresh_adapter(family: str, root: Path, batch_size: int = 2) -> TransformersVLM:
     return load_model(tiny_model_dir(family, root), batch_size=batch_size, scorer="fast")
 
 
@@ -220,7 +232,7 @@ def test_unknown_family_recurrent_layers_and_sliding_window(monkeypatch: pytest.
 
 def test_eager_attention_equals_plain(session_cache: Path) -> None:
     """The packed suffix pass's additive mask also works with eager attention."""
-    adapter = _adapter("llava", session_cache)
+    adapter = _fresh_adapter("llava", session_cache)  # changed below: not the shared one
     adapter.model.set_attn_implementation("eager")
     requests = _requests(adapter, n_items=2)
     assert fast_scoring.score_fast(adapter, requests) == pytest.approx(
