@@ -42,7 +42,7 @@ class _StrictLoader(yaml.SafeLoader):
     ``{``) nested deeper than :data:`MAX_DEPTH` as its scanner meets them: PyYAML's scanner takes
     time quadratic in the open flow levels, seconds for a few thousand."""
 
-    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 (PyYAML's name)
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # PyYAML's parameter name
         if self.flow_level >= MAX_DEPTH:
             raise _TooDeep
         super().fetch_flow_collection_start(TokenClass)
