@@ -13,6 +13,7 @@ import pytest
 
 LONGEST_FIRST = (
     "tests/eval/test_vllm_equality.py",  # one group: one engine, one server, the reference runs
+    "tests/eval/test_vllm_thinking.py",  # one engine and one transformers load, two budgets each
     "tests/space/test_deploy_fresh.py",  # a fresh venv with torch and the Space's requirements
     "tests/test_docs_site.py",  # four real runs of the bundled models for the docs tables
     "tests/eval/test_engines_bench.py",
