@@ -83,3 +83,31 @@ def test_an_answer_its_raw_output_does_not_give_is_refused(
     lines = [line for line in err.splitlines() if line.strip() and "examples/s]" not in line]
     assert len(lines) == 1 and "Traceback" not in err and not out.exists(), err
     assert said in err, err
+
+
+def _truncated_clean(s: SampleResult) -> SampleResult:
+    """A reply with its closed reasoning and its answer recorded as cut inside the reasoning."""
+    assert s.reading is not None
+    reading = replace(s.reading, answer_text="", truncated=True, read_by="none")
+    return replace(s, prediction=None, correct=False, reading=reading)
+
+
+def _cut(s: SampleResult) -> SampleResult:
+    """A reply genuinely cut inside its reasoning (no closing marker), recorded as truncated."""
+    assert s.raw_output is not None and s.reading is not None
+    raw = s.raw_output.split("</think>")[0]
+    reading = replace(s.reading, answer_text="", truncated=True, read_by="none")
+    return replace(s, raw_output=raw, prediction=None, correct=False, reading=reading)
+
+
+def test_a_truncated_flag_on_a_reply_with_its_answer_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert _submit_dry_run(_write(tmp_path / "cut", _cut), tmp_path / "ok") == 0  # a genuine cut
+    capsys.readouterr()
+    assert _submit_dry_run(_write(tmp_path / "run", _truncated_clean), out) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip() and "examples/s]" not in line]
+    assert len(lines) == 1 and "Traceback" not in err and not out.exists(), err
+    assert "record '000001': field 'truncated': true, but raw_output is not cut inside" in err, err
