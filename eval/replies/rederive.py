@@ -16,13 +16,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.protocol import Generation
 from mmspubench.eval.replies.parse import answer_parser
 from mmspubench.eval.replies.reasoning import STYLES, split_reply
 from mmspubench.eval.replies.record import ReplyReading
+from mmspubench.redact import clean
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
+
+
+def run_style(style: Any, where: str) -> str:
+    """A run's recorded style (results.json ``model.reasoning_style``, ``none`` when absent), one of
+    :data:`~mmspubench.eval.replies.reasoning.STYLES`: a style no reply is split by is refused in
+    one line naming results.json's field, not blamed on the first sample it fails to read."""
+    if style not in STYLES:
+        raise MMSpuBenchError(
+            f"{where}: field 'model.reasoning_style': {clean(repr(style))[:60]}; expected one of {', '.join(STYLES)}"
+        )
+    return str(style)
 
 
 def answer_texts(raw_output: str, reasoning: str | None, style: str) -> set[str]:

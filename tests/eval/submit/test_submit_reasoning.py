@@ -136,3 +136,23 @@ def test_a_replies_section_the_samples_do_not_give_is_refused(
     lines = [line for line in err.splitlines() if line.strip() and "examples/s]" not in line]
     assert len(lines) == 1 and "Traceback" not in err and not out.exists(), err
     assert said in err and "results.json" in err, err
+
+
+@pytest.mark.parametrize("style", ["bogus", "THINK", "5"])
+def test_an_unknown_reasoning_style_is_refused_in_results_json_not_blamed_on_a_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], style: str
+) -> None:
+    results = _write(tmp_path / "run", lambda s: s, style)
+    if style == "5":  # not even a string
+        obj = json.loads(results.read_text())
+        obj["model"]["reasoning_style"] = 5
+        results.write_text(json.dumps(obj, indent=2))
+    out = tmp_path / "out"
+    assert _submit_dry_run(results, out) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip() and "examples/s]" not in line]
+    assert len(lines) == 1 and "Traceback" not in err and not out.exists(), err
+    assert (
+        f"results.json: field 'model.reasoning_style': {style if style == '5' else repr(style)}; expected one of none, think"
+        in err
+    ), err
