@@ -129,8 +129,9 @@ def test_a_sample_line_with_reasoning_round_trips() -> None:
         ({"tokens": {}}, "field 'tokens' must be an object of token counts"),
         (
             {"prediction": "B", "truncated": True},
-            "field 'read_by' must be one of parser, judge, none, got None",
+            "field 'read_by' is missing; an answer with reasoning or truncated records it",
         ),
+        ({"reasoning": "A?"}, "field 'read_by' is missing; an answer with reasoning or truncated"),
         (
             {"read_by": "judge", "prediction": None, "correct": False},
             "field 'read_by' is 'judge' but the prediction is None",
