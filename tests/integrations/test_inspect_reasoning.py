@@ -235,10 +235,10 @@ def test_replies_in_two_styles_are_one_line() -> None:
 
 
 def test_reasoning_parts_and_inline_markers_at_once_are_joined_and_never_read() -> None:
-    from inspect_ai.model import ChatMessageAssistant, ContentText
+    from inspect_ai.model import ChatMessageAssistant, Content, ContentText
     from mmspubench.integrations.inspect.replies import message_reasoning, read_inspect_reply
 
-    parts = [
+    parts: list[Content] = [
         ContentReasoning(reasoning="Surely A."),
         ContentReasoning(reasoning="hidden", redacted=True, summary="B, then"),
         ContentReasoning(reasoning="hidden", redacted=True),
