@@ -42,6 +42,11 @@ READ_BY: dict[str, str] = {
     "none": "neither (no option read: counted wrong)",
 }
 """How Explore names each path that read an answer (``read_by``)."""
+SHOWN_REASONING = 20_000
+"""The most characters of a reply's reasoning Explore shows (a long one is cut, with a note: the
+whole stays in samples.jsonl); a page holds many replies."""
+SHOWN_ANSWER = 2_000
+"""The most characters of a reply's answer text Explore shows (cut likewise)."""
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -109,13 +114,23 @@ def reply_markdown(record: Mapping[str, Any]) -> str:
         return ""
     raw = record.get("raw_output")
     text = record.get("answer_text", raw.strip() if isinstance(raw, str) else "")
-    read = escape_cell(text) if isinstance(text, str) and text.strip() else "(none)"
+    read = _cut(text, SHOWN_ANSWER) if isinstance(text, str) and text.strip() else "(none)"
     counted = _tokens(record, "reasoning")
     summary = f"Reasoning ({counted} tokens)" if counted is not None else "Reasoning"
+    shown = code_block(reasoning[:SHOWN_REASONING])
+    if len(reasoning) > SHOWN_REASONING:
+        shown += f"\n\n(the first {SHOWN_REASONING:,} of {len(reasoning):,} characters; the whole is in samples.jsonl)"
     return (
         f"{_answer_line(record)}\n\n**Answer text read:** {read}\n\n"
-        f"<details><summary>{summary}</summary>\n\n{code_block(reasoning)}\n\n</details>"
+        f"<details><summary>{summary}</summary>\n\n{shown}\n\n</details>"
     )
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` as one escaped line, cut to ``limit`` characters with a note."""
+    if len(text) <= limit:
+        return escape_cell(text)
+    return f"{escape_cell(text[:limit])}… (the first {limit:,} of {len(text):,} characters)"
 
 
 def with_reply(text: str, record: Mapping[str, Any]) -> str:

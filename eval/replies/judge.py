@@ -12,6 +12,8 @@ punctuation and markdown marks (``" c."``, ``"(B)"``, ``"**D**"``, ``"None."``),
 one of the letters of the options or ``none`` (any case). Anything else (``"Answer: C"``,
 ``"C) a kite"``, an empty reply, a reply cut by its token budget) is the outcome ``junk``: the
 answer is read as ``None`` (unparsed, scored wrong) and the judge's reply is kept, not guessed at.
+A server answer that is no chat completion at all (an HTML page, a number, no choices, a content
+that is not a string) is no verdict: it stops the run in one line (:data:`JUDGE_FAULT`).
 
 Requests go through the ``--backend openai`` client (:func:`~mmspubench.eval.backends.openai.client.call_jobs`:
 key from the environment, retries of 429s, 5xx and lost connections with backoff, a deadline per
@@ -56,6 +58,9 @@ MAX_KEPT = 500
 """The most characters of a judge's reply kept with a ``junk`` outcome."""
 JUDGE_FLAG = "--judge-base-url"
 """What a failed judge request's one line starts with."""
+JUDGE_FAULT = f"{JUDGE_FLAG}: the judge server's answer is not usable"
+"""How a line about a judge answer that is no chat completion begins (an HTML page, a number,
+no choices, a content that is not a string); an empty content is a ``junk`` verdict."""
 JUDGE_OPTIONS = ("judge_model", "judge_base_url", "judge_api_key_env")
 """The options that only ``--extract judge`` takes."""
 
@@ -170,10 +175,10 @@ class JudgeClient:
 
     def _job(self, messages: list[dict[str, str]]) -> Callable[[Any], Awaitable[str | None]]:
         async def run(client: Any) -> str | None:
-            response = await self._create(client, messages)
-            choices = getattr(response, "choices", None) or []
-            content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
-            return content if isinstance(content, str) else None
+            from mmspubench.eval.backends.openai.server_answers import answer_text
+
+            # A body that is no chat completion is the server's fault, not the judge's verdict.
+            return answer_text(await self._create(client, messages), "judge's reply", JUDGE_FAULT)
 
         return run
 

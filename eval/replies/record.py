@@ -116,6 +116,10 @@ class ReplyReading:
                 f"field {name + 'truncated'!r} must be true (or absent), got {_shown(truncated)}"
             )
         read_by = obj.get("read_by", implied_read_by(prediction, reasoning, truncated))
+        if "read_by" not in obj and read_by is None:
+            raise ValueError(
+                f"field {name + 'read_by'!r} is missing; an answer with reasoning or truncated records it"
+            )
         if read_by not in READ_PATHS:
             raise ValueError(
                 f"field {name + 'read_by'!r} must be one of {', '.join(READ_PATHS)}, got {_shown(read_by)}"

@@ -1,8 +1,8 @@
 """A recorded answer read again from its ``raw_output``, as ``submit`` checks every answer.
 
 The reply is split again by the run's reasoning style (results.json ``model.reasoning_style``;
-``none`` when absent, as in every run without reasoning) and must give the recorded answer text;
-then the recorded path must give the recorded prediction: ``parser`` the parser's letter,
+``none`` when absent, as in every run without reasoning) and must give the recorded answer text
+(and a ``truncated`` answer must be a reply cut inside its reasoning: :func:`cut_inside`); then the recorded path must give the recorded prediction: ``parser`` the parser's letter,
 ``none`` nothing (a truncated reply: never read), ``judge`` a letter where the parser reads none,
 accepted only in a run that records its judge (:func:`run_judge_fault`: ``config.extract`` judge,
 its model, base URL and prompt version, and results.json's ``judge`` the same) and only where the
@@ -16,13 +16,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.protocol import Generation
 from mmspubench.eval.replies.parse import answer_parser
 from mmspubench.eval.replies.reasoning import STYLES, split_reply
 from mmspubench.eval.replies.record import ReplyReading
+from mmspubench.redact import clean
 
 if TYPE_CHECKING:
     from mmspubench.eval.config import RunConfig
+
+
+def run_style(style: Any, where: str) -> str:
+    """A run's recorded style (results.json ``model.reasoning_style``, ``none`` when absent), one of
+    :data:`~mmspubench.eval.replies.reasoning.STYLES`: a style no reply is split by is refused in
+    one line naming results.json's field, not blamed on the first sample it fails to read."""
+    if style not in STYLES:
+        raise MMSpuBenchError(
+            f"{where}: field 'model.reasoning_style': {clean(repr(style))[:60]}; expected one of {', '.join(STYLES)}"
+        )
+    return str(style)
 
 
 def answer_texts(raw_output: str, reasoning: str | None, style: str) -> set[str]:
@@ -38,6 +51,21 @@ def answer_texts(raw_output: str, reasoning: str | None, style: str) -> set[str]
     }
 
 
+def cut_inside(raw_output: str, reasoning: str | None, style: str) -> bool:
+    """Whether ``raw_output`` can be a reply cut inside its reasoning under ``style`` (rule 2 of
+    :mod:`~mmspubench.eval.replies.reasoning`): split as truncated, or reasoning with nothing
+    after it (the budget ended there; the finish reason is not recorded)."""
+    styles = {style, "think-open"} if style in ("think", "think-open") else {style}
+    if style not in STYLES:
+        return False
+    splits = [
+        split_reply(Generation(raw_output, reasoning=server, finish_reason="length"), s)
+        for s in styles
+        for server in {None, reasoning}
+    ]
+    return any(split.truncated for split in splits)
+
+
 def rederive_fault(
     prediction: str | None,
     raw_output: str,
@@ -48,9 +76,9 @@ def rederive_fault(
     judge_recorded: bool,
 ) -> tuple[str, str] | None:
     """``(field, why)`` where the recorded answer is not what its raw output reads as, else ``None``."""
-    if reading.answer_text not in answer_texts(raw_output, reading.reasoning, style) and not (
-        reading.truncated and reading.answer_text == ""
-    ):
+    if reading.truncated and not cut_inside(raw_output, reading.reasoning, style):
+        return "truncated", f"true, but raw_output is not cut inside its reasoning ({style} style)"
+    if reading.answer_text not in answer_texts(raw_output, reading.reasoning, style):
         return (
             "answer_text",
             f"{reading.answer_text[:40]!r} is not what raw_output splits into ({style} style)",

@@ -34,6 +34,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.prompts import CEILING_NOTE, CGLA_VARIANTS, VARIANTS
 from mmspubench.eval.records import SampleResult
+from mmspubench.eval.replies.rederive import run_style
 from mmspubench.eval.results_file import Dataset, Model, Results, read_results_file
 from mmspubench.eval.submit.checks import (
     check_run_stamps,
@@ -493,7 +494,7 @@ def validate_submission(
         samples, (results.dataset or Dataset()).to_json(), published_split(dataset_id, published), where
     )
     facts = published_facts(dataset_id, published, config)
-    style = str((results.model or Model()).get("reasoning_style") or "none")
+    style = run_style((results.model or Model()).get("reasoning_style", "none"), where)
     check_against_dataset(
         samples, published_items(dataset_id, published), config, samples_where, facts, style
     )

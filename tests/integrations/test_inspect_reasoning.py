@@ -232,3 +232,23 @@ def test_replies_in_two_styles_are_one_line() -> None:
         MMSpuBenchError, match=r"log.eval: replies in more than one reasoning style \(kimi, think\)"
     ):
         run_style([kimi, think], "log.eval")
+
+
+def test_reasoning_parts_and_inline_markers_at_once_are_joined_and_never_read() -> None:
+    from inspect_ai.model import ChatMessageAssistant, Content, ContentText
+    from mmspubench.integrations.inspect.replies import message_reasoning, read_inspect_reply
+
+    parts: list[Content] = [
+        ContentReasoning(reasoning="Surely A."),
+        ContentReasoning(reasoning="hidden", redacted=True, summary="B, then"),
+        ContentReasoning(reasoning="hidden", redacted=True),
+        ContentText(text="<think>Or D?</think>C"),
+    ]
+    reasoning = message_reasoning(ChatMessageAssistant(content=parts))
+    assert reasoning == "Surely A.\n\nB, then\n\n"
+    split, reading = read_inspect_reply("<think>Or D?</think>C", reasoning, "stop", ["a", "b", "c", "d"])
+    assert split.reasoning == "Surely A.\n\nB, then\n\nOr D?" and split.answer_text == "C"
+    assert reading.prediction == "C"
+    # Kimi's markers in the text beside a reasoning part: read by Kimi's, the part joined to them.
+    split, reading = read_inspect_reply("◁think▷Or D?◁/think▷B", "A.", "stop", ["a", "b", "c", "d"])
+    assert (split.reasoning, reading.prediction) == ("A.\n\nOr D?", "B")

@@ -126,3 +126,39 @@ def test_a_logprob_run_has_no_text_to_export(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "record '" in err[0] and "field 'raw_output'" in err[0], err
     assert "generate-mode run" in err[0] and not out.exists()
+
+
+@pytest.mark.parametrize("word", ["NA", "None", "nan", "#N/A", "<NA>", "1", "TRUE"])
+def test_a_reasoning_pandas_reads_as_missing_is_guarded_and_a_number_refused(
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], word: str
+) -> None:
+    items = _items()[:3]
+    folder = tmp_path / "run"
+    samples = [
+        SampleResult(
+            id=item.id,
+            types=tuple(item.spurious_types),
+            answer=item.answer,
+            prediction=item.answer,
+            correct=True,
+            raw_output=f"<think>{word}</think>{item.answer}",
+            option_scores=None,
+            class_name=item.class_name,
+            conditions=(),
+            cgla_min=None,
+            cgla_acc=None,
+            reading=ReplyReading(item.answer, "parser", word),
+        )
+        for item in items
+    ]
+    folder.mkdir(parents=True)
+    write_samples_atomic(folder / "samples.jsonl", samples, None)
+    out = tmp_path / "p.tsv"
+    code = main([*EXPORT, "--run", str(folder), "--out", str(out)])
+    if word in ("1", "TRUE"):  # no guard keeps a number or a boolean text: refused, nothing written
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert code == 2 and not out.exists()
+        assert f"record '{items[0].id}': field 'thinking': {word!r} reads back" in err
+        return
+    assert code == 0
+    assert pd.read_csv(out, sep="\t")["thinking"].tolist() == [" " + word] * 3  # VLMEvalKit strips it

@@ -164,3 +164,22 @@ def test_an_old_results_file_loads_and_shows_as_before(tmp_path: Path) -> None:
     assert list(shown.columns) == ["Model", TOKENS]
     assert "nan" not in styled(shown).to_html().lower()
     assert list(view_frame(frame).columns) == list(DEFAULT_COLUMNS)  # the default table unchanged
+
+
+def test_a_megabyte_of_reasoning_is_shown_cut_with_a_note_and_stays_text() -> None:
+    reasoning = ("# Title\n**bold** </details><script>alert(1)</script> ```\n" * 20_000)[:1_048_576]
+    record = {
+        **sample_record(),
+        "raw_output": f"<think>{reasoning}</think>" + "kite " * 1000,
+        "reasoning": reasoning,
+        "answer_text": "kite " * 1000,
+        "read_by": "none",
+        "prediction": None,
+        "correct": False,
+    }
+    text = reply_markdown(record)
+    assert len(text) < 30_000
+    assert "(the first 20,000 of 1,048,576 characters; the whole is in samples.jsonl)" in text
+    assert "(the first 2,000 of 5,000 characters)" in text
+    out = render(text)
+    assert out.count("</details>") == 1 and "<script" not in out and "<h1>" not in out

@@ -31,20 +31,21 @@ def show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def answer_text(response: Any, what: str = "chat completion") -> str:
-    """The text of a chat completion's first choice (``None`` content is ``""``), else one line."""
+def answer_text(response: Any, what: str = "chat completion", fault: str = FAULT) -> str:
+    """The text of a chat completion's first choice (``None`` content is ``""``), else one line
+    beginning with ``fault``."""
     if not hasattr(response, "choices"):  # a body that is not an object: a number, an HTML page
-        raise MMSpuBenchError(f"{FAULT}: the {what} is {show(response)}; expected an object with 'choices'")
+        raise MMSpuBenchError(f"{fault}: the {what} is {show(response)}; expected an object with 'choices'")
     choices = response.choices
     if not isinstance(choices, list) or not choices:
-        raise MMSpuBenchError(f"{FAULT}: the {what} has no choices (got {show(choices)})")
+        raise MMSpuBenchError(f"{fault}: the {what} has no choices (got {show(choices)})")
     message = getattr(choices[0], "message", None)
     content = getattr(message, "content", None) if message is not None else None
     if content is None:
         return ""
     if not isinstance(content, str):
         raise MMSpuBenchError(
-            f"{FAULT}: the {what}'s message content is {type(content).__name__} {show(content)}; "
+            f"{fault}: the {what}'s message content is {type(content).__name__} {show(content)}; "
             "expected a string"
         )
     return content

@@ -18,7 +18,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.eval.backends.openai import Options
 from mmspubench.eval.backends.openai.client import OpenAIModel, ServerFeatures, describe_error
 from mmspubench.eval.backends.openai.sampling import DEFAULT_ONLY, Sampling, adjusted, refusal_line
-from mmspubench.eval.backends.openai.server_answers import reasoning_count
+from mmspubench.eval.backends.openai.server_answers import count, reasoning_count
 from mmspubench.eval.cli import main
 from mmspubench.eval.protocol import ChatPrompt, Generation, ModelInfo
 
@@ -206,6 +206,21 @@ def test_reasoning_tokens_are_summed_and_a_count_gone_wrong_is_not_counted() -> 
     assert reasoning_count(SimpleNamespace(completion_tokens=9, completion_tokens_details=details)) == 5
     wrong = SimpleNamespace(reasoning_tokens=-1)
     assert reasoning_count(SimpleNamespace(completion_tokens=9, completion_tokens_details=wrong)) is None
+
+
+@pytest.mark.parametrize("value", [None, -3, "12", 2.0, True, float("nan")])
+def test_a_usage_count_missing_or_not_a_count_is_not_counted(value: Any) -> None:
+    usage = SimpleNamespace(prompt_tokens=value, completion_tokens=value)
+    assert count(usage, "prompt_tokens") is None and count(None, "prompt_tokens") is None
+    details = SimpleNamespace(reasoning_tokens=value)
+    assert reasoning_count(SimpleNamespace(completion_tokens=9, completion_tokens_details=details)) is None
+    assert reasoning_count(SimpleNamespace()) is None  # no details at all
+
+
+def test_a_reply_whose_usage_is_wrong_keeps_its_answer_with_nothing_counted() -> None:
+    with StandInServer(policy=lambda n: "bad_usage") as server:
+        (reply,) = _generate(_model(server), 1)
+    assert reply == Generation("A", None, "stop", None, None, None)
 
 
 class _Refusal(Exception):

@@ -123,3 +123,32 @@ def test_a_max_truncated_outside_0_to_1_is_one_line(value: str, capsys: pytest.C
     assert code == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]  # argparse's usage lines come before
     assert last.startswith("mmspubench eval: error: ") and "--max-truncated" in last
+
+
+@pytest.mark.parametrize(
+    ("answer", "reasoning", "finish", "expected"),
+    [
+        # reasoning_content AND an inline block: both are reasoning, the answer read after them
+        ("<think>Not C.</think>B", "maybe A", "stop", {"reasoning": "maybe A\n\nNot C.", "prediction": "B"}),
+        # the server's reasoning, then the budget ended before any answer: truncated, not unparsed
+        ("", "maybe A", "length", {"reasoning": "maybe A", "truncated": True, "prediction": None}),
+        # a closed block and the budget ended right after it: truncated too
+        ("<think>Not C.</think>", None, "length", {"reasoning": "Not C.", "truncated": True}),
+        # a closed block and the model stopped with nothing after it: unparsed, not truncated
+        ("<think>Not C.</think>", None, "stop", {"reasoning": "Not C.", "prediction": None}),
+        # an empty reply without reasoning: unparsed, its lines as before
+        ("", None, "stop", {"prediction": None, "raw_output": ""}),
+    ],
+)
+def test_a_server_thinking_both_ways_or_stopping_early_is_read_as_the_rules_say(
+    tmp_path: Path, answer: str, reasoning: str | None, finish: str, expected: dict[str, Any]
+) -> None:
+    out = tmp_path / "run"
+    server = StandInServer(answer_of=lambda body: answer, reasoning=reasoning, finish_of=lambda body: finish)
+    with server:
+        assert main(_eval(server, out)) == 0
+    for sample in _samples(out):
+        assert sample["raw_output"] == answer and sample.get("prediction") == expected.get("prediction")
+        assert {k: sample.get(k) for k in expected} == expected
+        assert sample.get("read_by", "none") == ("parser" if expected.get("prediction") else "none")
+        assert sample.get("truncated", False) == expected.get("truncated", False)

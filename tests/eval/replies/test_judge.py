@@ -353,3 +353,41 @@ def test_a_run_asks_the_judge_for_what_the_parser_leaves_unparsed(tmp_path: Path
     assert len(judged) == len(rows) == 4 and all(r["prediction"] == "C" for r in judged)
     assert all(r["judge"] == "C" for r in judged)  # the judge's reply kept: the evidence submit reads
     assert out["replies"]["judged"] == 4 and out["replies"]["parsed"] == 0
+
+
+@pytest.mark.parametrize(
+    ("action", "said"),
+    [
+        ("html", "the judge's reply is '<html> bad gateway</html>'"),
+        ("number", "the judge's reply is 5"),
+        ("no_choices", "the judge's reply has no choices"),
+        ("content_int", "the judge's reply's message content is int 5"),
+        ("content_list", "the judge's reply's message content is list"),
+    ],
+)
+def test_a_judge_answer_that_is_no_chat_completion_is_one_line_not_a_verdict(action: str, said: str) -> None:
+    with judge_server(policy=lambda n: action) as server:
+        judge = JudgeClient("judge-1", server.base_url, "none", max_retries=0)
+        with pytest.raises(MMSpuBenchError) as caught:
+            judge.read("q", OPTIONS, "It is a rocket.")
+    line = str(caught.value)
+    assert line.startswith("--judge-base-url: the judge server's answer is not usable: "), line
+    assert said in line and "\n" not in line and "\x1b" not in line
+
+
+def test_a_judge_that_hangs_or_floods_is_one_line_or_a_short_junk_verdict() -> None:
+    with StandInServer(policy=lambda n: "hang") as server:
+        judge = JudgeClient("judge-1", server.base_url, "none", max_retries=0, request_timeout=0.5)
+        with pytest.raises(MMSpuBenchError, match=r"^--judge-base-url: .*APITimeoutError"):
+            judge.read("q", OPTIONS, "It is a rocket.")
+        server.release()
+    huge = judge_server(policy=lambda n: "huge")  # a 400 with a 5 MB message
+    with huge as server, pytest.raises(MMSpuBenchError) as caught:
+        JudgeClient("judge-1", server.base_url, "none", max_retries=0).read("q", OPTIONS, "x")
+    assert len(str(caught.value)) < 2000 and "\n" not in str(caught.value)
+    binary = "\x00\xff\x1b[2J" + "B" * 200_000  # a 200 kB reply with control bytes
+    with StandInServer(answer_of=lambda body: binary) as server:
+        judge = JudgeClient("judge-1", server.base_url, "none", max_retries=0)
+        assert judge.read("q", OPTIONS, "x") is None
+    assert judge.last is not None and judge.last.outcome == "junk" and len(judge.last.reply) == 500
+    assert "\x1b" not in judge.last.reply and "\x00" not in judge.last.reply

@@ -33,6 +33,13 @@ def test_none_reads_the_whole_reply_even_with_markers() -> None:
         ("C", Split(None, "C", False)),  # skipped thinking: read whole
         ("<think>The answer is B", Split("The answer is B", "", True)),  # never closed
         ("<think>a</think>B<think>again", Split("a\n\nB\nagain", "", True)),  # reopened, never closed
+        ("</think>B", Split("", "B", False)),  # a closing marker without an opening one
+        ("A is wrong</think>B", Split("A is wrong", "B", False)),  # what precedes it is reasoning
+        ("</think></think> B", Split("", "B", False)),  # repeated closing markers
+        ("<think><think>a</think>B", Split("a", "B", False)),  # repeated opening markers
+        ("", Split(None, "", False)),  # an empty reply: read as an empty answer (unparsed)
+        ("<think>x</think>", Split("x", "", False)),  # only the block: an empty answer (unparsed)
+        ("<THINK>a</THINK>B", Split(None, "<THINK>a</THINK>B", False)),  # markers are case-exact
     ],
 )
 def test_think(text: str, expected: Split) -> None:
@@ -83,6 +90,10 @@ def test_glm_letters_in_the_reasoning_never_count() -> None:
     result = split("<think>The answer is <|begin_of_box|>A<|end_of_box|></think>\nunsure", "glm")
     assert result == Split("The answer is <|begin_of_box|>A<|end_of_box|>", "unsure", False)
     assert split("<think>A, <answer>A</answer>", "glm", finish="length").truncated
+    # A box written without closing the reasoning is inside it: truncated, the box never read.
+    unclosed = split("<think>so <|begin_of_box|>C<|end_of_box|>", "glm", finish="stop")
+    assert unclosed == Split("so <|begin_of_box|>C<|end_of_box|>", "", True)
+    assert split("<think>x</think><|begin_of_box|>C", "glm").answer_text == "C"  # an unclosed box
 
 
 def test_kimi() -> None:
@@ -90,6 +101,10 @@ def test_kimi() -> None:
     assert split("◁think▷B", "kimi", finish="length") == Split("B", "", True)
     # <think> is not Kimi's marker: read whole.
     assert split("<think>B</think>C", "kimi") == Split(None, "<think>B</think>C", False)
+    # Mixed: <think> inside Kimi's block is reasoning; after it, it stays in the answer text,
+    # which the strict parser then reads as a whole (no letter taken from inside it).
+    assert split("◁think▷a<think>b</think>◁/think▷C", "kimi") == Split("a<think>b</think>", "C", False)
+    assert split("◁think▷a◁/think▷<think>B</think>C", "kimi").answer_text == "<think>B</think>C"
 
 
 def test_server_reasoning() -> None:
