@@ -55,7 +55,7 @@ def _write(
         samples = [_reasoned(s) for s in samples]
     config = RunConfig(
         model="org/model", dataset=DATASET, prompts=prompt_spec(), metrics=("accuracy",), thinking=asked
-    )  # type: ignore[arg-type]
+    )
     fields: dict[str, Any] = {} if thinking is ABSENT else {"thinking": thinking}
     if style is not None:
         fields["reasoning_style"] = style
