@@ -22,7 +22,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, confound_view, explore, leaderboard, live, run_match
 from mmspubench.space.cgla_sources import cgla_choices, cgla_note
-from mmspubench.space.replies import with_reply
+from mmspubench.space.replies import replies_reading, with_reply
 
 if TYPE_CHECKING:
     import datasets
@@ -91,8 +91,9 @@ class SpaceState:
     board_note: str = ""
     """What the leaderboard left out and where its figures come from (Markdown, escaped)."""
     cgla_choices: tuple[tuple[str, str], ...] | None = None
-    """(label, run) of the CGLA source dropdown (:func:`cgla_choices`: the runs with CGLA, none when
-    no run has it); ``None`` (a state made by hand): every run, by name."""
+    """(label, run) of the CGLA source dropdown (:func:`cgla_choices`: the runs with CGLA and the
+    thinking runs without it, none when no run has either); ``None`` (a state made by hand): every
+    run, by name."""
     cgla_note: str = ""
     """Why a table run is not offered in the CGLA source dropdown (:func:`cgla_note`, Markdown)."""
 
@@ -191,7 +192,9 @@ def show_cgla(
 ) -> tuple[pd.DataFrame, str, dict[str, Any]]:
     """CGL chart data, reading and record of the selected item, from a run or scored live; the
     reading ends with the item's reply and its reasoning folded when the record has reasoning
-    (:func:`mmspubench.space.replies.reply_markdown`)."""
+    (:func:`mmspubench.space.replies.reply_markdown`); a run's record without CGLA but with
+    reasoning shows no chart, says why, and shows the reply
+    (:func:`mmspubench.space.replies.replies_reading`)."""
     if not item_id:
         raise MMSpuBenchError("open an item first (Explore tab)")
     if source == LIVE_SOURCE or not source:
@@ -210,6 +213,14 @@ def show_cgla(
             raise MMSpuBenchError(
                 f"run {source_label(state, source)!r}: its record of item {item_id!r} is not this item "
                 f"({fault}): the run was made on another dataset"
+            )
+        replies = replies_reading(record)  # a thinking run offered for its replies only
+        if replies is not None:
+            empty = pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS))
+            return (
+                empty,
+                from_run(state, source, replies + _confounds(state, source, item_id, record)),
+                record,
             )
         reading = cgla_view.cgla_markdown(record) + _confounds(state, source, item_id, record)
         return cgla_view.cgl_frame(record), from_run(state, source, with_reply(reading, record)), record

@@ -11,7 +11,7 @@ from mmspubench.errors import MMSpuBenchError
 from mmspubench.markup import code_span, escape_cell
 from mmspubench.space import cgla_view, explore, intervention_view
 from mmspubench.space.handlers import SpaceState, cgla_sources, from_run, show_cgla, source_label
-from mmspubench.space.replies import with_reply
+from mmspubench.space.replies import replies_reading, with_reply
 from mmspubench.space.run_match import record_fault
 
 if TYPE_CHECKING:
@@ -35,10 +35,14 @@ def run_preview(state: SpaceState, item_id: str | None) -> tuple[Image | None, s
 
 
 def _run_holding(state: SpaceState, item_id: str, source: str | None) -> tuple[str, dict[str, Any]] | None:
-    """The chosen results run when it holds the item, else the first run (in the dropdown's order) that does."""
+    """The chosen results run when it holds the item (its CGLA, or a thinking run's reply with
+    reasoning), else the first run (in the dropdown's order) that holds its CGLA."""
     names = [run for _, run in cgla_sources(state) if run in state.runs]
     if source in state.runs:
         names = [str(source), *(n for n in names if n != source)]
+        chosen = _first_record(state, item_id, [str(source)], lambda r: replies_reading(r) is not None)
+        if chosen is not None:
+            return chosen
     return _first_record(state, item_id, names, lambda record: bool(record.get("conditions")))
 
 
@@ -63,12 +67,15 @@ def results_cgla(
     state: SpaceState, item_id: str | None, source: str | None
 ) -> tuple[pd.DataFrame, str, dict[str, Any] | None]:
     """The CGL chart of the opened item from a results run holding it (the item's reply with its
-    reasoning folded after the reading, when the record has reasoning); an empty chart and a hint
-    otherwise."""
+    reasoning folded after the reading, when the record has reasoning; the chosen thinking run
+    without CGLA: no chart, why, and the reply); an empty chart and a hint otherwise."""
     found = _run_holding(state, (item_id or "").strip(), source)
     if found is None:
         return pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)), NO_RUN_NOTE, None
     name, record = found
+    replies = replies_reading(record)
+    if replies is not None:  # a thinking run offered for its replies only: no chart, and why
+        return pd.DataFrame(columns=list(cgla_view.CGL_COLUMNS)), from_run(state, name, replies), record
     try:
         frame, text = cgla_view.cgl_frame(record), cgla_view.cgla_markdown(record)
     except MMSpuBenchError as err:

@@ -133,6 +133,22 @@ def _cut(text: str, limit: int) -> str:
     return f"{escape_cell(text[:limit])}… (the first {limit:,} of {len(text):,} characters)"
 
 
+NO_CGLA = (
+    "**No CGL chart:** this run recorded no CGLA (an accuracy-only run, `eval --metrics accuracy`); "
+    "its reply to the item is below."
+)
+"""What Explore's CGL panel says of a thinking run offered for its replies only."""
+
+
+def replies_reading(record: Mapping[str, Any]) -> str | None:
+    """Explore's reading of a record without CGLA conditions that has a reply with reasoning:
+    :data:`NO_CGLA` and :func:`reply_markdown`; ``None`` for any other record (shown as before)."""
+    if record.get("conditions"):
+        return None
+    reply = reply_markdown(record)
+    return f"{NO_CGLA}\n\n{reply}" if reply else None
+
+
 def with_reply(text: str, record: Mapping[str, Any]) -> str:
     """``text`` (Explore's reading of a run's record) with :func:`reply_markdown` after it, when the
     record has one."""

@@ -48,6 +48,7 @@ from mmspubench.eval.submit.published import (
     published_facts,
     published_items,
 )
+from mmspubench.eval.submit.thinking_check import check_thinking_record, check_thinking_samples
 from mmspubench.eval.variants import is_ceiling, variant_label
 from mmspubench.markup import is_hub_model
 from mmspubench.options import option
@@ -433,14 +434,16 @@ def check_run_samples(
     results: Results, samples: tuple[SampleResult, ...], config: RunConfig, results_path: Path
 ) -> None:
     """The checks of a run folder that need no published dataset, first half: results.json's
-    figures in range and its stamps plain, its prompts this package's, and each sample valid and
-    consistent with itself (``submit`` and a sweep's fetched runs both run them)."""
+    figures in range and its stamps plain, its prompts this package's, its ``model.thinking`` the
+    one its config and samples show (:mod:`~mmspubench.eval.submit.thinking_check`), and each
+    sample valid and consistent with itself (``submit`` and a sweep's fetched runs both run them)."""
     where = str(results_path)
     check_ranges(results, where)
     check_stamps(results, where)
     check_prompt_templates(config, where)
     check_judge(results, config, where)
     samples_where = str(results_path.parent / SAMPLES_FILE)
+    check_thinking_record(results, config, where)
     check_samples(samples, samples_where)
     check_sample_consistency(samples, config, samples_where)
 
@@ -448,7 +451,8 @@ def check_run_samples(
 def check_run_figures(
     results: Results, samples: tuple[SampleResult, ...], config: RunConfig, results_path: Path
 ) -> None:
-    """Second half: as many samples as results.json counts, every section of results.json
+    """Second half: as many samples as results.json counts, reasoning only in a run that records
+    a style or thinking on (:mod:`~mmspubench.eval.submit.thinking_check`), every section of results.json
     (accuracy, CGLA and the confound views) recomputed from the samples, and every sample line
     stamped by the run that results.json describes."""
     from mmspubench.eval.results import recompute
@@ -459,6 +463,7 @@ def check_run_figures(
         raise MMSpuBenchError(
             f"{where}: field 'dataset.n': {n!r} but {SAMPLES_FILE} holds {len(samples)} records"
         )
+    check_thinking_samples(results, samples, str(results_path.parent / SAMPLES_FILE))
     recomputed = recompute(samples, config)
     for section in view_sections():  # a section the run's metrics do not name is refused too
         compare_aggregates(results.section(section), recomputed.get(section), section, where)

@@ -9,6 +9,7 @@ completion tokens of the three items are :data:`COMPLETIONS` (mean 21.0 by hand)
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -75,19 +76,23 @@ def write_generate_run(
     reasoning: bool = True,
     reasoning_tokens: bool = True,
     thinking: Mapping[str, Any] | None = None,
+    metrics: tuple[str, ...] = ("accuracy", "cgla"),
 ) -> Path:
     """A finished generate-mode run ``root/name`` of ``model`` on ``release`` (every item right, CGLA
     recorded): replies with :data:`REASONING` (``reasoning=False``: none), their reasoning tokens
-    counted (``reasoning_tokens``), and ``model.thinking`` when ``thinking`` is given."""
+    counted (``reasoning_tokens``), and ``model.thinking`` when ``thinking`` is given; ``metrics``
+    without ``cgla``: no conditions recorded (``eval --metrics accuracy``)."""
     dataset, identity = load_pinned(release)
     items = [row_to_item(row, str(release)) for row in dataset]
     samples = [_sample(item, k, reasoning, reasoning_tokens) for k, item in enumerate(items)]
+    if "cgla" not in metrics:
+        samples = [replace(s, conditions=(), cgla_min=None, cgla_acc=None) for s in samples]
     config = RunConfig(
         model=model,
         dataset=str(release),
         prompts=prompt_spec(),
         answer_mode="generate",
-        metrics=("accuracy", "cgla"),
+        metrics=metrics,
     )
     info = {**identity, **split_identity([s.id for s in samples])}
     ident = model_identity(model, **({} if thinking is None else {"thinking": dict(thinking)}))
