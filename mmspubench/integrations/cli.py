@@ -202,7 +202,7 @@ def _export_predictions(args: argparse.Namespace) -> int:
     from mmspubench.errors import MMSpuBenchError
     from mmspubench.eval.results import SAMPLES_NAME, read_finished_samples
     from mmspubench.integrations.items import load_split
-    from mmspubench.integrations.vlmevalkit import check_target, write_predictions
+    from mmspubench.integrations.vlmevalkit import check_generated, check_target, write_predictions
 
     if args.circular or args.interventions is not None:
         raise MMSpuBenchError(
@@ -212,6 +212,7 @@ def _export_predictions(args: argparse.Namespace) -> int:
     refuse_overlap("--out", args.out, [args.run, *[d for d in [args.dataset] if d and Path(d).exists()]])
     samples_path = args.run / SAMPLES_NAME
     samples = read_finished_samples(samples_path)
+    check_generated(samples, str(samples_path))  # before the dataset is read
     split = load_split(args.dataset, args.dataset_revision, args.split)
     n = write_predictions(
         split, samples, args.out, str(samples_path), str(args.dataset or "the bundled release")

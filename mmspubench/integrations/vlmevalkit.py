@@ -125,20 +125,10 @@ def _differs(expected: str, got: Any, column: str) -> bool:
 
 def check_read_back(split: Split, text: str, source: str, circular: bool = False) -> None:
     """Every cell of ``text`` read by VLMEvalKit's reader equals what was written, or one error line."""
-    table = read_back(text)
     expected = rows(split, circular)
-    if list(table.columns) != list(COLUMNS) or len(table) != len(expected):
-        raise MMSpuBenchError(f"{source}: the TSV does not read back with {len(expected)} rows")
-    for (split_item, written), got in zip(expected, table.itertuples(index=False), strict=True):
-        for column, cell, value in zip(COLUMNS, written, got, strict=True):
-            if _differs(cell, value, column):
-                raise record_error(
-                    source,
-                    split_item.item.id,
-                    column,
-                    f"{cell[:40]!r} reads back under VLMEvalKit's reader (pandas read_csv defaults) as "
-                    f"{value!r}; edit the text or evaluate this item with mmspubench eval",
-                )
+    remedy = "; edit the text or evaluate this item with mmspubench eval"
+    _check_cells(text, COLUMNS, expected, source, "the TSV", source, remedy)
+    for split_item, written in expected:
         if len(written[1]) < MIN_IMAGE_CHARS:
             raise record_error(source, split_item.item.id, "image", "too small for VLMEvalKit's image column")
 
@@ -251,19 +241,31 @@ def guarded(text: str) -> str:
     return " " + text if text in NA_WORDS else text
 
 
-def prediction_row(index: int, split_item: SplitItem, sample: Any, where: str) -> list[str]:
-    """One row of the prediction file: the item's published order and its answer as read."""
+def check_generated(samples: Sequence[Any], where: str) -> None:
+    """Every sample has a generated answer (before the dataset is read), or one line naming the first
+    that has none."""
+    for sample in samples:
+        _reading_of_generated(sample, sample.id, where)
+
+
+def _reading_of_generated(sample: Any, item_id: str, where: str) -> Any:
     from mmspubench.eval.records import reading_of
 
-    item = split_item.item
     reading = reading_of(sample)
     if sample.raw_output is None or reading is None:
         raise record_error(
             where,
-            item.id,
+            item_id,
             "raw_output",
             "missing: export --run takes a generate-mode run (--answer-mode generate)",
         )
+    return reading
+
+
+def prediction_row(index: int, split_item: SplitItem, sample: Any, where: str) -> list[str]:
+    """One row of the prediction file: the item's published order and its answer as read."""
+    item = split_item.item
+    reading = _reading_of_generated(sample, item.id, where)
     cells = [str(index), item.question, *item.options, item.answer]
     cells += [TYPE_SEPARATOR.join(item.spurious_types), ID_PREFIX + item.id]
     texts = (reading.answer_text, reading.reasoning or "", sample.raw_output)
@@ -299,19 +301,34 @@ def predictions_text(split: Split, samples: Sequence[Any], where: str, source: s
     writer.writerow(PREDICTION_COLUMNS)
     writer.writerows(cells for _, cells in built)
     text = buffer.getvalue()
+    _check_cells(text, PREDICTION_COLUMNS, built, source, "the prediction TSV", where, "")
+    return text, len(built)
+
+
+def _check_cells(
+    text: str,
+    columns: Sequence[str],
+    expected: Sequence[tuple[Any, Sequence[str]]],
+    source: str,
+    what: str,
+    where: str,
+    remedy: str,
+) -> None:
+    """Every cell of the TSV ``text`` read by VLMEvalKit's reader equals what was written (the
+    ``(split item, cells)`` rows of ``expected``), or one line naming ``where``, the item and the column."""
     table = read_back(text)
-    if list(table.columns) != list(PREDICTION_COLUMNS) or len(table) != len(built):
-        raise MMSpuBenchError(f"{source}: the prediction TSV does not read back with {len(built)} rows")
-    for (split_item, written), got in zip(built, table.itertuples(index=False), strict=True):
-        for column, cell, value in zip(PREDICTION_COLUMNS, written, got, strict=True):
+    if list(table.columns) != list(columns) or len(table) != len(expected):
+        raise MMSpuBenchError(f"{source}: {what} does not read back with {len(expected)} rows")
+    for (split_item, written), got in zip(expected, table.itertuples(index=False), strict=True):
+        for column, cell, value in zip(columns, written, got, strict=True):
             if _differs(cell, value, column):
                 raise record_error(
                     where,
                     split_item.item.id,
                     column,
-                    f"{cell[:40]!r} reads back under VLMEvalKit's reader (pandas read_csv defaults) as {value!r}",
+                    f"{cell[:40]!r} reads back under VLMEvalKit's reader (pandas read_csv defaults) as "
+                    f"{value!r}{remedy}",
                 )
-    return text, len(built)
 
 
 def write_predictions(split: Split, samples: Sequence[Any], out: Path, where: str, source: str) -> int:
