@@ -28,6 +28,8 @@ pytest.importorskip("torch")
 MODEL = ASSETS / "tiny-llava-thinking"
 LIMIT = 30
 """Items of the bundled release each run takes (the first ones)."""
+PAIRED = 12
+"""Items of the two runs compare pairs."""
 EMPTY_BLOCK = "<think>\n\n</think>\n\n"
 DECOY = re.compile(r"Answer: \(([ABCD])\)")
 
@@ -43,8 +45,8 @@ def options() -> dict[str, tuple[str, ...]]:
     return {item.id: tuple(item.options) for item in data.load_items(ds, LIMIT, "bundled")}
 
 
-def _run(out: Path, *more: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    argv = ["eval", "--model", str(MODEL), "--limit", str(LIMIT), "--no-progress", "--out", str(out), *more]
+def _run(out: Path, *more: str, limit: int = LIMIT) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    argv = ["eval", "--model", str(MODEL), "--limit", str(limit), "--no-progress", "--out", str(out), *more]
     assert main(argv) == 0
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -183,3 +185,28 @@ def test_the_control_ships_as_package_data_with_its_card() -> None:
     card = (MODEL / "README.md").read_text(encoding="utf-8")
     assert training["config"]["reasoning"] is True
     assert _bench().train_command(training["config"]) in card and _bench().COMMAND in card
+
+
+def test_compare_pairs_a_thinking_run_with_its_thinking_off_run_item_by_item(tmp_path: Path) -> None:
+    """The control's two runs, thinking on and off, through ``compare``: paired by item, the
+    counts of items right in one run only are the samples', and the one option that differs is
+    named (the model is the same)."""
+    more = ("--metrics", "accuracy", "--max-new-tokens", "32")
+    _, on = _run(tmp_path / "on", "--thinking", "on", *more, limit=PAIRED)
+    _, off = _run(tmp_path / "off", "--thinking", "off", *more, limit=PAIRED)
+    # off: the prompt holds the empty block; this model, trained to think only, writes its own
+    # block all the same, which is read as reasoning (recorded, not hidden)
+    assert all(s["reasoning"] for s in on)
+    out = tmp_path / "cmp.json"
+    argv = ["compare", str(tmp_path / "on"), str(tmp_path / "off"), "--json", str(out), "--resamples", "50"]
+    assert main(argv) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    a = {s["id"]: s["correct"] for s in on}
+    b = {s["id"]: s["correct"] for s in off}
+    assert doc["n"] == PAIRED and sorted(a) == sorted(b)
+    overall = doc["groups"][0]["accuracy"]
+    assert overall["a"] == pytest.approx(100 * sum(a.values()) / PAIRED)
+    assert overall["b"] == pytest.approx(100 * sum(b.values()) / PAIRED)
+    assert overall["only_a"] == sum(a[i] and not b[i] for i in a)
+    assert overall["only_b"] == sum(b[i] and not a[i] for i in a)
+    assert set(doc["config_differences"]) == {"thinking"}, doc["config_differences"]
