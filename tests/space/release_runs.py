@@ -82,9 +82,9 @@ def _write_rows(folder: Path, rows: Sequence[dict[str, Any]]) -> Path:
     return folder
 
 
-def _sample(item: Item, right: bool) -> SampleResult:
-    """The item answered (right or not), its CGLA conditions, and its answer under grayscale."""
-    letter = item.answer if right else LETTERS[(LETTERS.index(item.answer) + 1) % 4]
+def made_up_conditions(item: Item) -> tuple[tuple[Condition, ...], float]:
+    """The item's CGLA conditions with made-up CGLs (every core above every spurious one), and
+    their CGLA_min."""
     core = tuple(-1.0 - 0.1 * k for k, _ in enumerate(item.core_attributes))
     spurious = tuple(-2.0 - 0.1 * k for k, _ in enumerate(item.spurious_attributes))
     conditions = tuple(
@@ -94,12 +94,18 @@ def _sample(item: Item, right: bool) -> SampleResult:
         Condition(a, "spurious", f"<p>{a}", " " + item.class_name, s)
         for a, s in zip(item.spurious_attributes, spurious, strict=True)
     )
-    value = metrics.cgla_min(core, spurious, "best")
+    return conditions, metrics.cgla_min(core, spurious, "best")
+
+
+def _sample(item: Item, right: bool) -> SampleResult:
+    """The item answered (right or not), its CGLA conditions, and its answer under grayscale."""
+    letter = item.answer if right else LETTERS[(LETTERS.index(item.answer) + 1) % 4]
+    conditions, value = made_up_conditions(item)
     reply = Answer(letter, letter == item.answer, letter, None)
     digest = interventions.apply("grayscale", item.pil_image)[1]
     targets = tuple(interventions.INTERVENTIONS["grayscale"].targets)
     gray = InterventionAnswer(
-        "grayscale", targets, digest, reply, core + spurious, value, metrics.cgla_acc(value)
+        "grayscale", targets, digest, reply, tuple(c.cgl for c in conditions), value, metrics.cgla_acc(value)
     )
     return SampleResult(
         id=item.id,

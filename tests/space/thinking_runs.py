@@ -20,11 +20,12 @@ from mmspubench.eval import metrics
 from mmspubench.eval.config import RunConfig
 from mmspubench.eval.data import row_to_item
 from mmspubench.eval.prompts import prompt_spec
-from mmspubench.eval.records import Condition, SampleResult
+from mmspubench.eval.records import SampleResult
 from mmspubench.eval.replies.record import ReplyReading, Tokens
 
 from tests.helpers.identity import model_identity
 from tests.helpers.run_folders import write_run_folder
+from tests.space.release_runs import made_up_conditions
 
 REASONING = "Maybe <script>alert(1)</script> A.\n</details>\n\n**No**: [it](https://evil.example) is B."
 """Each reply's reasoning: markup and a closing ``</details>`` that must stay text."""
@@ -37,16 +38,7 @@ THINKING_ON = {"mode": "on", "set_by": "chat_template_kwargs:enable_thinking", "
 
 
 def _sample(item: Item, k: int, reasoning: bool, reasoning_tokens: bool) -> SampleResult:
-    core = tuple(-1.0 - 0.1 * j for j, _ in enumerate(item.core_attributes))
-    spurious = tuple(-2.0 - 0.1 * j for j, _ in enumerate(item.spurious_attributes))
-    conditions = tuple(
-        Condition(a, "core", f"<p>{a}", " " + item.class_name, c)
-        for a, c in zip(item.core_attributes, core, strict=True)
-    ) + tuple(
-        Condition(a, "spurious", f"<p>{a}", " " + item.class_name, s)
-        for a, s in zip(item.spurious_attributes, spurious, strict=True)
-    )
-    value = metrics.cgla_min(core, spurious, "best")
+    conditions, value = made_up_conditions(item)
     tokens = Tokens(40, COMPLETIONS[k], REASONING_TOKENS[k] if reasoning_tokens else None)
     reading = ReplyReading(
         item.answer, "parser", REASONING if reasoning else None, tokens=tokens, seconds=None
