@@ -29,6 +29,7 @@ import pytest
 from mmspubench.eval.bundled import bundled_model_dir
 
 from tests.eval.vllm_support import vllm_env, vllm_python, vllm_ready_copy
+from tests.helpers.shared_runs import shared_folder
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +74,7 @@ def compare(got: Path, want: Path) -> float:
     return worst
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def vllm_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return vllm_ready_copy(bundled_model_dir(), tmp_path_factory.mktemp("model") / "tiny-llava-vllm")
 
@@ -87,27 +88,34 @@ JOBS = [
 ]
 """The three sets of views the offline engine and the server are compared on (vllm_driver.py's
 jobs); the confound views first, while the engine's cache counts are still those of its own calls.
-The tests that read them are one xdist group: one worker computes the module's fixtures once."""
+The tests that read them are one xdist group, but pytest-xdist 3.8's ``--dist loadgroup`` may still
+hand a group's tests to both workers (a CI log showed it, and so does a test file of three grouped
+tests): their runs are made once per session for every worker (tests/helpers/shared_runs.py), the
+other worker waiting for them instead of making them again."""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def references(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """transformers runs (fast scorer) inside the vLLM environment, on the original folder, one
     model load for the three jobs: /plain (CGLA), /views (circular and blind), and /interventions
     (every built-in intervention, CGLA under each in generate mode)."""
-    out = tmp_path_factory.mktemp("reference") / "transformers"
-    _driver("transformers", "fast", bundled_model_dir(), out, JOBS)
-    return out
+
+    def build(folder: Path) -> None:
+        _driver("transformers", "fast", bundled_model_dir(), folder / "transformers", JOBS)
+
+    return shared_folder(tmp_path_factory, "vllm-references", build) / "transformers"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def offline(vllm_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The offline engine's runs of the three jobs, one engine for all (its prefix cache in blocks
     of 32 tokens), then a job under a stand-in regression of its cache reads (/wrong-cache)."""
-    out = tmp_path_factory.mktemp("offline") / "vllm"
     wrong = {"name": "wrong-cache", "views": "", "limit": 3, "cache_offset": 0.01}
-    _driver("vllm", "fast", vllm_model, out, [*JOBS, wrong], SMALL_BLOCKS)
-    return out
+
+    def build(folder: Path) -> None:
+        _driver("vllm", "fast", vllm_model, folder / "vllm", [*JOBS, wrong], SMALL_BLOCKS)
+
+    return shared_folder(tmp_path_factory, "vllm-offline", build) / "vllm"
 
 
 @pytest.mark.xdist_group("vllm")
@@ -351,11 +359,11 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def vllm_server(vllm_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``vllm.entrypoints.openai.api_server`` on 127.0.0.1, stopped (by its pid) after the
-    module's server tests: one start for the three (with the offline ones, one xdist group, so one
-    worker runs them under CI's ``--dist loadgroup``); each test's runs go to a folder of their own."""
+    session: one start for the server tests a worker runs (a process, not shared between workers);
+    each test's runs go to a folder of their own."""
     tmp_path = tmp_path_factory.mktemp("server")
     port = _free_port()
     cmd = [

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,4 +51,19 @@ def bundled_run(factory: pytest.TempPathFactory, name: str, **options: Any) -> P
                 env.setenv(variable, value)
             assert mmspubench.evaluate(out=folder, progress=False, **options) is not None
         done.write_text(wanted)
+    return folder
+
+
+def shared_folder(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``build`` fills, made once per session for every xdist worker (under a lock of its
+    own: another shared folder may be made at the same time). Read it; never change it."""
+    root = _shared_root(factory) / "shared-folders"
+    root.mkdir(exist_ok=True)
+    folder, done = root / name, root / f"{name}.done"
+    with FileLock(str(root / f"{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a worker that died while making it
+            folder.mkdir()
+            build(folder)
+            done.touch()
     return folder
