@@ -62,9 +62,21 @@ def budget_text(config: Mapping[str, Any]) -> str:
     )
 
 
+def training_text(training: Mapping[str, Any]) -> str:
+    """A card's training line and the command that made the model (every control's card)."""
+    config, losses = training["config"], training["losses"]
+    return f"""- Training: {config["steps"]} AdamW steps of {config["batch_size"]} sequences, peak learning rate {config["lr"]},
+  {config["threads"]} CPU thread, {training["seconds"] / 60:.1f} minutes on a shared 2-core machine; loss
+  {losses[0]:.3f} over the first {config["log_every"]} steps, {losses[-1]:.3f} over the last.
+
+```bash
+{train_command(config)}
+```"""
+
+
 def model_card(name: str, training: Mapping[str, Any], table: str, command: str) -> str:
     """README.md of one control model."""
-    config, arch, losses = training["config"], training["config"]["arch"], training["losses"]
+    config, arch = training["config"], training["config"]["arch"]
     return f"""---
 license: mit
 library_name: transformers
@@ -85,13 +97,7 @@ confound views of `mmspubench eval` (circular evaluation, the blind baseline), n
 - Data: {config["n_items"]} synthetic training items (mode `train`, seed {config["seed"]}); {planting_text(config)}.
   Each item gives the multiple-choice prompt in `generate` mode (the correct option's text) and in
   `logprob` mode (the letter after `Answer:`), and the CGLA prompts.
-- Training: {config["steps"]} AdamW steps of {config["batch_size"]} sequences, peak learning rate {config["lr"]},
-  {config["threads"]} CPU thread, {training["seconds"] / 60:.1f} minutes on a shared 2-core machine; loss
-  {losses[0]:.3f} over the first {config["log_every"]} steps, {losses[-1]:.3f} over the last.
-
-```bash
-{train_command(config)}
-```
+{training_text(training)}
 
 ## What it shows
 

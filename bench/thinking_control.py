@@ -142,8 +142,8 @@ def run_control(out: Path, model: Path) -> tuple[list[dict[str, Any]], list[str]
     return rows, lines
 
 
-def train_command(config: Mapping[str, Any]) -> str:
-    """The training command of ``config``, as the other controls' cards write it (bench/confound_cards.py)."""
+def _cards() -> Any:
+    """bench/confound_cards.py, which writes the other controls' cards (a script, not a package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
@@ -152,12 +152,17 @@ def train_command(config: Mapping[str, Any]) -> str:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return str(module.train_command(config))
+    return module
+
+
+def train_command(config: Mapping[str, Any]) -> str:
+    """The training command of ``config``, as the other controls' cards write it (bench/confound_cards.py)."""
+    return str(_cards().train_command(config))
 
 
 def model_card(training: Mapping[str, Any], table: str, lines: Sequence[str]) -> str:
     """README.md of the thinking control."""
-    config, arch, losses = training["config"], training["config"]["arch"], training["losses"]
+    config, arch = training["config"], training["config"]["arch"]
     said = "\n".join(lines)
     return f"""---
 license: mit
@@ -185,13 +190,7 @@ for `mmspubench eval --thinking` (docs/evaluate/thinking.md), not a useful model
   `<think>\\nAnswer: (X)\\nNo, look again.\\n</think>\\n\\n` then the correct option's text, where X is the
   first letter that is not the gold one (A, or B when A is gold); the `logprob` and CGLA prompts are
   learned as the other models learn them, rendered thinking off.
-- Training: {config["steps"]} AdamW steps of {config["batch_size"]} sequences, peak learning rate {config["lr"]},
-  {config["threads"]} CPU thread, {training["seconds"] / 60:.1f} minutes on a shared 2-core machine; loss
-  {losses[0]:.3f} over the first {config["log_every"]} steps, {losses[-1]:.3f} over the last.
-
-```bash
-{train_command(config)}
-```
+{_cards().training_text(training)}
 
 ## What it shows
 
